@@ -1,0 +1,44 @@
+import { commonSettings, loadConfig, type Settings } from '@atrium/platform'
+import { Type } from 'typebox'
+
+/** Every chat module setting; docs/configuration.md is generated from this declaration. */
+export const chatSettings = Type.Object(
+  {
+    ...commonSettings({ host: '127.0.0.1', port: 8081 }),
+    ChatDB: Type.String({
+      default: 'sqlite:data/chat.db',
+      description: 'Chat database (ChatDB): `sqlite:<path>` (embedded default) or `postgres://…`.',
+    }),
+    SmtpSettings: Type.Object(
+      {
+        Host: Type.String({
+          default: '',
+          description: 'SMTP server for outgoing mail; empty: mail goes to the local outbox.',
+        }),
+        Port: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP server port.' }),
+        Username: Type.String({ default: '', description: 'SMTP user name; empty: no authentication.' }),
+        Password: Type.String({ default: '', description: 'SMTP password.' }),
+        From: Type.String({ default: 'Atrium <no-reply@localhost>', description: 'From: address of outgoing mail.' }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    SmsSender: Type.String({ default: '', description: 'Selected SMS provider; empty: SMS delivery is off.' }),
+    Sms: Type.Object(
+      {
+        AccountId: Type.String({ default: '', description: 'SMS provider account id.' }),
+        AuthToken: Type.String({ default: '', description: 'SMS provider auth token.' }),
+        From: Type.String({ default: '', description: 'SMS sender number.' }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    TelegramBot: Type.String({ default: '', description: 'Telegram bot token; empty: Telegram delivery is off.' }),
+  },
+  { additionalProperties: false },
+)
+
+export type ChatConfig = Settings<typeof chatSettings>
+
+/** Loads and validates the chat module's settings from a config-file section and the environment. */
+export function loadChatConfig(file: unknown, env: Record<string, string | undefined>): ChatConfig {
+  return loadConfig(chatSettings, { source: 'chat', file, env })
+}

@@ -1,0 +1,2 @@
+export { buildChat, type ChatOptions } from './app.ts'
+export { type ChatConfig, chatSettings, loadChatConfig } from './config.ts'

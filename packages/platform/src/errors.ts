@@ -1,0 +1,77 @@
+/**
+ * The one error model (STYLE.md §4): every failure any Atrium service answers carries an integer
+ * `code` from this table. Clients branch on the code, never on the message. Ranges: 1000–1999
+ * shared by every service, 2000–2999 gateway, 3000–3999 chat, 4000–4999 reference modules.
+ * docs/errors.md is generated from this table (`npm run docs`) and a test keeps it current.
+ */
+export const errorCodes = {
+  InvalidRequest: { code: 1000, status: 400, meaning: 'The request does not match the operation schema.' },
+  MalformedJson: { code: 1001, status: 400, meaning: 'The request body is not valid JSON.' },
+  PayloadTooLarge: { code: 1002, status: 413, meaning: 'The request body exceeds the size limit.' },
+  UnsupportedMediaType: {
+    code: 1003,
+    status: 415,
+    meaning: 'The request body has a content type the route does not accept.',
+  },
+  NotFound: { code: 1004, status: 404, meaning: 'No such route or resource.' },
+  HeadersTooLarge: { code: 1005, status: 431, meaning: 'The request headers exceed the size limit.' },
+  BadRequest: { code: 1006, status: 400, meaning: 'The HTTP request is malformed.' },
+  MisdirectedHost: { code: 1007, status: 421, meaning: 'The Host is not the domain this build serves.' },
+  Unauthenticated: { code: 1008, status: 401, meaning: 'The request carries no valid credentials.' },
+  Forbidden: { code: 1009, status: 403, meaning: 'The caller may not perform this operation.' },
+  Conflict: { code: 1010, status: 409, meaning: 'The operation conflicts with the current state.' },
+  RateLimited: { code: 1011, status: 429, meaning: 'Too many requests in the current window; see Retry-After.' },
+  ShuttingDown: { code: 1012, status: 503, meaning: 'The service is shutting down; retry on another instance.' },
+  Internal: { code: 1099, status: 500, meaning: 'An unexpected error; the request id is in the server log.' },
+} as const satisfies Record<string, ErrorDefinition>
+
+export interface ErrorDefinition {
+  /** Stable integer clients branch on. */
+  code: number
+  /** HTTP status the envelope is answered with. */
+  status: number
+  /** One line for docs/errors.md. */
+  meaning: string
+}
+
+export type ErrorName = keyof typeof errorCodes
+
+/** The error a handler throws to answer with an envelope error; its message is shown to the caller. */
+export class ApiError extends Error {
+  readonly code: number
+  readonly status: number
+  readonly details: unknown
+
+  constructor(name: ErrorName, message?: string, details?: unknown) {
+    const definition: ErrorDefinition = errorCodes[name]
+    super(message ?? definition.meaning)
+    this.name = name
+    this.code = definition.code
+    this.status = definition.status
+    this.details = details
+  }
+}
+
+/** Renders the error table as the Markdown of docs/errors.md. */
+export function renderErrorTable(): string {
+  const rows = Object.entries(errorCodes as Record<string, ErrorDefinition>)
+    .sort(([, a], [, b]) => a.code - b.code)
+    .map(([name, { code, status, meaning }]) => `| ${code} | ${name} | ${status} | ${meaning} |`)
+  return [
+    '# Error codes',
+    '',
+    'Every Atrium service answers failures in the envelope `{"error": {"code", "message"}, "id"}`.',
+    'Branch on `code`; `message` is for people and may change. Schema failures add `error.details`',
+    'with one entry per problem. `id` is the request id (your `X-Request-Id` when it is valid),',
+    'also sent back in the `X-Request-Id` response header and written to the server log.',
+    '',
+    'Ranges: 1000–1999 every service, 2000–2999 gateway, 3000–3999 chat, 4000–4999 reference modules.',
+    '',
+    '<!-- Generated from packages/platform/src/errors.ts by `npm run docs`; do not edit by hand. -->',
+    '',
+    '| code | name | HTTP status | meaning |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n')
+}

@@ -1,0 +1,33 @@
+export { type BuildInfo, buildInfo } from './build-info.ts'
+export {
+  ConfigError,
+  commonSettings,
+  describeSettings,
+  type LoadConfigOptions,
+  loadConfig,
+  readConfigSection,
+  type SettingDescription,
+  type Settings,
+} from './config.ts'
+export { createHostCheck, type DomainGuardOptions, hostnameOf, installDomainGuard } from './domain-guard.ts'
+export {
+  Envelope,
+  type ErrorEnvelope,
+  ErrorEnvelopeSchema,
+  errorEnvelope,
+  installEnvelope,
+  sendError,
+} from './envelope.ts'
+export { ApiError, type ErrorDefinition, type ErrorName, errorCodes, renderErrorTable } from './errors.ts'
+export * from './flags.ts'
+export { applyPatch, isEmptyPatch, type Patch, patchOf } from './patch.ts'
+export {
+  createService,
+  exitOnStartupError,
+  runProcess,
+  type ServeOptions,
+  type Service,
+  type ServiceOptions,
+  serve,
+} from './service.ts'
+export * from './timetick.ts'

@@ -1,0 +1,152 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { Type } from 'typebox'
+import { buildInfo } from './build-info.ts'
+import { readConfigSection } from './config.ts'
+import { type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
+import { handleClientError, installEnvelope, requestIdFor, sendError } from './envelope.ts'
+import { ApiError } from './errors.ts'
+
+/** A Fastify instance with the TypeBox type provider, as every Atrium service uses. */
+export type Service = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>
+
+export interface ServiceOptions {
+  /** Module name shown by the health endpoint and in logs, e.g. `gateway`, `chat`. */
+  name: string
+  /** Path of the health endpoint, e.g. `/private/v1/health`. */
+  healthPath: string
+  /** Hosts this service answers for. */
+  domainGuard: DomainGuardOptions
+  /** Pino logger options, or false for none (tests). */
+  logger: FastifyServerOptions['logger']
+  /** Largest accepted request body in bytes. */
+  bodyLimit?: number
+}
+
+const SECRET_LOG_PATHS = ['req.headers.cookie', 'req.headers.authorization', 'req.headers["x-api-key"]']
+
+/**
+ * Creates a service with the platform rules wired in: envelope responses and errors, request ids,
+ * the domain guard, a health endpoint and refusal of new requests while shutting down. It does
+ * not listen; `serve` does.
+ */
+export function createService(options: ServiceOptions): Service {
+  const logger = options.logger === false || options.logger === undefined ? false : options.logger
+  const app = Fastify({
+    logger: logger && { ...(logger === true ? {} : logger), redact: SECRET_LOG_PATHS },
+    genReqId: requestIdFor,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    clientErrorHandler: handleClientError,
+    return503OnClosing: false,
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  installEnvelope(app)
+  installDomainGuard(app, options.domainGuard)
+
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (closing) return sendError(reply, new ApiError('ShuttingDown'))
+  })
+  // A keep-alive connection whose request was in flight at the signal would otherwise stay open
+  // after its response and hold the close until the drain timeout.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close')
+  })
+
+  const startedAt = Date.now()
+  app.get(
+    options.healthPath,
+    {
+      schema: {
+        response: {
+          200: Type.Object({
+            status: Type.Literal('ok'),
+            service: Type.String(),
+            build: Type.String(),
+            uptimeSeconds: Type.Number(),
+          }),
+        },
+      },
+    },
+    async () => ({
+      status: 'ok' as const,
+      service: options.name,
+      build: buildInfo ? `${buildInfo.version} for ${buildInfo.domain}` : 'development',
+      uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+    }),
+  )
+  return app
+}
+
+export interface ServeOptions {
+  host: string
+  port: number
+  /** How long in-flight requests may take to finish after a stop signal before the process exits anyway. */
+  drainTimeoutMs?: number
+}
+
+/**
+ * Listens and stops gracefully on SIGTERM or SIGINT: the listener closes, idle connections are
+ * dropped, in-flight requests finish, then the process exits 0 (1 if draining times out).
+ */
+export async function serve(app: FastifyInstance, { host, port, drainTimeoutMs = 10_000 }: ServeOptions) {
+  await app.listen({ host, port })
+  let stopping = false
+  async function stop(signal: NodeJS.Signals) {
+    if (stopping) return
+    stopping = true
+    app.log.info({ signal }, 'stopping: draining in-flight requests')
+    const timer = setTimeout(() => {
+      app.log.error('drain timed out; exiting')
+      process.exit(1)
+    }, drainTimeoutMs)
+    timer.unref()
+    await app.close()
+    clearTimeout(timer)
+    app.log.info('stopped')
+  }
+  process.once('SIGTERM', stop)
+  process.once('SIGINT', stop)
+  return app.addresses()
+}
+
+/** Ends a process whose start failed: a configuration problem prints its list, anything else its stack. */
+export function exitOnStartupError(error: unknown): never {
+  const message = error instanceof Error && error.name === 'ConfigError' ? error.message : error
+  console.error(message)
+  process.exit(1)
+}
+
+interface ProcessConfig {
+  Host: string
+  Port: number
+  LogLevel: string
+}
+
+/**
+ * The whole of a process's main: loads its config section from the file named by ATRIUM_CONFIG
+ * and the environment, builds the service with a logger at the configured level, and serves it
+ * until a stop signal. A configuration problem ends the process with the full list of problems.
+ */
+export function runProcess<C extends ProcessConfig>(
+  section: string,
+  load: (file: unknown, env: Record<string, string | undefined>) => C,
+  build: (config: C, options: { logger: FastifyServerOptions['logger'] }) => Promise<FastifyInstance>,
+): void {
+  async function main() {
+    const config = load(readConfigSection(process.env.ATRIUM_CONFIG, section), process.env)
+    const app = await build(config, { logger: { level: config.LogLevel } })
+    await serve(app, { host: config.Host, port: config.Port })
+  }
+  main().catch(exitOnStartupError)
+}

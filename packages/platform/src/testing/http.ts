@@ -1,0 +1,59 @@
+import { request as httpRequest } from 'node:http'
+import { connect } from 'node:net'
+import type { TestContext } from 'node:test'
+import type { FastifyInstance } from 'fastify'
+
+/** Listens on an ephemeral loopback port, closes the app after the test, and returns its base URL. */
+export async function listen(t: TestContext, app: FastifyInstance): Promise<string> {
+  t.after(() => app.close())
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('server has no TCP address')
+  return `http://127.0.0.1:${address.port}`
+}
+
+export interface RawResponse {
+  status: number
+  headers: Record<string, string | string[] | undefined>
+  body: string
+}
+
+/** A request with headers fetch refuses to set (Host, Connection), over node:http. */
+export function requestWithHeaders(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        body += chunk
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
+    })
+    req.on('error', reject)
+    req.end(options.body)
+  })
+}
+
+/** Writes raw bytes to a server and returns everything it answers before closing the connection. */
+export function sendRaw(baseUrl: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.end(bytes))
+    let answer = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      answer += chunk
+    })
+    socket.on('close', () => resolve(answer))
+    socket.on('error', reject)
+  })
+}
+
+/** The parsed JSON body of a response, loosely typed for assertions. */
+// biome-ignore lint/suspicious/noExplicitAny: tests assert on the shape at run time
+export async function json(response: Response): Promise<any> {
+  return response.json()
+}

@@ -1,0 +1,1 @@
+export { json, listen, type RawResponse, requestWithHeaders, sendRaw } from './http.ts'
