@@ -1,0 +1,233 @@
+import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises'
+import { isIP } from 'node:net'
+import { join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import type { BuildInfo } from '@atrium/platform'
+import { build, type Plugin } from 'esbuild'
+
+/** The checkout the script belongs to; entries and the root package.json are found from here. */
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+/** Entry point of each deployable process, relative to the checkout root. */
+export const PROCESSES = {
+  gateway: 'packages/gateway/src/main.ts',
+  chat: 'packages/chat/src/main.ts',
+  wallet: 'packages/reference/src/wallet/main.ts',
+  crm: 'packages/reference/src/crm/main.ts',
+} as const
+
+export type ProcessName = keyof typeof PROCESSES
+
+const BUILD_INFO_MODULE = 'packages/platform/src/build-info.ts'
+
+// Optional native add-ons their dependents load in try/catch; bundling them would fail the build.
+const OPTIONAL_NATIVE_MODULES = ['pg-native', 'bufferutil', 'utf-8-validate', 'fsevents', '*.node']
+
+// CommonJS dependencies (Fastify, pino, pg) call require(), which an ESM bundle must provide.
+const REQUIRE_BANNER =
+  "import { createRequire as __atriumCreateRequire } from 'node:module'\n" +
+  'const require = __atriumCreateRequire(import.meta.url)'
+
+const USAGE = 'usage: npm run build -- --domain <project domain> [--out <dir>]'
+
+/** A problem with the command line; the script prints it with the usage and exits 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(`${message}\n${USAGE}`)
+    this.name = 'UsageError'
+  }
+}
+
+export interface BuildArgs {
+  /** The project domain embedded in every bundle, lower-case, without port or scheme. */
+  domain: string
+  /** Output directory, resolved against the current directory. */
+  out: string
+}
+
+const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+/** Explains why a name cannot be a project domain, or returns undefined when it can. */
+export function domainProblem(domain: string): string | undefined {
+  if (domain === '') return 'the domain is empty'
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(domain)) return `${domain}: give the bare domain, without a scheme`
+  if (isIP(domain) || isIP(domain.replace(/^\[|\]$/g, ''))) {
+    return `${domain}: an IP address cannot be a project domain; give a DNS name`
+  }
+  if (domain.includes(':')) return `${domain}: give the domain without a port`
+  if (domain.includes('/')) return `${domain}: give the bare domain, without a path`
+  if (domain !== domain.toLowerCase()) return `${domain}: use lower case (${domain.toLowerCase()})`
+  if (domain === 'localhost' || domain.endsWith('.localhost')) {
+    return `${domain}: localhost is a development sentinel every build accepts; give the project domain`
+  }
+  if (domain.length > 253) return `${domain}: longer than 253 characters`
+  const labels = domain.split('.')
+  if (labels.length < 2) return `${domain}: a project domain has at least two labels, e.g. example.com`
+  const bad = labels.find((label) => !DNS_LABEL.test(label))
+  if (bad !== undefined) {
+    return `${domain}: label ${JSON.stringify(bad)} must be 1-63 of a-z, 0-9 and inner hyphens`
+  }
+  if (/^[0-9]+$/.test(labels.at(-1)!)) return `${domain}: the top-level label cannot be numeric`
+  return undefined
+}
+
+function readOptions(argv: string[]): { domain?: string; out?: string } {
+  try {
+    return parseArgs({
+      args: argv,
+      options: { domain: { type: 'string' }, out: { type: 'string' } },
+      strict: true,
+      allowPositionals: false,
+    }).values
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+}
+
+/** Reads `--domain <name>` (required) and `--out <dir>` (default `dist`); throws UsageError on anything else. */
+export function parseBuildArgs(argv: string[], cwd = process.cwd()): BuildArgs {
+  const { domain, out } = readOptions(argv)
+  if (domain === undefined) throw new UsageError('--domain is required')
+  const problem = domainProblem(domain)
+  if (problem) throw new UsageError(`invalid --domain: ${problem}`)
+  if (out === '') throw new UsageError('--out must name a directory')
+  return { domain, out: resolve(cwd, out ?? 'dist') }
+}
+
+/** The root package's version and engines, which every bundle carries. */
+export async function readRootPackage(root = ROOT): Promise<{ version: string; engines: Record<string, string> }> {
+  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+    version?: string
+    engines?: Record<string, string>
+  }
+  if (!pkg.version) throw new Error(`${join(root, 'package.json')} has no version`)
+  return { version: pkg.version, engines: pkg.engines ?? {} }
+}
+
+/**
+ * An esbuild plugin that replaces the body of the platform's build-info module (at its real path)
+ * with `info`, and fails the build when no module was replaced: that bundle would run as a
+ * development build.
+ */
+export function embedBuildInfo(info: BuildInfo, modulePath: string): Plugin {
+  return {
+    name: 'atrium-build-info',
+    setup(esbuild) {
+      let embedded = false
+      esbuild.onStart(() => {
+        embedded = false
+      })
+      esbuild.onLoad({ filter: /[\\/]build-info\.ts$/ }, function loadBuildInfo(args) {
+        if (args.path !== modulePath) return undefined
+        embedded = true
+        return { contents: `export const buildInfo = Object.freeze(${JSON.stringify(info)})\n`, loader: 'js' }
+      })
+      esbuild.onEnd(() => {
+        if (embedded) return undefined
+        return { errors: [{ text: `the bundle does not include ${modulePath}, so no domain is embedded` }] }
+      })
+    },
+  }
+}
+
+export interface BuiltFile {
+  path: string
+  bytes: number
+}
+
+export interface BuildProcessOptions {
+  name: ProcessName
+  info: BuildInfo
+  /** Output directory; the process's files go to `<out>/<name>/`. */
+  out: string
+  engines: Record<string, string>
+  root?: string
+}
+
+/** Bundles one process into `<out>/<name>/` with its build.json and package.json; returns what it wrote. */
+export async function buildProcess({
+  name,
+  info,
+  out,
+  engines,
+  root = ROOT,
+}: BuildProcessOptions): Promise<BuiltFile[]> {
+  const dir = join(out, name)
+  const outfile = join(dir, 'main.mjs')
+  const buildInfoPath = await realpath(join(root, BUILD_INFO_MODULE))
+  await build({
+    absWorkingDir: root,
+    entryPoints: [join(root, PROCESSES[name])],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    sourcemap: 'linked',
+    external: OPTIONAL_NATIVE_MODULES,
+    banner: { js: REQUIRE_BANNER },
+    plugins: [embedBuildInfo(info, buildInfoPath)],
+    logLevel: 'warning',
+  })
+
+  const buildJson = join(dir, 'build.json')
+  await writeFile(buildJson, `${JSON.stringify({ process: name, ...info }, null, 2)}\n`)
+  const packageJson = join(dir, 'package.json')
+  await writeFile(packageJson, `${JSON.stringify({ type: 'module', private: true, engines }, null, 2)}\n`)
+
+  const paths = [outfile, `${outfile}.map`, buildJson, packageJson]
+  return Promise.all(paths.map(async (path) => ({ path, bytes: (await stat(path)).size })))
+}
+
+export interface BuildAllOptions extends BuildArgs {
+  processes?: readonly ProcessName[]
+  root?: string
+  now?: Date
+}
+
+/** Builds every process (or the given ones) with one shared BuildInfo; returns the files by process. */
+export async function buildAll({
+  domain,
+  out,
+  processes = Object.keys(PROCESSES) as ProcessName[],
+  root = ROOT,
+  now = new Date(),
+}: BuildAllOptions): Promise<Record<string, BuiltFile[]>> {
+  const { version, engines } = await readRootPackage(root)
+  const info: BuildInfo = { domain, version, builtAt: now.toISOString() }
+  await mkdir(out, { recursive: true })
+  const built = await Promise.all(processes.map((name) => buildProcess({ name, info, out, engines, root })))
+  return Object.fromEntries(processes.map((name, index) => [name, built[index]!]))
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`
+}
+
+/** Runs the command line: builds every process and prints each file written. */
+export async function main(argv: string[]): Promise<void> {
+  const args = parseBuildArgs(argv)
+  const started = performance.now()
+  const built = await buildAll(args)
+  for (const [name, files] of Object.entries(built)) {
+    console.log(`${name}:`)
+    for (const file of files) console.log(`  ${relative(process.cwd(), file.path)}  ${formatBytes(file.bytes)}`)
+  }
+  const seconds = ((performance.now() - started) / 1000).toFixed(1)
+  console.log(`built ${Object.keys(built).length} processes for ${args.domain} in ${seconds}s into ${args.out}`)
+  console.log(
+    `run one with: node --enable-source-maps ${relative(process.cwd(), join(args.out, 'gateway', 'main.mjs'))}`,
+  )
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    if (error instanceof UsageError) {
+      console.error(`build: ${error.message}`)
+      process.exit(2)
+    }
+    console.error(error)
+    process.exit(1)
+  })
+}
