@@ -20,7 +20,7 @@ interface Started {
 async function startProcess(t: TestContext, entry: string, env: Record<string, string>, cwd: string): Promise<Started> {
   const child = spawn(process.execPath, ['--enable-source-maps', entry], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', ServiceSecret: 'build-test-secret-'.padEnd(40, 'x'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>

@@ -5,6 +5,7 @@
  * from the file named by ATRIUM_CONFIG (see docs/configuration.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 
@@ -50,9 +51,9 @@ export function plan(dataDir: string): ProcessPlan[] {
   ]
 }
 
-function startProcess({ name, entry, env }: ProcessPlan): ChildProcess {
+function startProcess({ name, entry, env }: ProcessPlan, serviceSecret: string): ChildProcess {
   const child = spawn(process.execPath, [new URL(entry, root).pathname], {
-    env: { ...process.env, ...env },
+    env: { ServiceSecret: serviceSecret, ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   for (const stream of [child.stdout, child.stderr]) {
@@ -77,7 +78,9 @@ async function main() {
   const dataDir = 'data'
   mkdirSync(dataDir, { recursive: true })
   const plans = plan(dataDir)
-  const children = plans.map((processPlan) => ({ plan: processPlan, child: startProcess(processPlan) }))
+  // The processes of one `npm start` share a fresh inter-service secret unless one is configured.
+  const serviceSecret = randomBytes(32).toString('base64url')
+  const children = plans.map((processPlan) => ({ plan: processPlan, child: startProcess(processPlan, serviceSecret) }))
   let stopping = false
 
   function stopAll(signal: NodeJS.Signals) {

@@ -22,8 +22,10 @@ const schema = Type.Object(
   { additionalProperties: false },
 )
 
+const secret = { ServiceSecret: 'x'.repeat(32) }
+
 test('defaults fill every setting that is not given', () => {
-  const config = loadConfig(schema, { source: 'test' })
+  const config = loadConfig(schema, { source: 'test', file: secret })
   assert.equal(config.Port, 9000)
   assert.equal(config.ChatDB, 'sqlite:data/chat.db')
   assert.deepEqual(config.WebPush, { Enabled: false, Subject: '' })
@@ -33,7 +35,7 @@ test('defaults fill every setting that is not given', () => {
 test('the environment overrides the file, with nested names joined by __ and values coerced', () => {
   const config = loadConfig(schema, {
     source: 'test',
-    file: { Port: 9100, ChatDB: 'postgres://db/chat', WebPush: { Subject: 'mailto:ops@example.com' } },
+    file: { ...secret, Port: 9100, ChatDB: 'postgres://db/chat', WebPush: { Subject: 'mailto:ops@example.com' } },
     env: { Port: '9200', WebPush__Enabled: 'true', Teams: '["a","b"]', UNRELATED: 'x' },
   })
   assert.equal(config.Port, 9200)
@@ -61,7 +63,8 @@ test('every problem is reported at once, naming the setting and its source', () 
   assert.match(text, /Prot: unknown setting/)
   assert.match(text, /WebPush\.Enabeld: unknown setting/)
   assert.match(text, /NodeNumber: /)
-  assert.match(text, /LogLevel: /)
+  assert.match(text, /LogLevel: must be one of "fatal"/)
+  assert.match(text, /ServiceSecret: /)
   assert.ok(error.problems.length >= 6)
 })
 
@@ -69,21 +72,21 @@ test('cross-setting checks run after the schema passes', () => {
   const refine = (config: { WebPush: { Enabled: boolean; Subject: string } }) =>
     config.WebPush.Enabled && !config.WebPush.Subject ? ['WebPush.Subject: required when enabled'] : []
   assert.throws(
-    () => loadConfig(schema, { source: 't', env: { WebPush__Enabled: '1' }, refine }),
+    () => loadConfig(schema, { source: 't', file: secret, env: { WebPush__Enabled: '1' }, refine }),
     /WebPush\.Subject: required/,
   )
   assert.doesNotThrow(() =>
     loadConfig(schema, {
       source: 't',
       env: { WebPush__Enabled: 'on' },
-      file: { WebPush: { Subject: 'mailto:a@b' } },
+      file: { ...secret, WebPush: { Subject: 'mailto:a@b' } },
       refine,
     }),
   )
 })
 
 test('the loaded config is frozen all the way down', () => {
-  const config = loadConfig(schema, { source: 'test' })
+  const config = loadConfig(schema, { source: 'test', file: secret })
   assert.ok(Object.isFrozen(config) && Object.isFrozen(config.WebPush))
   assert.throws(() => {
     ;(config as { Port: number }).Port = 1

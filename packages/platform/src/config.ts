@@ -223,6 +223,12 @@ export function commonSettings(defaults: { host: string; port: number }) {
       default: '',
       description: 'The one platform development host accepted besides localhost by every build (empty: none).',
     }),
+    ServiceSecret: Type.String({
+      default: '',
+      minLength: 32,
+      description:
+        'Inter-service secret shared by the gateway and every module (at least 32 characters); signs each hop. `npm start` makes one per run.',
+    }),
     LogLevel: Type.Union(
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'Log level (pino).' },

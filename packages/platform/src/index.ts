@@ -20,6 +20,19 @@ export {
 } from './envelope.ts'
 export { ApiError, type ErrorDefinition, type ErrorName, errorCodes, renderErrorTable } from './errors.ts'
 export * from './flags.ts'
+export {
+  type Hop,
+  IDENTITY_HEADERS,
+  type Identity,
+  installServiceAuth,
+  readIdentity,
+  SERVICE_AUTH_HEADER,
+  SERVICE_SECRET_MIN_LENGTH,
+  type ServiceAuthOptions,
+  signedHeaders,
+  signHop,
+  verifyHop,
+} from './identity.ts'
 export { applyPatch, isEmptyPatch, type Patch, patchOf } from './patch.ts'
 export {
   createService,

@@ -1,0 +1,116 @@
+/**
+ * The ChatDB tables as Kysely sees them. Every column is NOT NULL with a default (spec: no NULL
+ * fields); ids, ticks and times are timeticks; booleans are 0/1 integers on both dialects.
+ */
+
+/** A chat: private 1-to-1, group or info channel (spec: "Chat type flags"). */
+export interface ChatsTable {
+  timetick: number
+  timetick_update: number
+  /** ChatType flag. */
+  type: number
+  name: string
+  description: string
+  /** CRM id of the creator. */
+  owner: number
+  /** App the chat belongs to, addressed by app: subjects; 0 for none. */
+  app_id: number
+  /** 1 when archived: read-only until unarchived. */
+  archived: number
+  /** `<low crm id>:<high crm id>` for private chats, unique, so one pair has one chat; '' otherwise. */
+  pair_key: string
+  /** Timetick of the newest visible message, 0 for none; orders chat lists. */
+  last_message: number
+}
+
+/** Membership and per-user state (spec: "Chat member role flags"). */
+export interface ChatMembersTable {
+  chat_id: number
+  /** CRM id, or a guest id for guests who joined by invite code. */
+  member: number
+  /** MemberRole flags. */
+  role: number
+  /** Timetick of the newest message this member has read; unread = newer visible messages by others. */
+  last_read: number
+  joined: number
+  timetick_update: number
+}
+
+/** A message row: text, file, reaction, widget, call (spec: "Chat message record (chat_mess)"). */
+export interface ChatMessTable {
+  timetick: number
+  timetick_update: number
+  chat_id: number
+  owner: number
+  content: string
+  file_name: string
+  file_size: number
+  /** ChatMessFlags. */
+  flags: number
+  linked_message_id: number
+  /** LinkKind: 0 none, 1 reply, 2 reaction. */
+  link_kind: number
+  /** Message this one was forwarded from, 0 for none. */
+  forwarded_from: number
+}
+
+/**
+ * The module's event feed. One row per event, not per addressee: an event with addressee 0 goes
+ * to the members of its chat at read time, so a message to a 100,000-member channel is one row.
+ * tick_update is 0 until the sequencer gives the committed row its cursor value.
+ */
+export interface ChatEventsTable {
+  timetick: number
+  tick_update: number
+  chat_id: number
+  /** A single member id the event is for, or 0 for every member of chat_id. */
+  addressee: number
+  app_id: number
+  event_type: string
+  /** JSON of the typed event data. */
+  data: string
+}
+
+/** Feedback and reviews (spec: "Feedback"). */
+export interface FeedbackTable {
+  timetick: number
+  timetick_update: number
+  owner: number
+  /** FeedbackType of the rated object (App, Service, Product, Order, Chat, …). */
+  object_type: number
+  object_id: string
+  /** CRM id of whoever owns the rated object, for owner rating tracking; 0 for none. */
+  object_owner: number
+  /** 1–5. */
+  rating: number
+  comment: string
+  chat_id: number
+}
+
+/** Invite codes: personal (one conversation per guest device) or group (guests join the chat). */
+export interface InvitesTable {
+  code: string
+  timetick: number
+  chat_id: number
+  kind: number
+  created_by: number
+  revoked: number
+}
+
+/** Deterministic synthetic guest identities: one per (invite code, device GUID). */
+export interface GuestsTable {
+  timetick: number
+  code: string
+  device_guid: string
+  chat_id: number
+}
+
+export interface ChatDatabase {
+  chats: ChatsTable
+  chat_members: ChatMembersTable
+  chat_mess: ChatMessTable
+  chat_events: ChatEventsTable
+  feedback: FeedbackTable
+  invites: InvitesTable
+  guests: GuestsTable
+}

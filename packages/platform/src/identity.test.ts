@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { installServiceAuth, readIdentity, SERVICE_AUTH_HEADER, signedHeaders, signHop, verifyHop } from './identity.ts'
+import { createService } from './service.ts'
+import { json, listen } from './testing/http.ts'
+
+const secret = 's'.repeat(40)
+const hop = { method: 'POST', url: '/msg/v1/send_message?x=1', headers: { 'x-crm': '42', 'x-scopes': 'chat' } }
+
+test('a signed hop verifies, and any change to it does not', () => {
+  const now = Date.now()
+  const signed = { ...hop, headers: { ...hop.headers, [SERVICE_AUTH_HEADER]: signHop(secret, hop, now) } }
+  assert.equal(verifyHop(secret, signed, now), true)
+  assert.equal(verifyHop('t'.repeat(40), signed, now), false, 'another secret')
+  assert.equal(verifyHop(secret, { ...signed, url: '/msg/v1/send_message?x=2' }, now), false, 'another path')
+  assert.equal(verifyHop(secret, { ...signed, method: 'GET' }, now), false, 'another method')
+  assert.equal(
+    verifyHop(secret, { ...signed, headers: { ...signed.headers, 'x-crm': '43' } }, now),
+    false,
+    'another user',
+  )
+  assert.equal(
+    verifyHop(secret, { ...signed, headers: { ...signed.headers, 'x-appid': '7' } }, now),
+    false,
+    'added app',
+  )
+  assert.equal(verifyHop(secret, signed, now + 61_000), false, 'too old')
+  assert.equal(verifyHop(secret, signed, now - 61_000), false, 'from the future')
+})
+
+test('malformed signatures are refused', () => {
+  for (const value of ['', 'v1', 'v1.1.abc', `v2.${Date.now()}.${'0'.repeat(64)}`, `v1.x.${'0'.repeat(64)}`]) {
+    assert.equal(verifyHop(secret, { ...hop, headers: { ...hop.headers, [SERVICE_AUTH_HEADER]: value } }), false, value)
+  }
+})
+
+function createProtectedService() {
+  const app = createService({
+    name: 't',
+    healthPath: '/health',
+    domainGuard: { domain: null, devHost: '' },
+    logger: false,
+  })
+  installServiceAuth(app, { secret, exempt: ['/health'] })
+  app.get('/whoami', async (request) => readIdentity(request))
+  return app
+}
+
+test('a module refuses requests without the gateway signature but serves its health check', async (t) => {
+  const base = await listen(t, createProtectedService())
+  const unsigned = await fetch(`${base}/whoami`, { headers: { 'x-crm': '42' } })
+  assert.equal(unsigned.status, 401)
+  assert.equal((await json(unsigned)).error.code, 1008)
+  assert.equal((await fetch(`${base}/health`)).status, 200)
+})
+
+test('a signed request reads the identity the gateway set', async (t) => {
+  const base = await listen(t, createProtectedService())
+  const headers = signedHeaders(secret, 'GET', '/whoami', {
+    'X-Crm': '42',
+    'X-Scopes': 'chat admin',
+    'X-KeyType': 'session',
+  })
+  const { result } = await json(await fetch(`${base}/whoami`, { headers }))
+  assert.deepEqual(result, {
+    crmId: 42,
+    scopes: ['chat', 'admin'],
+    keyType: 'session',
+    appId: 0,
+    pkeyCrm: '',
+    country: '',
+    project: '',
+  })
+})
+
+test('identity headers added after signing are refused', async (t) => {
+  const base = await listen(t, createProtectedService())
+  const headers = { ...signedHeaders(secret, 'GET', '/whoami', { 'X-Crm': '42' }), 'x-crm': '1' }
+  assert.equal((await fetch(`${base}/whoami`, { headers })).status, 401)
+})

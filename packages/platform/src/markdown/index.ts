@@ -1,0 +1,1 @@
+export { MARKDOWN_MAX_LENGTH, markdownToText, renderMarkdown } from './markdown.ts'
