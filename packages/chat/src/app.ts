@@ -1,18 +1,68 @@
-import { buildInfo, createService, type Service } from '@atrium/platform'
+import {
+  buildInfo,
+  createDatabase,
+  createService,
+  createTimetickGenerator,
+  installServiceAuth,
+  migrateToLatest,
+  type Service,
+} from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
+import { createCallerResolver } from './caller.ts'
+import chatsPlugin from './chats/chats.plugin.ts'
 import type { ChatConfig } from './config.ts'
+import { chatMigrations } from './db/migrations/index.ts'
+import type { ChatDatabase } from './db/schema.ts'
+import eventsPlugin from './events/events.plugin.ts'
+import membersPlugin from './members/members.plugin.ts'
+import messageActionsPlugin from './messages/message-actions.plugin.ts'
+import messagesPlugin from './messages/messages.plugin.ts'
+import { createStore } from './store.ts'
+import unreadPlugin from './unread/unread.plugin.ts'
 
 export interface ChatOptions {
   logger?: FastifyServerOptions['logger']
 }
 
-/** Builds the chat module with every capability registered; the caller listens. */
+const HEALTH_PATH = '/private/v1/health'
+
+/** Builds the chat module with every capability registered, its database migrated; the caller listens. */
 export async function buildChat(config: ChatConfig, { logger = false }: ChatOptions = {}): Promise<Service> {
+  const database = createDatabase<ChatDatabase>(config.ChatDB)
+  try {
+    await migrateToLatest(database, chatMigrations)
+  } catch (error) {
+    await database.destroy()
+    throw error
+  }
+  const store = createStore(database, createTimetickGenerator({ node: config.NodeNumber }))
+
   const app = createService({
     name: 'chat',
-    healthPath: '/private/v1/health',
+    healthPath: HEALTH_PATH,
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
     logger,
+  })
+  installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH] })
+  app.addHook('onClose', () => database.destroy())
+
+  const resolveCaller = createCallerResolver(store.invites)
+  app.register(
+    async function chatOperations(msg: Service) {
+      msg.register(chatsPlugin, { store, resolveCaller, hardDelete: config.HardDelete.Chats })
+      msg.register(membersPlugin, { store, resolveCaller })
+      msg.register(messagesPlugin, { store, resolveCaller })
+      msg.register(messageActionsPlugin, { store, resolveCaller, hardDelete: config.HardDelete.Messages })
+      msg.register(unreadPlugin, { store, resolveCaller })
+    },
+    { prefix: '/msg/v1' },
+  )
+  app.register(eventsPlugin, {
+    prefix: '/private/v1',
+    events: store.events,
+    defaultLimit: config.Events.DefaultLimit,
+    maxLimit: config.Events.MaxLimit,
+    maxWaitMs: config.Events.MaxWaitMs,
   })
   return app
 }

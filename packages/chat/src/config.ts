@@ -9,6 +9,39 @@ export const chatSettings = Type.Object(
       default: 'sqlite:data/chat.db',
       description: 'Chat database (ChatDB): `sqlite:<path>` (embedded default) or `postgres://…`.',
     }),
+    HardDelete: Type.Object(
+      {
+        Messages: Type.Boolean({
+          default: false,
+          description: 'Enable hard_delete_message (rows are removed for good).',
+        }),
+        Chats: Type.Boolean({ default: false, description: 'Enable hard_delete_chat for group chats.' }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    Events: Type.Object(
+      {
+        DefaultLimit: Type.Integer({
+          default: 100,
+          minimum: 1,
+          maximum: 10_000,
+          description: 'Events per /private/v1/events call when limit is not given.',
+        }),
+        MaxLimit: Type.Integer({
+          default: 1000,
+          minimum: 1,
+          maximum: 10_000,
+          description: 'Largest accepted limit of /private/v1/events.',
+        }),
+        MaxWaitMs: Type.Integer({
+          default: 30_000,
+          minimum: 0,
+          maximum: 300_000,
+          description: 'Longest accepted wait (long-poll) of /private/v1/events, in ms.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     SmtpSettings: Type.Object(
       {
         Host: Type.String({
@@ -40,5 +73,13 @@ export type ChatConfig = Settings<typeof chatSettings>
 
 /** Loads and validates the chat module's settings from a config-file section and the environment. */
 export function loadChatConfig(file: unknown, env: Record<string, string | undefined>): ChatConfig {
-  return loadConfig(chatSettings, { source: 'chat', file, env })
+  return loadConfig(chatSettings, {
+    source: 'chat',
+    file,
+    env,
+    refine: (config) =>
+      config.Events.DefaultLimit > config.Events.MaxLimit
+        ? ['Events.DefaultLimit: must not exceed Events.MaxLimit']
+        : [],
+  })
 }

@@ -23,6 +23,26 @@ export const errorCodes = {
   RateLimited: { code: 1011, status: 429, meaning: 'Too many requests in the current window; see Retry-After.' },
   ShuttingDown: { code: 1012, status: 503, meaning: 'The service is shutting down; retry on another instance.' },
   Internal: { code: 1099, status: 500, meaning: 'An unexpected error; the request id is in the server log.' },
+  ChatNotFound: { code: 3000, status: 404, meaning: 'No such chat, or the caller is not a member of it.' },
+  MessageNotFound: { code: 3001, status: 404, meaning: 'No such message in a chat the caller belongs to.' },
+  NotChatAdmin: { code: 3002, status: 403, meaning: 'Only the chat owner or an admin may do this.' },
+  NotMessageOwner: { code: 3003, status: 403, meaning: 'Only the author of the message may do this.' },
+  ChatArchived: { code: 3004, status: 409, meaning: 'The chat is archived and read-only until unarchived.' },
+  WrongChatType: { code: 3005, status: 409, meaning: 'The operation does not apply to this type of chat.' },
+  HardDeleteDisabled: { code: 3006, status: 403, meaning: 'Hard deletes are disabled by configuration.' },
+  GuestNotAllowed: {
+    code: 3007,
+    status: 403,
+    meaning: 'Guests may not do this (uploads, file browser, search, calls on group invites).',
+  },
+  InviteNotFound: { code: 3008, status: 404, meaning: 'No such invite code, or it was revoked.' },
+  NoDeliveryChannel: {
+    code: 3009,
+    status: 422,
+    meaning: 'No allowed delivery channel is available for the recipient.',
+  },
+  DeliveryFailed: { code: 3010, status: 502, meaning: 'The delivery provider refused or did not answer.' },
+  MessageDeleted: { code: 3011, status: 409, meaning: 'The message is deleted.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export interface ErrorDefinition {

@@ -9,6 +9,7 @@ export {
   type SettingDescription,
   type Settings,
 } from './config.ts'
+export * from './database/index.ts'
 export { createHostCheck, type DomainGuardOptions, hostnameOf, installDomainGuard } from './domain-guard.ts'
 export {
   Envelope,

@@ -94,3 +94,6 @@ export function parseTimetick(text: string): number | undefined {
   const tick = Number(text)
   return isTimetick(tick) ? tick : undefined
 }
+
+/** JSON-schema pattern of a timetick in its string form, for request schemas. */
+export const TIMETICK_PATTERN = '^(0|[1-9][0-9]{0,15})$'

@@ -1,0 +1,49 @@
+import { ApiError, ChatType, MemberRole } from '@atrium/platform'
+import type { ChatRow } from './chats/chats.repository.ts'
+import type { MemberRow } from './members/members.repository.ts'
+import type { Store, Unit } from './store.ts'
+
+/** Who is calling, as a chat member: a CRM user or a guest of an invite. */
+export interface Caller {
+  /** The member id: the CRM id, or the guest id for guests. */
+  member: number
+  guest: boolean
+  appId: number
+}
+
+export interface Membership {
+  chat: ChatRow
+  membership: MemberRow
+}
+
+type Reader = Pick<Store, 'chats' | 'members'> | Pick<Unit, 'chats' | 'members'>
+
+/** The chat and the caller's membership; ChatNotFound when either is missing, so non-members learn nothing. */
+export async function requireMember(store: Reader, chatId: number, caller: Caller): Promise<Membership> {
+  const [chat, membership] = await Promise.all([store.chats.find(chatId), store.members.find(chatId, caller.member)])
+  if (!chat || !membership) throw new ApiError('ChatNotFound', `chat ${chatId} not found`)
+  return { chat, membership }
+}
+
+/** True for the owner and admins. */
+export function isChatAdmin(role: number): boolean {
+  return (role & (MemberRole.Owner | MemberRole.Admin)) !== 0
+}
+
+/** Refuses callers who are neither owner nor admin. */
+export function requireAdmin({ membership }: Membership): void {
+  if (!isChatAdmin(membership.role)) throw new ApiError('NotChatAdmin')
+}
+
+/** Refuses posting where the caller may not: archived chats, and info channels for non-admins. */
+export function requireCanPost({ chat, membership }: Membership): void {
+  if (chat.archived) throw new ApiError('ChatArchived')
+  if (chat.type === ChatType.InfoChannel && !isChatAdmin(membership.role)) {
+    throw new ApiError('NotChatAdmin', 'only admins post in an info channel')
+  }
+}
+
+/** Refuses guests. */
+export function requireUser(caller: Caller, what: string): void {
+  if (caller.guest) throw new ApiError('GuestNotAllowed', `guests cannot ${what}`)
+}

@@ -1,0 +1,233 @@
+import { ApiError, ChatType, MemberRole, patchOf, type Service } from '@atrium/platform'
+import { type Caller, requireAdmin, requireMember, requireUser } from '../access.ts'
+import type { CallerResolver } from '../caller.ts'
+import type { MemberRow } from '../members/members.repository.ts'
+import type { Store, Unit } from '../store.ts'
+import { toChatEventData, toChatView } from './chat-view.ts'
+import type { ChatRow } from './chats.repository.ts'
+import {
+  archiveChat,
+  chatRef,
+  createChat,
+  createPrivateChat,
+  getChatInfo,
+  getChats,
+  updateChat,
+} from './chats.schema.ts'
+
+export interface ChatsPluginOptions {
+  store: Store
+  resolveCaller: CallerResolver
+  /** Whether hard_delete_chat is enabled by configuration. */
+  hardDelete: boolean
+}
+
+type Reads = Pick<Store, 'members' | 'messages'>
+
+/** The chat as the caller sees it, with member count and the caller's unread count. */
+export async function describeChat(store: Reads, chat: ChatRow, membership: MemberRow) {
+  const [memberCount, unread] = await Promise.all([
+    store.members.count(chat.timetick),
+    store.messages.unreadCount(chat.timetick, membership.member, membership.last_read),
+  ])
+  return toChatView(chat, { membership, memberCount, unread })
+}
+
+function newChat(store: Store, fields: Partial<ChatRow> & Pick<ChatRow, 'type' | 'owner'>): ChatRow {
+  const tick = store.nextTick()
+  return {
+    timetick: tick,
+    timetick_update: tick,
+    name: '',
+    description: '',
+    app_id: 0,
+    archived: 0,
+    pair_key: '',
+    last_message: 0,
+    ...fields,
+  }
+}
+
+function newMember(chatId: number, member: number, role: number, tick: number): MemberRow {
+  return { chat_id: chatId, member, role, last_read: 0, joined: tick, timetick_update: tick }
+}
+
+/** Creates the private chat of a pair, or returns the one they have; concurrent calls get the same chat. */
+async function openPrivateChat(store: Store, caller: Caller, peer: number) {
+  if (peer === caller.member) throw new ApiError('InvalidRequest', 'a private chat needs another participant')
+  const pairKey = `${Math.min(caller.member, peer)}:${Math.max(caller.member, peer)}`
+  return store.transact(async (unit) => {
+    const chat = newChat(store, {
+      type: ChatType.Private,
+      owner: caller.member,
+      pair_key: pairKey,
+      app_id: caller.appId,
+    })
+    const created = await unit.chats.insert(chat)
+    const stored = created ? chat : await unit.chats.findByPair(pairKey)
+    if (!stored) throw new Error(`private chat ${pairKey} neither inserted nor found`)
+    if (created) {
+      for (const member of [caller.member, peer]) {
+        await unit.members.add(newMember(stored.timetick, member, MemberRole.Private, stored.timetick))
+      }
+      await unit.emit({
+        chat_id: stored.timetick,
+        type: 'ChatCreated',
+        data: toChatEventData(stored),
+        app_id: stored.app_id,
+      })
+    }
+    const membership = (await unit.members.find(stored.timetick, caller.member))!
+    return { chat: await describeChat(unit, stored, membership), created }
+  })
+}
+
+async function createGroup(
+  store: Store,
+  caller: Caller,
+  body: { type: number; name?: string; description?: string; members?: string[] },
+) {
+  if (!body.name) throw new ApiError('InvalidRequest', 'a group or channel needs a name')
+  return store.transact(async (unit) => {
+    const chat = newChat(store, {
+      type: body.type,
+      owner: caller.member,
+      name: body.name,
+      description: body.description ?? '',
+      app_id: caller.appId,
+    })
+    await unit.chats.insert(chat)
+    await unit.members.add(newMember(chat.timetick, caller.member, MemberRole.Owner, chat.timetick))
+    for (const member of (body.members ?? []).map(Number).filter((id) => id !== caller.member)) {
+      await unit.members.add(newMember(chat.timetick, member, 0, chat.timetick))
+    }
+    await unit.emit({ chat_id: chat.timetick, type: 'ChatCreated', data: toChatEventData(chat), app_id: chat.app_id })
+    const membership = (await unit.members.find(chat.timetick, caller.member))!
+    return { chat: await describeChat(unit, chat, membership), created: true }
+  })
+}
+
+async function recordChatChange(unit: Unit, chat: ChatRow, type: 'ChatUpdated' | 'ChatArchived') {
+  await unit.emit({ chat_id: chat.timetick, type, data: toChatEventData(chat), app_id: chat.app_id })
+}
+
+/** create_chat, create_private_chat, update_chat, archive_chat, leave_chat, get_chat_info, get_chats, hard_delete_chat. */
+export default async function chatsPlugin(app: Service, { store, resolveCaller, hardDelete }: ChatsPluginOptions) {
+  app.post('/create_chat', { schema: createChat }, async (request) => {
+    const caller = await resolveCaller(request)
+    requireUser(caller, 'create chats')
+    const { type, peer } = request.body
+    if (type === ChatType.Private) {
+      if (!peer) throw new ApiError('InvalidRequest', 'a private chat needs peer')
+      return openPrivateChat(store, caller, Number(peer))
+    }
+    return createGroup(store, caller, request.body)
+  })
+
+  app.post('/create_private_chat', { schema: createPrivateChat }, async (request) => {
+    const caller = await resolveCaller(request)
+    requireUser(caller, 'create chats')
+    return openPrivateChat(store, caller, Number(request.body.peer))
+  })
+
+  app.post('/update_chat', { schema: updateChat }, async (request) => {
+    const caller = await resolveCaller(request)
+    return store.transact(async (unit) => {
+      const access = await requireMember(unit, Number(request.body.chat_id), caller)
+      if (access.chat.type === ChatType.Private)
+        throw new ApiError('WrongChatType', 'a private chat is named after the other participant')
+      requireAdmin(access)
+      const changes = patchOf({ name: request.body.name, description: request.body.description })
+      if (Object.keys(changes).length === 0) return describeChat(unit, access.chat, access.membership)
+      const chat = { ...access.chat, ...changes, timetick_update: store.nextTick() }
+      await unit.chats.update(chat.timetick, { ...changes, timetick_update: chat.timetick_update })
+      await recordChatChange(unit, chat, 'ChatUpdated')
+      return describeChat(unit, chat, access.membership)
+    })
+  })
+
+  app.post('/archive_chat', { schema: archiveChat }, async (request) => {
+    const caller = await resolveCaller(request)
+    return store.transact(async (unit) => {
+      const access = await requireMember(unit, Number(request.body.chat_id), caller)
+      if (access.chat.type !== ChatType.Private) throw new ApiError('WrongChatType', 'only private chats are archived')
+      const archived = request.body.archived ? 1 : 0
+      if (access.chat.archived === archived) return describeChat(unit, access.chat, access.membership)
+      const chat = { ...access.chat, archived, timetick_update: store.nextTick() }
+      await unit.chats.update(chat.timetick, { archived, timetick_update: chat.timetick_update })
+      await recordChatChange(unit, chat, 'ChatArchived')
+      return describeChat(unit, chat, access.membership)
+    })
+  })
+
+  app.post('/leave_chat', { schema: chatRef }, async (request) => {
+    const caller = await resolveCaller(request)
+    await store.transact(async (unit) => {
+      const { chat, membership } = await requireMember(unit, Number(request.body.chat_id), caller)
+      if (chat.type === ChatType.Private) throw new ApiError('WrongChatType', 'a private chat is archived, not left')
+      const tick = store.nextTick()
+      // An owner who leaves hands the chat to the oldest admin, or else the oldest member.
+      if ((membership.role & MemberRole.Owner) !== 0) {
+        const heir = await unit.members.successor(chat.timetick, caller.member, MemberRole.Admin)
+        if (heir) {
+          await unit.members.setRole(chat.timetick, heir.member, heir.role | MemberRole.Owner, tick)
+          await unit.chats.update(chat.timetick, { owner: heir.member, timetick_update: tick })
+        }
+      }
+      await unit.members.remove(chat.timetick, caller.member)
+      const data = { chat_id: String(chat.timetick), member: String(caller.member), by: String(caller.member) }
+      await unit.emit({ chat_id: chat.timetick, type: 'MemberRemoved', data, app_id: chat.app_id })
+      await unit.emit({ chat_id: chat.timetick, type: 'MemberRemoved', data, addressee: caller.member })
+    })
+    return { chat_id: request.body.chat_id }
+  })
+
+  app.get('/get_chat_info', { schema: getChatInfo }, async (request) => {
+    const caller = await resolveCaller(request)
+    const { chat, membership } = await requireMember(store, Number(request.query.chat_id), caller)
+    return describeChat(store, chat, membership)
+  })
+
+  app.get('/get_chats', { schema: getChats }, async (request) => {
+    const caller = await resolveCaller(request)
+    const { include_hidden, include_archived } = request.query
+    const memberships = (await store.members.memberships(caller.member)).filter(
+      (membership) => include_hidden || (membership.role & MemberRole.Hidden) === 0,
+    )
+    const chats = new Map(
+      (await store.chats.findMany(memberships.map((m) => m.chat_id))).map((chat) => [chat.timetick, chat]),
+    )
+    const views = await Promise.all(
+      memberships
+        .filter((membership) => include_archived || chats.get(membership.chat_id)?.archived === 0)
+        .map((membership) => describeChat(store, chats.get(membership.chat_id)!, membership)),
+    )
+    // Pinned chats first, then by newest message (or creation for chats without messages).
+    const recency = (view: (typeof views)[number]) => Math.max(Number(view.last_message), Number(view.id))
+    views.sort((a, b) => Number(b.pinned) - Number(a.pinned) || recency(b) - recency(a))
+    return { chats: views }
+  })
+
+  app.post('/hard_delete_chat', { schema: chatRef }, async (request) => {
+    if (!hardDelete) throw new ApiError('HardDeleteDisabled')
+    const caller = await resolveCaller(request)
+    await store.transact(async (unit) => {
+      const { chat, membership } = await requireMember(unit, Number(request.body.chat_id), caller)
+      if (chat.type !== ChatType.Group) throw new ApiError('WrongChatType', 'only group chats are hard-deleted')
+      if ((membership.role & MemberRole.Owner) === 0)
+        throw new ApiError('NotChatAdmin', 'only the owner deletes a group')
+      await unit.messages.deleteChat(chat.timetick)
+      // The members are gone after this, so each former member gets the event addressed to them.
+      for (const former of await unit.members.removeAll(chat.timetick)) {
+        await unit.emit({
+          chat_id: chat.timetick,
+          type: 'ChatDeleted',
+          data: { chat_id: String(chat.timetick) },
+          addressee: former.member,
+        })
+      }
+      await unit.chats.delete(chat.timetick)
+    })
+    return { chat_id: request.body.chat_id }
+  })
+}

@@ -1,0 +1,52 @@
+import type { Kysely, Selectable } from 'kysely'
+import type { ChatDatabase, ChatsTable } from '../db/schema.ts'
+
+export type ChatRow = Selectable<ChatsTable>
+
+/** All SQL of the chats table. */
+export function createChatsRepository(db: Kysely<ChatDatabase>) {
+  return {
+    async find(chatId: number): Promise<ChatRow | undefined> {
+      return db.selectFrom('chats').selectAll().where('timetick', '=', chatId).executeTakeFirst()
+    },
+
+    async findByPair(pairKey: string): Promise<ChatRow | undefined> {
+      return db.selectFrom('chats').selectAll().where('pair_key', '=', pairKey).executeTakeFirst()
+    },
+
+    async findMany(chatIds: number[]): Promise<ChatRow[]> {
+      if (chatIds.length === 0) return []
+      return db.selectFrom('chats').selectAll().where('timetick', 'in', chatIds).execute()
+    },
+
+    /** Inserts a chat; a private chat whose pair already has one is not inserted (returns false). */
+    async insert(chat: ChatRow): Promise<boolean> {
+      const result = await db
+        .insertInto('chats')
+        .values(chat)
+        .onConflict((conflict) => conflict.column('pair_key').where('pair_key', '<>', '').doNothing())
+        .executeTakeFirst()
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
+    },
+
+    async update(chatId: number, changes: Partial<Omit<ChatRow, 'timetick'>>): Promise<void> {
+      await db.updateTable('chats').set(changes).where('timetick', '=', chatId).execute()
+    },
+
+    /** Moves last_message forward only, so concurrent sends cannot move it back. */
+    async touchLastMessage(chatId: number, messageId: number, tick: number): Promise<void> {
+      await db
+        .updateTable('chats')
+        .set({ last_message: messageId, timetick_update: tick })
+        .where('timetick', '=', chatId)
+        .where('last_message', '<', messageId)
+        .execute()
+    },
+
+    async delete(chatId: number): Promise<void> {
+      await db.deleteFrom('chats').where('timetick', '=', chatId).execute()
+    },
+  }
+}
+
+export type ChatsRepository = ReturnType<typeof createChatsRepository>

@@ -1,0 +1,247 @@
+import { EventEmitter, once } from 'node:events'
+import type { Database, TimetickGenerator } from '@atrium/platform'
+import { type Kysely, sql } from 'kysely'
+import type { ChatDatabase } from '../db/schema.ts'
+
+/** An event a chat operation records in its own transaction. */
+export interface ChatEventInput {
+  chat_id: number
+  type: ChatEventType
+  data: Record<string, unknown>
+  /** One member the event is for; omitted: every member of the chat at read time. */
+  addressee?: number
+  app_id?: number
+}
+
+/** Event types of the chat module (docs/chat-api.md, "Events"). */
+export type ChatEventType =
+  | 'NewChatMessage'
+  | 'MessageEdited'
+  | 'MessageDeleted'
+  | 'MessagePinned'
+  | 'MessageUnpinned'
+  | 'ReactionChanged'
+  | 'MessageRead'
+  | 'ChatCreated'
+  | 'ChatUpdated'
+  | 'ChatArchived'
+  | 'ChatDeleted'
+  | 'MemberAdded'
+  | 'MemberRemoved'
+  | 'MemberUpdated'
+
+/** One addressed item of an EventBatch (spec: "EventBatch"). */
+export interface EventBatchItem {
+  CrmId: number
+  AppId: number
+  Timetick: number
+  TickUpdate: number
+  EventType: string
+  Data: Record<string, unknown>
+}
+
+export interface EventBatch {
+  Events: EventBatchItem[]
+  LastTick: number
+}
+
+/** Capability subjects of an events request, already split by kind. */
+export interface Subjects {
+  /** CRM ids (user:) and guest ids (code:): both are chat member ids. */
+  members: number[]
+  apps: number[]
+}
+
+export interface ListOptions {
+  since: number
+  /** Omitted: every addressee. */
+  subjects?: Subjects
+  limit: number
+}
+
+const SEQUENCE_BATCH = 1000
+// A fixed key for pg_advisory_xact_lock: one sequencer at a time across every chat instance.
+const SEQUENCER_LOCK = 7_310_225_001
+
+/**
+ * The chat module's event feed. Writers append rows inside their own transactions with
+ * tick_update = 0; after commit the sequencer gives committed rows increasing cursor ticks under a
+ * lock, so a row that commits late gets a later cursor instead of one a reader already passed.
+ * Readers see only sequenced rows, which is why a cursor never skips an event, even with several
+ * writers and instances on PostgreSQL.
+ */
+export function createEventFeed(database: Database<ChatDatabase>, nextTick: TimetickGenerator) {
+  const { db, dialect } = database
+  const sequenced = new EventEmitter()
+  sequenced.setMaxListeners(0)
+  let running: Promise<void> | undefined
+  let again = false
+
+  async function append(trx: Kysely<ChatDatabase>, event: ChatEventInput): Promise<number> {
+    const timetick = nextTick()
+    await trx
+      .insertInto('chat_events')
+      .values({
+        timetick,
+        tick_update: 0,
+        chat_id: event.chat_id,
+        addressee: event.addressee ?? 0,
+        app_id: event.app_id ?? 0,
+        event_type: event.type,
+        data: JSON.stringify(event.data),
+      })
+      .execute()
+    return timetick
+  }
+
+  async function sequenceOnce(): Promise<number> {
+    return db.transaction().execute(async (trx) => {
+      if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(trx)
+      const pending = await trx
+        .selectFrom('chat_events')
+        .select('timetick')
+        .where('tick_update', '=', 0)
+        .orderBy('timetick')
+        .limit(SEQUENCE_BATCH)
+        .execute()
+      if (pending.length === 0) return 0
+      const head = await trx
+        .selectFrom('chat_events')
+        .select((eb) => eb.fn.max('tick_update').as('max'))
+        .executeTakeFirst()
+      let last = Number(head?.max ?? 0)
+      const assignments = pending.map(({ timetick }) => {
+        // Ticks stay increasing even when another instance's clock or node number is ahead.
+        last = Math.max(nextTick(), last + 1)
+        return sql`(${timetick}, ${last})`
+      })
+      await sql`update chat_events set tick_update = v.tick
+        from (values ${sql.join(assignments)}) as v(id, tick)
+        where chat_events.timetick = v.id`.execute(trx)
+      return pending.length
+    })
+  }
+
+  /** Sequences every committed row; concurrent calls share one run and a call during a run causes one more. */
+  function sequence(): Promise<void> {
+    if (running) {
+      again = true
+      return running
+    }
+    running = (async () => {
+      try {
+        do {
+          again = false
+          while ((await sequenceOnce()) === SEQUENCE_BATCH) {}
+        } while (again)
+      } finally {
+        running = undefined
+        sequenced.emit('sequenced')
+      }
+    })()
+    return running
+  }
+
+  async function headTick(): Promise<number> {
+    const row = await db
+      .selectFrom('chat_events')
+      .select((eb) => eb.fn.max('tick_update').as('max'))
+      .executeTakeFirst()
+    return Number(row?.max ?? 0)
+  }
+
+  async function list({ since, subjects, limit }: ListOptions): Promise<EventBatch> {
+    // The head is read first: rows sequenced while this runs are left for the next call, never skipped.
+    const head = await headTick()
+    if (head <= since) return { Events: [], LastTick: since }
+    const members = subjects?.members ?? []
+    const apps = subjects?.apps ?? []
+    let query = db
+      .selectFrom('chat_events')
+      .selectAll()
+      .where('tick_update', '>', since)
+      .where('tick_update', '<=', head)
+      .orderBy('tick_update')
+      .limit(limit)
+    if (subjects) {
+      if (members.length === 0 && apps.length === 0) return { Events: [], LastTick: head }
+      query = query.where((eb) =>
+        eb.or([
+          ...(members.length > 0
+            ? [
+                eb('addressee', 'in', members),
+                eb.and([
+                  eb('addressee', '=', 0),
+                  eb('chat_id', 'in', eb.selectFrom('chat_members').select('chat_id').where('member', 'in', members)),
+                ]),
+              ]
+            : []),
+          ...(apps.length > 0 ? [eb('app_id', 'in', apps)] : []),
+        ]),
+      )
+    }
+    const rows = await query.execute()
+    const lastTick = rows.length === limit ? rows.at(-1)!.tick_update : head
+    return { Events: await addressRows(rows, subjects), LastTick: lastTick }
+  }
+
+  async function addressRows(
+    rows: ChatDatabase['chat_events'][],
+    subjects: Subjects | undefined,
+  ): Promise<EventBatchItem[]> {
+    const chatWide = [...new Set(rows.filter((row) => row.addressee === 0).map((row) => row.chat_id))]
+    const wanted = subjects ? new Set(subjects.members) : undefined
+    const wantedApps = subjects ? new Set(subjects.apps) : undefined
+    const membersByChat = new Map<number, { member: number; joined: number }[]>()
+    if (chatWide.length > 0) {
+      let memberQuery = db
+        .selectFrom('chat_members')
+        .select(['chat_id', 'member', 'joined'])
+        .where('chat_id', 'in', chatWide)
+      if (subjects)
+        memberQuery = memberQuery.where('member', 'in', subjects.members.length > 0 ? subjects.members : [-1])
+      for (const row of await memberQuery.execute()) {
+        const list = membersByChat.get(row.chat_id) ?? []
+        list.push(row)
+        membersByChat.set(row.chat_id, list)
+      }
+    }
+    const items: EventBatchItem[] = []
+    for (const row of rows) {
+      const data = { ...(JSON.parse(row.data) as Record<string, unknown>), tick: String(row.tick_update) }
+      const item = (crmId: number, appId: number): EventBatchItem => ({
+        CrmId: crmId,
+        AppId: appId,
+        Timetick: row.timetick,
+        TickUpdate: row.tick_update,
+        EventType: row.event_type,
+        Data: data,
+      })
+      if (row.addressee !== 0) {
+        if (!wanted || wanted.has(row.addressee)) items.push(item(row.addressee, 0))
+      } else {
+        // Members who joined after the event do not receive it.
+        for (const { member, joined } of membersByChat.get(row.chat_id) ?? []) {
+          if (joined <= row.timetick) items.push(item(member, 0))
+        }
+      }
+      if (row.app_id !== 0 && (!wantedApps || wantedApps.has(row.app_id))) items.push(item(0, row.app_id))
+    }
+    return items
+  }
+
+  /** Resolves when a sequencing run finished or the time is up (other instances' writes are seen by re-reading). */
+  async function waitForSequencing(ms: number, signal?: AbortSignal): Promise<void> {
+    const timeout = AbortSignal.timeout(ms)
+    const stop = signal ? AbortSignal.any([signal, timeout]) : timeout
+    try {
+      await once(sequenced, 'sequenced', { signal: stop })
+    } catch {
+      // time is up or the caller went away
+    }
+  }
+
+  return { append, sequence, list, headTick, waitForSequencing }
+}
+
+export type EventFeed = ReturnType<typeof createEventFeed>

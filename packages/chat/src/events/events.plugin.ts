@@ -1,0 +1,95 @@
+import { ApiError, type Service } from '@atrium/platform'
+import { Type } from 'typebox'
+import type { EventFeed, Subjects } from './event-feed.ts'
+
+export interface EventsPluginOptions {
+  events: EventFeed
+  defaultLimit: number
+  maxLimit: number
+  maxWaitMs: number
+}
+
+// Long-polls re-read at least this often, so writes committed by other instances are seen too.
+const RECHECK_MS = 250
+
+const SUBJECT = /^(user|app|code):([1-9][0-9]{0,15})$/
+
+/** Parses `subjects` and the legacy `users` and `apps` aliases; undefined when none is given (every addressee). */
+export function parseSubjects(query: { subjects?: string; users?: string; apps?: string }): Subjects | undefined {
+  if (query.subjects === undefined && query.users === undefined && query.apps === undefined) return undefined
+  const subjects: Subjects = { members: [], apps: [] }
+  const items = [
+    ...(query.subjects ?? '').split(','),
+    ...(query.users ?? '').split(',').map((id) => id && `user:${id.trim()}`),
+    ...(query.apps ?? '').split(',').map((id) => id && `app:${id.trim()}`),
+  ].filter((item) => item.trim() !== '')
+  for (const item of items) {
+    const match = SUBJECT.exec(item.trim())
+    if (!match)
+      throw new ApiError('InvalidRequest', `subject ${JSON.stringify(item)} is not user:<id>, app:<id> or code:<id>`)
+    const id = Number(match[2])
+    if (!Number.isSafeInteger(id)) throw new ApiError('InvalidRequest', `subject ${item} is out of range`)
+    if (match[1] === 'app') subjects.apps.push(id)
+    else subjects.members.push(id)
+  }
+  return subjects
+}
+
+const EventBatchSchema = Type.Object({
+  Events: Type.Array(
+    Type.Object({
+      CrmId: Type.Integer(),
+      AppId: Type.Integer(),
+      Timetick: Type.Integer(),
+      TickUpdate: Type.Integer(),
+      EventType: Type.String(),
+      Data: Type.Object({}, { additionalProperties: true }),
+    }),
+  ),
+  LastTick: Type.Integer(),
+})
+
+/** GET /private/v1/events: the module's EventBatch feed for the gateway's poller. */
+export default async function eventsPlugin(
+  app: Service,
+  { events, defaultLimit, maxLimit, maxWaitMs }: EventsPluginOptions,
+) {
+  const schema = {
+    querystring: Type.Object(
+      {
+        since: Type.Integer({ minimum: 0, default: 0, description: 'Cursor: events with TickUpdate above it.' }),
+        subjects: Type.Optional(
+          Type.String({ maxLength: 65_536, description: 'Comma-separated user:, app:, code: subjects.' }),
+        ),
+        users: Type.Optional(
+          Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated user ids.' }),
+        ),
+        apps: Type.Optional(Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated app ids.' })),
+        limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit }),
+        wait: Type.Integer({
+          minimum: 0,
+          maximum: maxWaitMs,
+          default: 0,
+          description: 'Long-poll: ms to wait for an event.',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    response: { 200: EventBatchSchema },
+  }
+
+  app.get('/events', { schema }, async (request, reply) => {
+    const { since, limit, wait } = request.query
+    const subjects = parseSubjects(request.query)
+    const deadline = Date.now() + wait
+    const closed = new AbortController()
+    // The response closes early when the poller goes away; stop waiting then.
+    reply.raw.once('close', () => closed.abort())
+    let batch = await events.list({ since, subjects, limit })
+    while (batch.Events.length === 0 && Date.now() < deadline && !closed.signal.aborted) {
+      await events.waitForSequencing(Math.min(RECHECK_MS, deadline - Date.now()), closed.signal)
+      batch = await events.list({ since: batch.LastTick, subjects, limit })
+    }
+    return batch
+  })
+}

@@ -1,0 +1,51 @@
+import type { Kysely, Selectable } from 'kysely'
+import type { ChatDatabase, GuestsTable, InvitesTable } from '../db/schema.ts'
+
+export type InviteRow = Selectable<InvitesTable>
+export type GuestRow = Selectable<GuestsTable>
+
+/** Invite kinds: a personal invite gives each guest device its own conversation; a group invite joins the chat. */
+export const InviteKind = { Personal: 1, Group: 2 } as const
+
+/** All SQL of the invites and guests tables. */
+export function createInvitesRepository(db: Kysely<ChatDatabase>) {
+  return {
+    async insert(row: InviteRow): Promise<void> {
+      await db.insertInto('invites').values(row).execute()
+    },
+
+    async find(code: string): Promise<InviteRow | undefined> {
+      return db.selectFrom('invites').selectAll().where('code', '=', code).where('revoked', '=', 0).executeTakeFirst()
+    },
+
+    async revoke(code: string): Promise<void> {
+      await db.updateTable('invites').set({ revoked: 1 }).where('code', '=', code).execute()
+    },
+
+    async findGuest(code: string, deviceGuid: string): Promise<GuestRow | undefined> {
+      return db
+        .selectFrom('guests')
+        .selectAll()
+        .where('code', '=', code)
+        .where('device_guid', '=', deviceGuid)
+        .executeTakeFirst()
+    },
+
+    /** Records a guest; when the same code and device won a concurrent race, returns false. */
+    async insertGuest(row: GuestRow): Promise<boolean> {
+      const result = await db
+        .insertInto('guests')
+        .values(row)
+        .onConflict((conflict) => conflict.columns(['code', 'device_guid']).doNothing())
+        .executeTakeFirst()
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
+    },
+
+    async isGuest(member: number): Promise<boolean> {
+      const row = await db.selectFrom('guests').select('timetick').where('timetick', '=', member).executeTakeFirst()
+      return row !== undefined
+    },
+  }
+}
+
+export type InvitesRepository = ReturnType<typeof createInvitesRepository>

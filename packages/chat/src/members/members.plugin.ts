@@ -1,0 +1,171 @@
+import { ApiError, ChatType, MemberRole, patchOf, type Service, timetickTime, withFlag } from '@atrium/platform'
+import { Type } from 'typebox'
+import { type Caller, type Membership, requireAdmin, requireMember } from '../access.ts'
+import type { CallerResolver } from '../caller.ts'
+import { Id } from '../messages/messages.schema.ts'
+import type { Store, Unit } from '../store.ts'
+import type { MemberRow } from './members.repository.ts'
+
+export interface MembersPluginOptions {
+  store: Store
+  resolveCaller: CallerResolver
+}
+
+export const MemberView = Type.Object({
+  member: Type.String(),
+  role: Type.Integer({ description: 'MemberRole flags.' }),
+  owner: Type.Boolean(),
+  admin: Type.Boolean(),
+  joined: Type.String(),
+  last_read: Type.String(),
+})
+
+/** Shapes a membership for clients. */
+export function toMemberView(row: MemberRow) {
+  return {
+    member: String(row.member),
+    role: row.role,
+    owner: (row.role & MemberRole.Owner) !== 0,
+    admin: (row.role & MemberRole.Admin) !== 0,
+    joined: new Date(timetickTime(row.joined)).toISOString(),
+    last_read: String(row.last_read),
+  }
+}
+
+const addMember = {
+  body: Type.Object(
+    { chat_id: Id, member: Id, admin: Type.Boolean({ default: false }) },
+    { additionalProperties: false },
+  ),
+  response: { 200: MemberView },
+}
+const removeMember = {
+  body: Type.Object({ chat_id: Id, member: Id }, { additionalProperties: false }),
+  response: { 200: Type.Object({ chat_id: Type.String(), member: Type.String() }) },
+}
+const Flag = Type.Optional(Type.Union([Type.Boolean(), Type.Null()]))
+const updateMember = {
+  body: Type.Object(
+    { chat_id: Id, member: Type.Optional(Id), admin: Flag, pinned: Flag, hidden: Flag },
+    { additionalProperties: false },
+  ),
+  response: { 200: MemberView },
+}
+const getChatMembers = {
+  querystring: Type.Object(
+    { chat_id: Id, after: Type.Optional(Id), limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }) },
+    { additionalProperties: false },
+  ),
+  response: {
+    200: Type.Object({ members: Type.Array(MemberView), member_count: Type.Integer(), has_more: Type.Boolean() }),
+  },
+}
+
+async function memberEvent(
+  unit: Unit,
+  { chat }: Membership,
+  type: 'MemberAdded' | 'MemberRemoved' | 'MemberUpdated',
+  row: MemberRow,
+  by: Caller,
+  only?: number,
+) {
+  await unit.emit({
+    chat_id: chat.timetick,
+    type,
+    data: { chat_id: String(chat.timetick), member: String(row.member), role: row.role, by: String(by.member) },
+    app_id: only === undefined ? chat.app_id : 0,
+    addressee: only,
+  })
+}
+
+function requireGroupLike(access: Membership) {
+  if (access.chat.type === ChatType.Private)
+    throw new ApiError('WrongChatType', 'a private chat has exactly its two participants')
+}
+
+/** add_chat_member, remove_member, update_member, get_chat_members. */
+export default async function membersPlugin(app: Service, { store, resolveCaller }: MembersPluginOptions) {
+  app.post('/add_chat_member', { schema: addMember }, async (request) => {
+    const caller = await resolveCaller(request)
+    return store.transact(async (unit) => {
+      const access = await requireMember(unit, Number(request.body.chat_id), caller)
+      requireGroupLike(access)
+      requireAdmin(access)
+      const tick = store.nextTick()
+      const row: MemberRow = {
+        chat_id: access.chat.timetick,
+        member: Number(request.body.member),
+        role: request.body.admin ? MemberRole.Admin : 0,
+        last_read: 0,
+        joined: tick,
+        timetick_update: tick,
+      }
+      if (!(await unit.members.add(row))) return toMemberView((await unit.members.find(row.chat_id, row.member))!)
+      await memberEvent(unit, access, 'MemberAdded', row, caller)
+      return toMemberView(row)
+    })
+  })
+
+  app.post('/remove_member', { schema: removeMember }, async (request) => {
+    const caller = await resolveCaller(request)
+    await store.transact(async (unit) => {
+      const access = await requireMember(unit, Number(request.body.chat_id), caller)
+      requireGroupLike(access)
+      requireAdmin(access)
+      const target = await unit.members.find(access.chat.timetick, Number(request.body.member))
+      if (!target) throw new ApiError('NotFound', `member ${request.body.member} is not in the chat`)
+      if ((target.role & MemberRole.Owner) !== 0) throw new ApiError('NotChatAdmin', 'the owner cannot be removed')
+      const callerIsOwner = (access.membership.role & MemberRole.Owner) !== 0
+      if ((target.role & MemberRole.Admin) !== 0 && !callerIsOwner && target.member !== caller.member) {
+        throw new ApiError('NotChatAdmin', 'only the owner removes an admin')
+      }
+      await unit.members.remove(target.chat_id, target.member)
+      await memberEvent(unit, access, 'MemberRemoved', target, caller)
+      await memberEvent(unit, access, 'MemberRemoved', target, caller, target.member)
+    })
+    return { chat_id: request.body.chat_id, member: request.body.member }
+  })
+
+  app.post('/update_member', { schema: updateMember }, async (request) => {
+    const caller = await resolveCaller(request)
+    const { admin, pinned, hidden } = request.body
+    const targetId = request.body.member === undefined ? caller.member : Number(request.body.member)
+    return store.transact(async (unit) => {
+      const access = await requireMember(unit, Number(request.body.chat_id), caller)
+      const target = await unit.members.find(access.chat.timetick, targetId)
+      if (!target) throw new ApiError('NotFound', `member ${targetId} is not in the chat`)
+      const listState = patchOf({ pinned, hidden })
+      if (Object.keys(listState).length > 0 && targetId !== caller.member) {
+        throw new ApiError('Forbidden', 'pinned and hidden are set by each member for themselves')
+      }
+      let role = target.role
+      if (listState.pinned !== undefined) role = withFlag(role, MemberRole.Pinned, listState.pinned)
+      if (listState.hidden !== undefined) role = withFlag(role, MemberRole.Hidden, listState.hidden)
+      if (admin !== undefined && admin !== null) {
+        requireGroupLike(access)
+        requireAdmin(access)
+        if ((target.role & MemberRole.Owner) !== 0)
+          throw new ApiError('NotChatAdmin', "the owner's role does not change")
+        role = withFlag(role, MemberRole.Admin, admin)
+      }
+      if (role === target.role) return toMemberView(target)
+      const updated = { ...target, role, timetick_update: store.nextTick() }
+      await unit.members.setRole(target.chat_id, target.member, role, updated.timetick_update)
+      // A change of admin concerns everyone; pinning and hiding only the member's own list.
+      const adminChanged = ((role ^ target.role) & MemberRole.Admin) !== 0
+      await memberEvent(unit, access, 'MemberUpdated', updated, caller, adminChanged ? undefined : caller.member)
+      return toMemberView(updated)
+    })
+  })
+
+  app.get('/get_chat_members', { schema: getChatMembers }, async (request) => {
+    const caller = await resolveCaller(request)
+    const { chat_id, after, limit } = request.query
+    const { chat } = await requireMember(store, Number(chat_id), caller)
+    const [rows, memberCount] = await Promise.all([
+      store.members.list(chat.timetick, after === undefined ? 0 : Number(after), limit + 1),
+      store.members.count(chat.timetick),
+    ])
+    return { members: rows.slice(0, limit).map(toMemberView), member_count: memberCount, has_more: rows.length > limit }
+  })
+}

@@ -1,0 +1,103 @@
+import type { Kysely, Selectable } from 'kysely'
+import type { ChatDatabase, ChatMembersTable } from '../db/schema.ts'
+
+export type MemberRow = Selectable<ChatMembersTable>
+
+/** All SQL of the chat_members table. */
+export function createMembersRepository(db: Kysely<ChatDatabase>) {
+  return {
+    async find(chatId: number, member: number): Promise<MemberRow | undefined> {
+      return db
+        .selectFrom('chat_members')
+        .selectAll()
+        .where('chat_id', '=', chatId)
+        .where('member', '=', member)
+        .executeTakeFirst()
+    },
+
+    /** Members in join order after the cursor (a member id), for paging. */
+    async list(chatId: number, after: number, limit: number): Promise<MemberRow[]> {
+      return db
+        .selectFrom('chat_members')
+        .selectAll()
+        .where('chat_id', '=', chatId)
+        .where('member', '>', after)
+        .orderBy('member')
+        .limit(limit)
+        .execute()
+    },
+
+    async count(chatId: number): Promise<number> {
+      const row = await db
+        .selectFrom('chat_members')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('chat_id', '=', chatId)
+        .executeTakeFirstOrThrow()
+      return Number(row.n)
+    },
+
+    async memberships(member: number): Promise<MemberRow[]> {
+      return db.selectFrom('chat_members').selectAll().where('member', '=', member).execute()
+    },
+
+    /** Adds a member; an existing membership is left as it is (returns false). */
+    async add(row: MemberRow): Promise<boolean> {
+      const result = await db
+        .insertInto('chat_members')
+        .values(row)
+        .onConflict((conflict) => conflict.columns(['chat_id', 'member']).doNothing())
+        .executeTakeFirst()
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
+    },
+
+    async remove(chatId: number, member: number): Promise<boolean> {
+      const result = await db
+        .deleteFrom('chat_members')
+        .where('chat_id', '=', chatId)
+        .where('member', '=', member)
+        .executeTakeFirst()
+      return Number(result.numDeletedRows) === 1
+    },
+
+    async removeAll(chatId: number): Promise<MemberRow[]> {
+      const members = await db.selectFrom('chat_members').selectAll().where('chat_id', '=', chatId).execute()
+      await db.deleteFrom('chat_members').where('chat_id', '=', chatId).execute()
+      return members
+    },
+
+    async setRole(chatId: number, member: number, role: number, tick: number): Promise<void> {
+      await db
+        .updateTable('chat_members')
+        .set({ role, timetick_update: tick })
+        .where('chat_id', '=', chatId)
+        .where('member', '=', member)
+        .execute()
+    },
+
+    /** Moves the read marker forward only; returns true when it moved (concurrent reads never move it back). */
+    async markRead(chatId: number, member: number, messageId: number, tick: number): Promise<boolean> {
+      const result = await db
+        .updateTable('chat_members')
+        .set({ last_read: messageId, timetick_update: tick })
+        .where('chat_id', '=', chatId)
+        .where('member', '=', member)
+        .where('last_read', '<', messageId)
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) === 1
+    },
+
+    /** The oldest admin, else the oldest member other than `except`: who inherits a chat its owner leaves. */
+    async successor(chatId: number, except: number, adminFlag: number): Promise<MemberRow | undefined> {
+      const candidates = await db
+        .selectFrom('chat_members')
+        .selectAll()
+        .where('chat_id', '=', chatId)
+        .where('member', '<>', except)
+        .orderBy('joined')
+        .execute()
+      return candidates.find((row) => (row.role & adminFlag) !== 0) ?? candidates[0]
+    },
+  }
+}
+
+export type MembersRepository = ReturnType<typeof createMembersRepository>

@@ -1,0 +1,68 @@
+import { ApiError, ChatMessFlags, hasFlag, LinkKind } from '@atrium/platform'
+import type { Caller } from '../access.ts'
+import { requireMember } from '../access.ts'
+import type { Store, Unit } from '../store.ts'
+import { toMessageEventData, toMessageView } from './message-view.ts'
+import type { MessageRow } from './messages.repository.ts'
+
+/** A visible message of a chat the caller belongs to, with that chat and membership. */
+export async function requireMessage(
+  unit: Pick<Unit, 'chats' | 'members' | 'messages'>,
+  messageId: number,
+  caller: Caller,
+) {
+  const message = await unit.messages.find(messageId)
+  if (!message || hasFlag(message.flags, ChatMessFlags.WidgetCommand)) {
+    throw new ApiError('MessageNotFound', `message ${messageId} not found`)
+  }
+  const access = await requireMember(unit, message.chat_id, caller).catch(() => {
+    throw new ApiError('MessageNotFound', `message ${messageId} not found`)
+  })
+  return { message, ...access }
+}
+
+/** Messages shaped for clients with their reactions and reply previews, in two queries. */
+export async function toMessageViews(store: Pick<Store, 'messages'>, rows: MessageRow[], member: number) {
+  const replyIds = rows.filter((row) => row.link_kind === LinkKind.Reply).map((row) => row.linked_message_id)
+  const [reactions, replies] = await Promise.all([
+    store.messages.reactions(
+      rows.map((row) => row.timetick),
+      member,
+    ),
+    store.messages.findMany([...new Set(replyIds)]),
+  ])
+  const replyById = new Map(replies.map((reply) => [reply.timetick, reply]))
+  return rows.map((row) =>
+    toMessageView(row, {
+      reactions,
+      replyTo: row.link_kind === LinkKind.Reply ? replyById.get(row.linked_message_id) : undefined,
+    }),
+  )
+}
+
+/** A new message row of the chat by the owner, with every other column at its default. */
+export function newMessage(store: Store, chatId: number, owner: number, fields: Partial<MessageRow>): MessageRow {
+  const tick = store.nextTick()
+  return {
+    timetick: tick,
+    timetick_update: tick,
+    chat_id: chatId,
+    owner,
+    content: '',
+    file_name: '',
+    file_size: 0,
+    flags: 0,
+    linked_message_id: 0,
+    link_kind: LinkKind.None,
+    forwarded_from: 0,
+    ...fields,
+  }
+}
+
+/** Records a new visible message: the row, the chat's newest message, the sender's read marker and the event. */
+export async function postMessage(unit: Unit, row: MessageRow, appId: number): Promise<void> {
+  await unit.messages.insert(row)
+  await unit.chats.touchLastMessage(row.chat_id, row.timetick, row.timetick)
+  await unit.members.markRead(row.chat_id, row.owner, row.timetick, row.timetick)
+  await unit.emit({ chat_id: row.chat_id, type: 'NewChatMessage', data: toMessageEventData(row), app_id: appId })
+}

@@ -1,0 +1,118 @@
+import type { Service } from '@atrium/platform'
+import { ApiError, ChatMessFlags, hasFlag, LinkKind } from '@atrium/platform'
+import { requireCanPost, requireMember, requireUser } from '../access.ts'
+import type { CallerResolver } from '../caller.ts'
+import type { Store } from '../store.ts'
+import { newMessage, postMessage, requireMessage, toMessageViews } from './message-rows.ts'
+import { toMessageEventData, toMessageView } from './message-view.ts'
+import type { MessageRow } from './messages.repository.ts'
+import { editMessage, forwardMessage, getChatFiles, getChatMessages, sendMessage } from './messages.schema.ts'
+import { toggleReaction } from './reactions.ts'
+
+export interface MessagesPluginOptions {
+  store: Store
+  resolveCaller: CallerResolver
+}
+
+/** send_message, get_chat_messages, edit_message, forward_message, get_chat_files. */
+export default async function messagesPlugin(app: Service, { store, resolveCaller }: MessagesPluginOptions) {
+  app.post('/send_message', { schema: sendMessage }, async (request) => {
+    const caller = await resolveCaller(request)
+    const { chat_id, content, reply_to, reaction_to, widget } = request.body
+    if (reply_to && reaction_to) throw new ApiError('InvalidRequest', 'give reply_to or reaction_to, not both')
+    if (!widget && content.trim() === '') throw new ApiError('InvalidRequest', 'content is empty')
+    if (reaction_to) {
+      const { message } = await toggleReaction(store, caller, Number(reaction_to), content.trim(), 'add')
+      return message
+    }
+    const chatId = Number(chat_id)
+    const { row, replyTo } = await store.transact(async (unit) => {
+      const access = await requireMember(unit, chatId, caller)
+      requireCanPost(access)
+      let replyTo: MessageRow | undefined
+      if (reply_to) {
+        replyTo = (await requireMessage(unit, Number(reply_to), caller)).message
+        if (replyTo.chat_id !== chatId) throw new ApiError('MessageNotFound', 'the replied message is in another chat')
+      }
+      const row = newMessage(store, chatId, caller.member, {
+        content: widget ? JSON.stringify(widget) : content,
+        flags: widget ? ChatMessFlags.Widget : 0,
+        ...(replyTo ? { linked_message_id: replyTo.timetick, link_kind: LinkKind.Reply } : {}),
+      })
+      await postMessage(unit, row, access.chat.app_id)
+      return { row, replyTo }
+    })
+    return toMessageView(row, { replyTo })
+  })
+
+  app.get('/get_chat_messages', { schema: getChatMessages }, async (request) => {
+    const caller = await resolveCaller(request)
+    const { chat_id, before, after, limit } = request.query
+    if (before && after) throw new ApiError('InvalidRequest', 'give before or after, not both')
+    await requireMember(store, Number(chat_id), caller)
+    const rows = await store.messages.page(Number(chat_id), {
+      before: before === undefined ? undefined : Number(before),
+      after: after === undefined ? undefined : Number(after),
+      limit: limit + 1,
+    })
+    return { messages: await toMessageViews(store, rows.slice(0, limit), caller.member), has_more: rows.length > limit }
+  })
+
+  app.get('/get_chat_files', { schema: getChatFiles }, async (request) => {
+    const caller = await resolveCaller(request)
+    requireUser(caller, 'browse files')
+    const { chat_id, before, limit } = request.query
+    await requireMember(store, Number(chat_id), caller)
+    const rows = await store.messages.files(
+      Number(chat_id),
+      before === undefined ? undefined : Number(before),
+      limit + 1,
+    )
+    return { files: await toMessageViews(store, rows.slice(0, limit), caller.member), has_more: rows.length > limit }
+  })
+
+  app.post('/edit_message', { schema: editMessage }, async (request) => {
+    const caller = await resolveCaller(request)
+    const row = await store.transact(async (unit) => {
+      const { message, chat } = await requireMessage(unit, Number(request.body.message_id), caller)
+      if (message.owner !== caller.member) throw new ApiError('NotMessageOwner')
+      if (hasFlag(message.flags, ChatMessFlags.Deleted)) throw new ApiError('MessageDeleted')
+      if (message.link_kind === LinkKind.Reaction || hasFlag(message.flags, ChatMessFlags.Call)) {
+        throw new ApiError('InvalidRequest', 'reactions and call rows cannot be edited')
+      }
+      if (chat.archived) throw new ApiError('ChatArchived')
+      const edited = { ...message, content: request.body.content, timetick_update: store.nextTick() }
+      await unit.messages.update(message.timetick, { content: edited.content, timetick_update: edited.timetick_update })
+      await unit.emit({
+        chat_id: chat.timetick,
+        type: 'MessageEdited',
+        data: toMessageEventData(edited),
+        app_id: chat.app_id,
+      })
+      return edited
+    })
+    return (await toMessageViews(store, [row], caller.member))[0]!
+  })
+
+  app.post('/forward_message', { schema: forwardMessage }, async (request) => {
+    const caller = await resolveCaller(request)
+    const row = await store.transact(async (unit) => {
+      const { message } = await requireMessage(unit, Number(request.body.message_id), caller)
+      if (hasFlag(message.flags, ChatMessFlags.Deleted)) throw new ApiError('MessageDeleted')
+      const target = await requireMember(unit, Number(request.body.to_chat_id), caller)
+      requireCanPost(target)
+      const row = newMessage(store, target.chat.timetick, caller.member, {
+        content: message.content,
+        file_name: message.file_name,
+        file_size: message.file_size,
+        // A forward is a new message: it is neither pinned nor deleted, whatever the original is.
+        flags: message.flags & ~(ChatMessFlags.Pin | ChatMessFlags.Deleted),
+        // Links point into the source chat, so a forwarded reply or reaction arrives as a plain message.
+        forwarded_from: message.timetick,
+      })
+      await postMessage(unit, row, target.chat.app_id)
+      return row
+    })
+    return toMessageView(row)
+  })
+}

@@ -1,0 +1,154 @@
+import { ChatMessFlags, LinkKind } from '@atrium/platform'
+import { type Kysely, type Selectable, sql } from 'kysely'
+import type { ChatDatabase, ChatMessTable } from '../db/schema.ts'
+
+export type MessageRow = Selectable<ChatMessTable>
+
+/** Aggregated reactions of one message: one entry per emoji. */
+export interface ReactionSummary {
+  message_id: number
+  emoji: string
+  count: number
+  /** 1 when the asking member is among those who reacted. */
+  mine: number
+}
+
+// Rows the regular feed never shows: soft-deleted ones and hidden widget commands. Reactions are
+// shown aggregated under their target, not as rows of their own.
+const HIDDEN = ChatMessFlags.Deleted | ChatMessFlags.WidgetCommand
+
+export interface PageOptions {
+  /** Messages older than this id, newest first. */
+  before?: number
+  /** Messages newer than this id, oldest first. */
+  after?: number
+  limit: number
+}
+
+/** All SQL of the chat_mess table except search. */
+export function createMessagesRepository(db: Kysely<ChatDatabase>) {
+  const visibleIn = (chatId: number) =>
+    db
+      .selectFrom('chat_mess')
+      .selectAll()
+      .where('chat_id', '=', chatId)
+      .where(sql<boolean>`(flags & ${HIDDEN}) = 0`)
+      .where('link_kind', '<>', LinkKind.Reaction)
+
+  return {
+    async insert(row: MessageRow): Promise<void> {
+      await db.insertInto('chat_mess').values(row).execute()
+    },
+
+    async find(messageId: number): Promise<MessageRow | undefined> {
+      return db.selectFrom('chat_mess').selectAll().where('timetick', '=', messageId).executeTakeFirst()
+    },
+
+    async findMany(messageIds: number[]): Promise<MessageRow[]> {
+      if (messageIds.length === 0) return []
+      return db.selectFrom('chat_mess').selectAll().where('timetick', 'in', messageIds).execute()
+    },
+
+    /** One page of the regular feed; ids are unique and ordered, so pages stay stable under concurrent inserts. */
+    async page(chatId: number, { before, after, limit }: PageOptions): Promise<MessageRow[]> {
+      if (after !== undefined) {
+        return visibleIn(chatId).where('timetick', '>', after).orderBy('timetick', 'asc').limit(limit).execute()
+      }
+      let query = visibleIn(chatId)
+      if (before !== undefined) query = query.where('timetick', '<', before)
+      return query.orderBy('timetick', 'desc').limit(limit).execute()
+    },
+
+    /** Messages of a chat that carry a file, newest first. */
+    async files(chatId: number, before: number | undefined, limit: number): Promise<MessageRow[]> {
+      let query = visibleIn(chatId).where(sql<boolean>`(flags & ${ChatMessFlags.File}) <> 0`)
+      if (before !== undefined) query = query.where('timetick', '<', before)
+      return query.orderBy('timetick', 'desc').limit(limit).execute()
+    },
+
+    /** Visible messages by others newer than the read marker. */
+    async unread(chatId: number, member: number, lastRead: number, limit: number): Promise<MessageRow[]> {
+      return visibleIn(chatId)
+        .where('timetick', '>', lastRead)
+        .where('owner', '<>', member)
+        .orderBy('timetick', 'asc')
+        .limit(limit)
+        .execute()
+    },
+
+    /** Exact count of visible messages by others newer than the read marker, computed when asked. */
+    async unreadCount(chatId: number, member: number, lastRead: number): Promise<number> {
+      const row = await db
+        .selectFrom('chat_mess')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('chat_id', '=', chatId)
+        .where('timetick', '>', lastRead)
+        .where('owner', '<>', member)
+        .where(sql<boolean>`(flags & ${HIDDEN}) = 0`)
+        .where('link_kind', '<>', LinkKind.Reaction)
+        .executeTakeFirstOrThrow()
+      return Number(row.n)
+    },
+
+    /** The newest visible message id of a chat up to `upTo` (inclusive), 0 for none. */
+    async newestVisible(chatId: number, upTo: number): Promise<number> {
+      const row = await visibleIn(chatId)
+        .where('timetick', '<=', upTo)
+        .orderBy('timetick', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+      return row?.timetick ?? 0
+    },
+
+    async reactions(messageIds: number[], member: number): Promise<ReactionSummary[]> {
+      if (messageIds.length === 0) return []
+      const rows = await db
+        .selectFrom('chat_mess')
+        .select((eb) => [
+          'linked_message_id as message_id',
+          'content as emoji',
+          eb.fn.countAll().as('count'),
+          eb.fn.max(sql<number>`case when owner = ${member} then 1 else 0 end`).as('mine'),
+        ])
+        .where('linked_message_id', 'in', messageIds)
+        .where('link_kind', '=', LinkKind.Reaction)
+        .where(sql<boolean>`(flags & ${ChatMessFlags.Deleted}) = 0`)
+        .groupBy(['linked_message_id', 'content'])
+        .orderBy('content')
+        .execute()
+      return rows.map((row) => ({ ...row, count: Number(row.count), mine: Number(row.mine) }))
+    },
+
+    async findReaction(messageId: number, owner: number, emoji: string): Promise<MessageRow | undefined> {
+      return db
+        .selectFrom('chat_mess')
+        .selectAll()
+        .where('linked_message_id', '=', messageId)
+        .where('link_kind', '=', LinkKind.Reaction)
+        .where('owner', '=', owner)
+        .where('content', '=', emoji)
+        .where(sql<boolean>`(flags & ${ChatMessFlags.Deleted}) = 0`)
+        .executeTakeFirst()
+    },
+
+    async update(messageId: number, changes: Partial<Omit<MessageRow, 'timetick'>>): Promise<void> {
+      await db.updateTable('chat_mess').set(changes).where('timetick', '=', messageId).execute()
+    },
+
+    /** Deletes a message row and the reaction rows aggregated under it. */
+    async delete(messageId: number): Promise<void> {
+      await db
+        .deleteFrom('chat_mess')
+        .where('linked_message_id', '=', messageId)
+        .where('link_kind', '=', LinkKind.Reaction)
+        .execute()
+      await db.deleteFrom('chat_mess').where('timetick', '=', messageId).execute()
+    },
+
+    async deleteChat(chatId: number): Promise<void> {
+      await db.deleteFrom('chat_mess').where('chat_id', '=', chatId).execute()
+    },
+  }
+}
+
+export type MessagesRepository = ReturnType<typeof createMessagesRepository>

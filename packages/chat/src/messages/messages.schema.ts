@@ -1,0 +1,80 @@
+import { TIMETICK_PATTERN } from '@atrium/platform'
+import { Type } from 'typebox'
+import { MessageView } from './message-view.ts'
+
+/** An id in its public string form. */
+export const Id = Type.String({ pattern: TIMETICK_PATTERN, description: 'A timetick id as a decimal string.' })
+
+/** Longest message content in characters. */
+export const MAX_CONTENT = 16_384
+
+export const sendMessage = {
+  body: Type.Object(
+    {
+      chat_id: Id,
+      content: Type.String({ maxLength: MAX_CONTENT, description: 'Markdown text; for a reaction, the emoji.' }),
+      reply_to: Type.Optional(Id),
+      reaction_to: Type.Optional(Id),
+      widget: Type.Optional(
+        Type.Object(
+          {},
+          { additionalProperties: true, description: 'Widget JSON; stored as content with the Widget flag.' },
+        ),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  response: { 200: MessageView },
+}
+
+export const getChatMessages = {
+  querystring: Type.Object(
+    {
+      chat_id: Id,
+      before: Type.Optional(Id),
+      after: Type.Optional(Id),
+      limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+    },
+    { additionalProperties: false },
+  ),
+  response: { 200: Type.Object({ messages: Type.Array(MessageView), has_more: Type.Boolean() }) },
+}
+
+export const getChatFiles = {
+  querystring: Type.Object(
+    { chat_id: Id, before: Type.Optional(Id), limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }) },
+    { additionalProperties: false },
+  ),
+  response: { 200: Type.Object({ files: Type.Array(MessageView), has_more: Type.Boolean() }) },
+}
+
+export const editMessage = {
+  body: Type.Object(
+    { message_id: Id, content: Type.String({ minLength: 1, maxLength: MAX_CONTENT }) },
+    { additionalProperties: false },
+  ),
+  response: { 200: MessageView },
+}
+
+export const messageAction = {
+  body: Type.Object({ message_id: Id }, { additionalProperties: false }),
+  response: { 200: MessageView },
+}
+
+export const forwardMessage = {
+  body: Type.Object({ message_id: Id, to_chat_id: Id }, { additionalProperties: false }),
+  response: { 200: MessageView },
+}
+
+export const toggleReaction = {
+  body: Type.Object(
+    { message_id: Id, emoji: Type.String({ minLength: 1, maxLength: 32 }) },
+    { additionalProperties: false },
+  ),
+  response: { 200: Type.Object({ added: Type.Boolean(), message: MessageView }) },
+}
+
+export const hardDeleteMessage = {
+  body: Type.Object({ message_id: Id }, { additionalProperties: false }),
+  response: { 200: Type.Object({ deleted: Type.String() }) },
+}

@@ -1,0 +1,63 @@
+import { ApiError, ChatMessFlags, hasFlag, LinkKind } from '@atrium/platform'
+import type { Caller } from '../access.ts'
+import type { Store } from '../store.ts'
+import { requireMessage, toMessageViews } from './message-rows.ts'
+
+/**
+ * Adds or removes the caller's reaction with this emoji on a message. A reaction is its own row
+ * (linkKind = reaction) aggregated under its target; removing soft-deletes that row.
+ * `mode` 'add' leaves an existing reaction in place instead of removing it.
+ */
+export async function toggleReaction(
+  store: Store,
+  caller: Caller,
+  messageId: number,
+  emoji: string,
+  mode: 'toggle' | 'add',
+) {
+  if (emoji === '') throw new ApiError('InvalidRequest', 'the reaction emoji is empty')
+  const { added, target } = await store.transact(async (unit) => {
+    const { message: target, chat } = await requireMessage(unit, messageId, caller)
+    if (hasFlag(target.flags, ChatMessFlags.Deleted)) throw new ApiError('MessageDeleted')
+    if (target.link_kind === LinkKind.Reaction) throw new ApiError('InvalidRequest', 'a reaction cannot be reacted to')
+    if (chat.archived) throw new ApiError('ChatArchived')
+    const existing = await unit.messages.findReaction(target.timetick, caller.member, emoji)
+    if (existing && mode === 'add') return { added: true, target }
+    const tick = store.nextTick()
+    if (existing) {
+      await unit.messages.update(existing.timetick, {
+        flags: existing.flags | ChatMessFlags.Deleted,
+        timetick_update: tick,
+      })
+    } else {
+      await unit.messages.insert({
+        timetick: tick,
+        timetick_update: tick,
+        chat_id: target.chat_id,
+        owner: caller.member,
+        content: emoji,
+        file_name: '',
+        file_size: 0,
+        flags: 0,
+        linked_message_id: target.timetick,
+        link_kind: LinkKind.Reaction,
+        forwarded_from: 0,
+      })
+    }
+    await unit.emit({
+      chat_id: target.chat_id,
+      type: 'ReactionChanged',
+      data: {
+        message_id: String(target.timetick),
+        chat_id: String(target.chat_id),
+        emoji,
+        by: String(caller.member),
+        added: !existing,
+      },
+      app_id: chat.app_id,
+    })
+    return { added: !existing, target }
+  })
+  const [message] = await toMessageViews(store, [target], caller.member)
+  return { added, message: message! }
+}

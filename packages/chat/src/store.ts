@@ -1,0 +1,50 @@
+import type { Database, TimetickGenerator } from '@atrium/platform'
+import type { Kysely } from 'kysely'
+import { createChatsRepository } from './chats/chats.repository.ts'
+import type { ChatDatabase } from './db/schema.ts'
+import { type ChatEventInput, createEventFeed, type EventFeed } from './events/event-feed.ts'
+import { createFeedbackRepository } from './feedback/feedback.repository.ts'
+import { createInvitesRepository } from './invites/invites.repository.ts'
+import { createMembersRepository } from './members/members.repository.ts'
+import { createMessagesRepository } from './messages/messages.repository.ts'
+
+function repositories(db: Kysely<ChatDatabase>) {
+  return {
+    chats: createChatsRepository(db),
+    members: createMembersRepository(db),
+    messages: createMessagesRepository(db),
+    feedback: createFeedbackRepository(db),
+    invites: createInvitesRepository(db),
+  }
+}
+
+/** The repositories of one transaction, plus recording events in it. */
+export type Unit = ReturnType<typeof repositories> & { emit(event: ChatEventInput): Promise<number> }
+
+/**
+ * The chat module's data access: repositories over the pool for reads, and `transact` for writes,
+ * which runs every repository in one transaction with the events it records and sequences those
+ * events after the commit, so they are readable when the operation answers.
+ */
+export function createStore(database: Database<ChatDatabase>, nextTick: TimetickGenerator) {
+  const events: EventFeed = createEventFeed(database, nextTick)
+
+  async function transact<T>(work: (unit: Unit) => Promise<T>): Promise<T> {
+    let recorded = false
+    const result = await database.db.transaction().execute((trx) =>
+      work({
+        ...repositories(trx),
+        emit(event) {
+          recorded = true
+          return events.append(trx, event)
+        },
+      }),
+    )
+    if (recorded) await events.sequence()
+    return result
+  }
+
+  return { ...repositories(database.db), events, transact, nextTick, dialect: database.dialect, db: database.db }
+}
+
+export type Store = ReturnType<typeof createStore>

@@ -1,0 +1,4 @@
+export { type BoolInt, columnType, notNullDefault, primaryKey, readBool, writeBool } from './columns.ts'
+export { createDatabase, type Database, type DatabaseDialect, type DatabaseOptions } from './database.ts'
+export { type Migration, type Migrations, migrateToLatest } from './migrator.ts'
+export { createNodeSqliteDatabase, createNodeSqliteDialect } from './node-sqlite-dialect.ts'

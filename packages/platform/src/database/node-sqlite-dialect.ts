@@ -1,0 +1,141 @@
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite'
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type Kysely,
+  SqliteAdapter,
+  type SqliteDatabase,
+  SqliteDriver,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type SqliteStatement,
+  type TransactionSettings,
+} from 'kysely'
+
+const STATEMENT_CACHE_SIZE = 200
+const DDL = /^\s*(create|alter|drop)\b/i
+
+type Row = Record<string, unknown>
+
+interface CachedStatement {
+  readonly statement: StatementSync
+  columnNames: string[]
+}
+
+/** Adapts a node:sqlite `DatabaseSync` to the better-sqlite3-shaped `SqliteDatabase` that Kysely's SQLite driver calls. */
+export function createNodeSqliteDatabase(database: DatabaseSync): SqliteDatabase {
+  // Kysely prepares every query anew; preparing costs several times more than running a point read.
+  const cache = new Map<string, CachedStatement>()
+
+  function prepareCached(sql: string): CachedStatement {
+    // A statement prepared before a schema change would keep stale column names for `select *`.
+    if (DDL.test(sql)) {
+      cache.clear()
+      return prepareRows(sql)
+    }
+    const hit = cache.get(sql)
+    if (hit !== undefined) {
+      cache.delete(sql)
+      cache.set(sql, hit)
+      return hit
+    }
+    const entry = prepareRows(sql)
+    cache.set(sql, entry)
+    if (cache.size > STATEMENT_CACHE_SIZE) {
+      const oldest = cache.keys().next()
+      if (oldest.done !== true) cache.delete(oldest.value)
+    }
+    return entry
+  }
+
+  function prepareRows(sql: string): CachedStatement {
+    const statement = database.prepare(sql)
+    // Arrays plus our own plain objects are faster than node:sqlite's null-prototype rows, and plain
+    // objects compare equal to object literals under assert.deepStrictEqual, as pg rows do.
+    statement.setReturnArrays(true)
+    return { statement, columnNames: statement.columns().map((column) => column.name) }
+  }
+
+  return {
+    prepare(sql: string): SqliteStatement {
+      const entry = prepareCached(sql)
+      const { statement } = entry
+      return {
+        reader: entry.columnNames.length > 0,
+        all: (parameters) => statement.all(...bindAll(parameters)).map((row) => toObject(entry, row)),
+        run: (parameters) => statement.run(...bindAll(parameters)),
+        *iterate(parameters) {
+          for (const row of statement.iterate(...bindAll(parameters))) yield toObject(entry, row)
+        },
+      }
+    },
+    close() {
+      cache.clear()
+      if (database.isOpen) database.close()
+    },
+  }
+}
+
+function toObject(entry: CachedStatement, row: unknown): Row {
+  const values = row as unknown[]
+  if (entry.columnNames.length !== values.length) {
+    // Another connection changed the table under a `select *`; SQLite re-prepared the statement.
+    entry.columnNames = entry.statement.columns().map((column) => column.name)
+  }
+  const names = entry.columnNames
+  const object: Row = {}
+  for (let i = 0; i < names.length; i++) object[names[i]!] = values[i]
+  return object
+}
+
+function bindAll(parameters: ReadonlyArray<unknown>): SQLInputValue[] {
+  const values: SQLInputValue[] = new Array(parameters.length)
+  for (let i = 0; i < parameters.length; i++) values[i] = bind(parameters[i], i + 1)
+  return values
+}
+
+function bind(value: unknown, position: number): SQLInputValue {
+  switch (typeof value) {
+    case 'number':
+    case 'string':
+    case 'bigint':
+      return value
+    case 'boolean':
+      return value ? 1 : 0
+    case 'object':
+      if (value === null || ArrayBuffer.isView(value)) return value as SQLInputValue
+  }
+  // node:sqlite silently binds a Date or any other object as NULL; refuse instead.
+  const kind = value instanceof Date ? 'Date (store times as epoch-ms numbers)' : typeof value
+  throw new TypeError(`SQLite parameter ${position} is a ${kind}, which node:sqlite cannot store`)
+}
+
+/** Kysely's SQLite driver, except that transactions begin IMMEDIATE so that writers queue on busy_timeout. */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
+    // A deferred transaction that reads, then writes, fails with SQLITE_BUSY at once when another
+    // connection wrote in between; BEGIN IMMEDIATE takes the write lock up front and waits instead.
+    const mode = settings?.accessMode === 'read only' ? 'deferred' : 'immediate'
+    await connection.executeQuery(CompiledQuery.raw(`begin ${mode}`))
+  }
+}
+
+/** Kysely's SQLite adapter, except that migrations run inside one transaction, which SQLite supports for DDL. */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true
+  }
+}
+
+/** A Kysely dialect over an open node:sqlite database; Kysely's `destroy()` closes it. */
+export function createNodeSqliteDialect(database: DatabaseSync): Dialect {
+  return {
+    createDriver: () => new ImmediateSqliteDriver({ database: createNodeSqliteDatabase(database) }),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+    createAdapter: () => new TransactionalDdlSqliteAdapter(),
+    // biome-ignore lint/suspicious/noExplicitAny: Kysely's Dialect interface types the instance as Kysely<any>
+    createIntrospector: (db: Kysely<any>): DatabaseIntrospector => new SqliteIntrospector(db),
+  }
+}

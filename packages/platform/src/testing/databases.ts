@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type TestContext, type TestOptions, test } from 'node:test'
+import { sql } from 'kysely'
+import { Client, escapeIdentifier } from 'pg'
+import { createDatabase, type Database, type DatabaseDialect } from '../database/index.ts'
+
+const POSTGRES_SKIPPED = 'DATABASE_URL not set: PostgreSQL run skipped'
+
+/** The PostgreSQL server tests may use (`DATABASE_URL` when it starts with postgres:), or undefined. */
+export function postgresTestUrl(): string | undefined {
+  const url = process.env.DATABASE_URL
+  return url?.startsWith('postgres:') || url?.startsWith('postgresql:') ? url : undefined
+}
+
+/** Test options that skip a PostgreSQL-only test, with the reason, when `DATABASE_URL` names no PostgreSQL server. */
+export function onlyWithPostgres(): TestOptions {
+  return { skip: postgresTestUrl() === undefined ? POSTGRES_SKIPPED : false }
+}
+
+/**
+ * Registers one test per dialect, named `<name> (sqlite)` and `<name> (postgres)`; the PostgreSQL one
+ * is registered as skipped when `DATABASE_URL` names no PostgreSQL server.
+ */
+export function forEachDialect(
+  name: string,
+  fn: (t: TestContext, dialect: DatabaseDialect) => Promise<void> | void,
+): void {
+  test(`${name} (sqlite)`, (t) => fn(t, 'sqlite'))
+  test(`${name} (postgres)`, onlyWithPostgres(), (t) => fn(t, 'postgres'))
+}
+
+/**
+ * A fresh, empty database for one test, removed after it: a temporary SQLite file, or a new PostgreSQL
+ * schema (selected with `?schema=`) so that tests can run in parallel on one server.
+ */
+export async function createTestDatabaseUrl(t: TestContext, dialect: DatabaseDialect): Promise<string> {
+  const { url, remove } = await provisionTestDatabase(dialect)
+  t.after(remove)
+  return url
+}
+
+/** Opens a fresh database for one test (see `createTestDatabaseUrl`), destroyed and removed after it. */
+export async function openTestDatabase<DB>(t: TestContext, dialect: DatabaseDialect): Promise<Database<DB>> {
+  const { url, remove } = await provisionTestDatabase(dialect)
+  const database = createDatabase<DB>(url)
+  t.after(async () => {
+    await database.destroy()
+    await remove()
+  })
+  return database
+}
+
+/** Lists `table.column` for every nullable column of the database's tables, for "no NULL fields" assertions. */
+export async function listNullableColumns<DB>(database: Database<DB>): Promise<string[]> {
+  const rows =
+    database.dialect === 'sqlite'
+      ? // pragma_table_list types FTS5 and other virtual tables 'virtual' and their storage 'shadow': both are skipped.
+        await sql<{ table: string; column: string }>`
+          select t.name as "table", c.name as "column"
+          from pragma_table_list as t, pragma_table_info(t.name) as c
+          where t.schema = 'main' and t.type = 'table'
+            and t.name not like 'sqlite\\_%' escape '\\' and t.name not like 'kysely\\_%' escape '\\'
+            and c."notnull" = 0
+            and not (c.pk = 1 and upper(c.type) = 'INTEGER'
+              and (select count(*) from pragma_table_info(t.name) where pk > 0) = 1)
+          order by 1, 2`.execute(database.db)
+      : await sql<{ table: string; column: string }>`
+          select c.table_name as "table", c.column_name as "column"
+          from information_schema.columns as c
+          join information_schema.tables as t
+            on t.table_schema = c.table_schema and t.table_name = c.table_name and t.table_type = 'BASE TABLE'
+          where c.table_schema = current_schema() and c.is_nullable = 'YES'
+            and c.table_name not like 'kysely\\_migration%'
+          order by 1, 2`.execute(database.db)
+  return rows.rows.map((row) => `${row.table}.${row.column}`)
+}
+
+interface TestDatabase {
+  url: string
+  remove(): Promise<void>
+}
+
+async function provisionTestDatabase(dialect: DatabaseDialect): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const directory = await mkdtemp(join(tmpdir(), 'atrium-test-'))
+    return {
+      url: `sqlite:${join(directory, 'test.db')}`,
+      remove: () => rm(directory, { recursive: true, force: true }),
+    }
+  }
+  const serverUrl = postgresTestUrl()
+  if (serverUrl === undefined) throw new Error(POSTGRES_SKIPPED)
+  const server = new URL(serverUrl)
+  server.searchParams.delete('schema')
+  const schema = `test_${randomBytes(8).toString('hex')}`
+  await runOnServer(server.toString(), `create schema ${escapeIdentifier(schema)}`)
+  server.searchParams.set('schema', schema)
+  return {
+    url: server.toString(),
+    remove: () => {
+      server.searchParams.delete('schema')
+      return runOnServer(server.toString(), `drop schema if exists ${escapeIdentifier(schema)} cascade`)
+    },
+  }
+}
+
+async function runOnServer(url: string, statement: string): Promise<void> {
+  const client = new Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
+}
