@@ -1,2 +1,3 @@
 export { buildChat, type ChatOptions } from './app.ts'
 export { type ChatConfig, chatSettings, loadChatConfig } from './config.ts'
+export { chatMigrations } from './db/migrations/index.ts'

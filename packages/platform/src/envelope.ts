@@ -17,9 +17,13 @@ export interface ErrorEnvelope {
   id: string
 }
 
+const envelopeSchemas = new WeakSet<TSchema>()
+
 /** The response schema of an enveloped route whose result has the given schema. */
 export function Envelope<T extends TSchema>(result: T) {
-  return Type.Object({ result, id: Type.String() })
+  const schema = Type.Object({ result, id: Type.String() })
+  envelopeSchemas.add(schema)
+  return schema
 }
 
 /** Schema of an error envelope, for OpenAPI documents. */
@@ -88,16 +92,16 @@ export function toApiError(error: FastifyError | Error): ApiError {
  * never sent. Installed before any route, so it applies to all of them.
  */
 export function installEnvelope(app: FastifyInstance): void {
-  // The automatic HEAD route shares its GET route's schema object, so each schema is wrapped once.
-  const wrapped = new WeakSet<TSchema>()
   app.addHook('onRoute', (route) => {
-    const response = (route.schema as { response?: Record<string, TSchema> } | undefined)?.response
-    if (route.config?.envelope === false || !response) return
-    for (const [status, schema] of Object.entries(response)) {
-      if (!/^2/.test(status) || wrapped.has(schema)) continue
-      response[status] = Envelope(schema)
-      wrapped.add(response[status])
+    const schema = route.schema as { response?: Record<string, TSchema> } | undefined
+    if (route.config?.envelope === false || !schema?.response) return
+    // Route schemas are often shared constants (and the automatic HEAD route reuses its GET
+    // route's), so the route gets new objects and an envelope schema is never wrapped twice.
+    const response: Record<string, TSchema> = {}
+    for (const [status, result] of Object.entries(schema.response)) {
+      response[status] = /^2/.test(status) && !envelopeSchemas.has(result) ? Envelope(result) : result
     }
+    route.schema = { ...schema, response }
   })
 
   app.addHook('onRequest', async (request, reply) => {

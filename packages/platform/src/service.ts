@@ -7,6 +7,7 @@ import { readConfigSection } from './config.ts'
 import { type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
 import { handleClientError, installEnvelope, requestIdFor, sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
+import { compileValidator } from './validation.ts'
 
 /** A Fastify instance with the TypeBox type provider, as every Atrium service uses. */
 export type Service = FastifyInstance<
@@ -46,6 +47,7 @@ export function createService(options: ServiceOptions): Service {
     clientErrorHandler: handleClientError,
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  app.setValidatorCompiler(compileValidator)
 
   installEnvelope(app)
   installDomainGuard(app, options.domainGuard)

@@ -42,7 +42,7 @@ function newChat(store: Store, fields: Partial<ChatRow> & Pick<ChatRow, 'type' |
     description: '',
     app_id: 0,
     archived: 0,
-    pair_key: '',
+    pair_key: `#${tick}`,
     last_message: 0,
     ...fields,
   }

@@ -24,7 +24,7 @@ export function createChatsRepository(db: Kysely<ChatDatabase>) {
       const result = await db
         .insertInto('chats')
         .values(chat)
-        .onConflict((conflict) => conflict.column('pair_key').where('pair_key', '<>', '').doNothing())
+        .onConflict((conflict) => conflict.column('pair_key').doNothing())
         .executeTakeFirst()
       return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
     },

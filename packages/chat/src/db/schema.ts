@@ -17,7 +17,7 @@ export interface ChatsTable {
   app_id: number
   /** 1 when archived: read-only until unarchived. */
   archived: number
-  /** `<low crm id>:<high crm id>` for private chats, unique, so one pair has one chat; '' otherwise. */
+  /** Unique: `<low crm id>:<high crm id>` for a private chat, so one pair has one chat; `#<timetick>` otherwise. */
   pair_key: string
   /** Timetick of the newest visible message, 0 for none; orders chat lists. */
   last_message: number

@@ -113,11 +113,10 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
       const assignments = pending.map(({ timetick }) => {
         // Ticks stay increasing even when another instance's clock or node number is ahead.
         last = Math.max(nextTick(), last + 1)
-        return sql`(${timetick}, ${last})`
+        return sql`(cast(${timetick} as bigint), cast(${last} as bigint))`
       })
-      await sql`update chat_events set tick_update = v.tick
-        from (values ${sql.join(assignments)}) as v(id, tick)
-        where chat_events.timetick = v.id`.execute(trx)
+      await sql`with v(id, tick) as (values ${sql.join(assignments)})
+        update chat_events set tick_update = v.tick from v where chat_events.timetick = v.id`.execute(trx)
       return pending.length
     })
   }

@@ -20,13 +20,7 @@ export async function up(db: Kysely<unknown>, dialect: DatabaseDialect): Promise
     .addColumn('pair_key', c.text, d(''))
     .addColumn('last_message', c.id, d(0))
     .execute()
-  await db.schema
-    .createIndex('chats_pair_key')
-    .on('chats')
-    .column('pair_key')
-    .unique()
-    .where(sql.ref('pair_key'), '<>', '')
-    .execute()
+  await db.schema.createIndex('chats_pair_key').on('chats').column('pair_key').unique().execute()
   await db.schema.createIndex('chats_app').on('chats').columns(['app_id', 'timetick']).execute()
   await db.schema.createIndex('chats_update').on('chats').column('timetick_update').execute()
 
@@ -119,8 +113,14 @@ export async function up(db: Kysely<unknown>, dialect: DatabaseDialect): Promise
 // Full-text search that also finds partial words and CJK text: trigrams on both dialects.
 async function createSearchIndex(db: Kysely<unknown>, dialect: DatabaseDialect) {
   if (dialect === 'postgres') {
-    await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db)
-    await sql`CREATE INDEX chat_mess_content_trgm ON chat_mess USING gin (content gin_trgm_ops)`.execute(db)
+    // The extension lives once per database, in public unless an operator put it elsewhere, so its
+    // operator class is named with the schema it is really in.
+    await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`.execute(db)
+    const { rows } = await sql<{ schema: string }>`
+      SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+      WHERE e.extname = 'pg_trgm'`.execute(db)
+    const opclass = sql.id(rows[0]!.schema, 'gin_trgm_ops')
+    await sql`CREATE INDEX chat_mess_content_trgm ON chat_mess USING gin (content ${opclass})`.execute(db)
     return
   }
   await sql`CREATE VIRTUAL TABLE chat_mess_fts USING fts5(content, content='chat_mess', content_rowid='timetick', tokenize='trigram')`.execute(
