@@ -77,7 +77,11 @@ export type ChatCaller = ReturnType<ChatClient['user']>
 
 /** Starts the chat module on a fresh database of the dialect and an ephemeral port. */
 export async function startChat(t: TestContext, dialect: DatabaseDialect, settings: Record<string, unknown> = {}) {
-  const url = await createTestDatabaseUrl(t, dialect)
+  return startChatOn(t, await createTestDatabaseUrl(t, dialect), settings)
+}
+
+/** Starts a chat instance on an existing database, e.g. a second instance on the same PostgreSQL schema. */
+export async function startChatOn(t: TestContext, url: string, settings: Record<string, unknown> = {}) {
   const config = loadChatConfig({ ChatDB: url, ServiceSecret: SERVICE_SECRET, ...settings }, {})
   // Only errors are logged, so a 500 in a test shows its cause.
   const app = await buildChat(config, { logger: { level: 'error' } })

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { createTestDatabaseUrl, forEachDialect, onlyWithPostgres } from '@atrium/platform/testing'
+import { type ChatClient, createGroup, startChat, startChatOn } from '../../test/support.ts'
+
+interface Item {
+  CrmId: number
+  AppId: number
+  Timetick: number
+  TickUpdate: number
+  EventType: string
+  Data: Record<string, unknown>
+}
+
+async function readAll(chat: ChatClient, query: Record<string, string | number> = {}) {
+  const { status, result, error } = await chat.events({ limit: 1000, ...query })
+  assert.equal(status, 200, JSON.stringify(error))
+  return result as { Events: Item[]; LastTick: number }
+}
+
+forEachDialect(
+  'a member receives NewChatMessage with typed data; a non-member receives nothing',
+  async (t, dialect) => {
+    const chat = await startChat(t, dialect)
+    const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
+    const sent = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'hi Bob' })
+    const forBob = await readAll(chat, { subjects: 'user:2' })
+    const message = forBob.Events.find((event) => event.EventType === 'NewChatMessage')!
+    assert.equal(message.CrmId, 2)
+    assert.equal(message.AppId, 0)
+    assert.equal(typeof message.Timetick, 'number')
+    assert.equal(message.TickUpdate, forBob.LastTick)
+    assert.deepEqual(
+      { ...message.Data, time: undefined },
+      {
+        message_id: sent.id,
+        chat_id: direct.id,
+        sender: '1',
+        content: 'hi Bob',
+        flags: 0,
+        link_kind: 'none',
+        linked_message_id: '0',
+        time: undefined,
+        tick: String(message.TickUpdate),
+      },
+    )
+    assert.deepEqual(
+      forBob.Events.map((event) => event.EventType),
+      ['ChatCreated', 'NewChatMessage'],
+    )
+    const forCarol = await readAll(chat, { subjects: 'user:3' })
+    assert.deepEqual(forCarol.Events, [])
+    assert.equal(forCarol.LastTick, forBob.LastTick, 'the cursor still moves past events for others')
+  },
+)
+
+forEachDialect('the legacy users alias selects the same events as user: subjects', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2, 3])
+  await chat.user(1).ok('send_message', { chat_id: groupId, content: 'all hands' })
+  const bySubjects = await readAll(chat, { subjects: 'user:2,user:3' })
+  const byAlias = await readAll(chat, { users: '2,3' })
+  assert.deepEqual(byAlias, bySubjects)
+  assert.deepEqual(new Set(byAlias.Events.map((event) => event.CrmId)), new Set([2, 3]))
+})
+
+forEachDialect('since and limit page through the feed without gaps or repeats', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  for (let i = 0; i < 12; i++) await chat.user(1).ok('send_message', { chat_id: groupId, content: `n${i}` })
+  const seen: string[] = []
+  let since = 0
+  for (let round = 0; round < 10; round++) {
+    const batch = await readAll(chat, { subjects: 'user:2', since, limit: 5 })
+    seen.push(...batch.Events.filter((e) => e.EventType === 'NewChatMessage').map((e) => String(e.Data.content)))
+    if (batch.LastTick === since) break
+    since = batch.LastTick
+  }
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 12 }, (_, i) => `n${i}`),
+  )
+})
+
+forEachDialect('limit has a documented upper bound and subjects are validated', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  assert.equal((await chat.events({ limit: 1001 })).error?.code, 1000)
+  assert.equal((await chat.events({ limit: 0 })).status, 400)
+  for (const subjects of ['user:x', 'team:1', 'user:', 'user:-1', 'user:1;drop']) {
+    const response = await chat.events({ subjects })
+    assert.equal(response.status, 400, subjects)
+    assert.equal(response.error?.code, 1000)
+  }
+})
+
+forEachDialect('wait long-polls until an event is committed', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  const { LastTick } = await readAll(chat, { subjects: 'user:2' })
+  const started = Date.now()
+  const polling = chat.events({ subjects: 'user:2', since: LastTick, wait: 5000 })
+  await new Promise((resolve) => setTimeout(resolve, 150))
+  await chat.user(1).ok('send_message', { chat_id: groupId, content: 'ping' })
+  const { result } = await polling
+  assert.equal(result.Events[0].Data.content, 'ping')
+  assert.ok(Date.now() - started < 2000, 'answered on commit, not at the end of the wait')
+})
+
+forEachDialect('a removed member is told so and receives nothing after', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  await chat.user(1).ok('remove_member', { chat_id: groupId, member: '2' })
+  const { LastTick, Events } = await readAll(chat, { subjects: 'user:2' })
+  assert.ok(Events.some((event) => event.EventType === 'MemberRemoved' && event.Data.member === '2'))
+  await chat.user(1).ok('send_message', { chat_id: groupId, content: 'secret plans' })
+  assert.deepEqual((await readAll(chat, { subjects: 'user:2', since: LastTick })).Events, [])
+})
+
+forEachDialect('a message to a large channel is one event row, addressed at read time', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const members = Array.from({ length: 1000 }, (_, i) => 10_000 + i)
+  const channel = await createGroup(chat.user(1), members, 4, 'Announcements')
+  const { LastTick } = await readAll(chat)
+  await chat.user(1).ok('send_message', { chat_id: channel, content: 'to everyone' })
+  const all = await readAll(chat, { since: LastTick })
+  assert.equal(new Set(all.Events.map((event) => event.Timetick)).size, 1, 'one event')
+  assert.equal(all.Events.length, 1001, 'expanded to every member when read')
+  const one = await readAll(chat, { since: LastTick, subjects: 'user:10500' })
+  assert.deepEqual(
+    one.Events.map((event) => event.CrmId),
+    [10500],
+  )
+})
+
+forEachDialect('a member who joins later does not receive earlier events', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [])
+  await chat.user(1).ok('send_message', { chat_id: groupId, content: 'before you came' })
+  await chat.user(1).ok('add_chat_member', { chat_id: groupId, member: '5' })
+  const events = (await readAll(chat, { subjects: 'user:5' })).Events.map((event) => event.EventType)
+  assert.deepEqual(events, ['MemberAdded'])
+})
+
+// The cursor must never skip an event that commits late. Writers on two instances against one
+// PostgreSQL database commit in parallel while a reader follows the cursor; every message must
+// arrive exactly once.
+test(
+  'a cursor reader misses nothing while writers on two instances commit concurrently (postgres)',
+  onlyWithPostgres(),
+  async (t) => {
+    const url = await createTestDatabaseUrl(t, 'postgres')
+    const first = await startChatOn(t, url, { NodeNumber: 1 })
+    const second = await startChatOn(t, url, { NodeNumber: 2 })
+    const groupId = await createGroup(first.user(1), [2])
+    const { LastTick: start } = await readAll(first, { subjects: 'user:2' })
+
+    const sent = new Set<string>()
+    let writing = true
+    const writers = [first, second, first, second].map(async (instance, writer) => {
+      for (let i = 0; i < 40; i++) {
+        const message = await instance.user(1).ok('send_message', { chat_id: groupId, content: `w${writer}-${i}` })
+        sent.add(message.id)
+      }
+    })
+    const received: string[] = []
+    const reader = (async () => {
+      let since = start
+      while (writing || received.length < sent.size) {
+        const batch = await readAll(second, { subjects: 'user:2', since, limit: 7, wait: 200 })
+        received.push(...batch.Events.map((event) => String(event.Data.message_id)))
+        since = batch.LastTick
+        if (!writing && batch.Events.length === 0) break
+      }
+    })()
+    await Promise.all(writers)
+    writing = false
+    await reader
+    assert.equal(sent.size, 160)
+    assert.equal(received.length, new Set(received).size, 'no event twice')
+    assert.deepEqual(new Set(received), sent, 'every event once')
+  },
+)
