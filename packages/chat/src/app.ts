@@ -13,10 +13,15 @@ import chatsPlugin from './chats/chats.plugin.ts'
 import type { ChatConfig } from './config.ts'
 import { chatMigrations } from './db/migrations/index.ts'
 import type { ChatDatabase } from './db/schema.ts'
+import deliveryPlugin from './delivery/delivery.plugin.ts'
 import eventsPlugin from './events/events.plugin.ts'
+import feedbackPlugin from './feedback/feedback.plugin.ts'
+import internalPlugin from './internal/internal.plugin.ts'
+import invitesPlugin from './invites/invites.plugin.ts'
 import membersPlugin from './members/members.plugin.ts'
 import messageActionsPlugin from './messages/message-actions.plugin.ts'
 import messagesPlugin from './messages/messages.plugin.ts'
+import searchPlugin from './search/search.plugin.ts'
 import { createStore } from './store.ts'
 import unreadPlugin from './unread/unread.plugin.ts'
 
@@ -54,9 +59,19 @@ export async function buildChat(config: ChatConfig, { logger = false }: ChatOpti
       msg.register(messagesPlugin, { store, resolveCaller })
       msg.register(messageActionsPlugin, { store, resolveCaller, hardDelete: config.HardDelete.Messages })
       msg.register(unreadPlugin, { store, resolveCaller })
+      msg.register(invitesPlugin, { store, resolveCaller })
+      msg.register(feedbackPlugin, { store, resolveCaller })
+      msg.register(searchPlugin, { store, resolveCaller })
     },
     { prefix: '/msg/v1' },
   )
+  app.register(internalPlugin, { prefix: '/private/v1', store, hardDelete: config.HardDelete.Messages })
+  app.register(deliveryPlugin, {
+    prefix: '/private/v1',
+    smtp: config.SmtpSettings,
+    outboxPath: config.Outbox.Path,
+    development: buildInfo === null,
+  })
   app.register(eventsPlugin, {
     prefix: '/private/v1',
     events: store.events,

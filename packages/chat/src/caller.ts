@@ -10,11 +10,17 @@ export const DEVICE_GUID_HEADER = 'x-device-guid'
 
 const DEVICE_GUID = /^[A-Za-z0-9-]{8,64}$/
 
+/** The well-formed X-Device-Guid of a request, or undefined. */
+export function deviceGuidOf(request: FastifyRequest): string | undefined {
+  const deviceGuid = request.headers[DEVICE_GUID_HEADER]
+  return typeof deviceGuid === 'string' && DEVICE_GUID.test(deviceGuid) ? deviceGuid : undefined
+}
+
 /** The device GUID and invite code a guest request carries, or undefined when malformed or missing. */
 export function guestCredentials(request: FastifyRequest): { code: string; deviceGuid: string } | undefined {
   const code = request.headers[INVITE_CODE_HEADER]
-  const deviceGuid = request.headers[DEVICE_GUID_HEADER]
-  if (typeof code !== 'string' || typeof deviceGuid !== 'string' || !DEVICE_GUID.test(deviceGuid)) return undefined
+  const deviceGuid = deviceGuidOf(request)
+  if (typeof code !== 'string' || !deviceGuid) return undefined
   return { code, deviceGuid }
 }
 

@@ -1,4 +1,4 @@
-import type { Database, TimetickGenerator } from '@atrium/platform'
+import type { Database, DatabaseDialect, TimetickGenerator } from '@atrium/platform'
 import type { Kysely } from 'kysely'
 import { createChatsRepository } from './chats/chats.repository.ts'
 import type { ChatDatabase } from './db/schema.ts'
@@ -7,14 +7,16 @@ import { createFeedbackRepository } from './feedback/feedback.repository.ts'
 import { createInvitesRepository } from './invites/invites.repository.ts'
 import { createMembersRepository } from './members/members.repository.ts'
 import { createMessagesRepository } from './messages/messages.repository.ts'
+import { createSearchRepository } from './search/search.repository.ts'
 
-function repositories(db: Kysely<ChatDatabase>) {
+function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
   return {
     chats: createChatsRepository(db),
     members: createMembersRepository(db),
     messages: createMessagesRepository(db),
     feedback: createFeedbackRepository(db),
     invites: createInvitesRepository(db),
+    search: createSearchRepository(db, dialect),
   }
 }
 
@@ -24,7 +26,9 @@ export type Unit = ReturnType<typeof repositories> & { emit(event: ChatEventInpu
 /**
  * The chat module's data access: repositories over the pool for reads, and `transact` for writes,
  * which runs every repository in one transaction with the events it records and sequences those
- * events after the commit, so they are readable when the operation answers.
+ * events after the commit, so they are readable when the operation answers. Inside `transact`,
+ * use only the unit's repositories: SQLite has one connection, so a query through the store's
+ * own repositories would wait for the transaction that is waiting for it.
  */
 export function createStore(database: Database<ChatDatabase>, nextTick: TimetickGenerator) {
   const events: EventFeed = createEventFeed(database, nextTick)
@@ -33,7 +37,7 @@ export function createStore(database: Database<ChatDatabase>, nextTick: Timetick
     let recorded = false
     const result = await database.db.transaction().execute((trx) =>
       work({
-        ...repositories(trx),
+        ...repositories(trx, database.dialect),
         emit(event) {
           recorded = true
           return events.append(trx, event)
@@ -44,7 +48,7 @@ export function createStore(database: Database<ChatDatabase>, nextTick: Timetick
     return result
   }
 
-  return { ...repositories(database.db), events, transact, nextTick, dialect: database.dialect, db: database.db }
+  return { ...repositories(database.db, database.dialect), events, transact, nextTick, dialect: database.dialect }
 }
 
 export type Store = ReturnType<typeof createStore>

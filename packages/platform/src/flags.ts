@@ -23,6 +23,9 @@ export const ChatMessFlags = {
 /** What a message's linked_message_id means (spec: chat_mess.linkKind). */
 export const LinkKind = { None: 0, Reply: 1, Reaction: 2 } as const
 
+/** Kinds of rated object (spec: "Feedback": App, Service, Product, Order and similar). */
+export const FeedbackType = { App: 1, Service: 2, Product: 3, Order: 4, Chat: 5, User: 6 } as const
+
 /** Channels a user may be reached on (spec: "CommunicationChannel flags"). */
 export const CommunicationChannel = { SMS: 1, Email: 2, Messenger: 4 } as const
 

@@ -41,9 +41,8 @@ export function createInvitesRepository(db: Kysely<ChatDatabase>) {
       return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
     },
 
-    async isGuest(member: number): Promise<boolean> {
-      const row = await db.selectFrom('guests').select('timetick').where('timetick', '=', member).executeTakeFirst()
-      return row !== undefined
+    async setGuestChat(guestId: number, chatId: number): Promise<void> {
+      await db.updateTable('guests').set({ chat_id: chatId }).where('timetick', '=', guestId).execute()
     },
   }
 }

@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto'
+import { ApiError, ChatType, MemberRole, readIdentity, type Service } from '@atrium/platform'
+import { Type } from 'typebox'
+import { isChatAdmin, requireAdmin, requireMember, requireUser } from '../access.ts'
+import { type CallerResolver, deviceGuidOf } from '../caller.ts'
+import { ChatView, toChatEventData } from '../chats/chat-view.ts'
+import { describeChat } from '../chats/chats.plugin.ts'
+import { Id } from '../messages/messages.schema.ts'
+import type { Store, Unit } from '../store.ts'
+import { type GuestRow, InviteKind, type InviteRow } from './invites.repository.ts'
+
+export interface InvitesPluginOptions {
+  store: Store
+  resolveCaller: CallerResolver
+}
+
+const Code = Type.String({ pattern: '^[A-Za-z0-9]{8,64}$' })
+const KIND_NAMES = { [InviteKind.Personal]: 'personal', [InviteKind.Group]: 'group' } as const
+
+const InviteView = Type.Object({
+  code: Type.String(),
+  kind: Type.Union([Type.Literal('personal'), Type.Literal('group')]),
+  chat_id: Type.String(),
+  path: Type.String({ description: 'Client route that opens the invite.' }),
+})
+
+const createInvite = {
+  body: Type.Object(
+    { kind: Type.Union([Type.Literal('personal'), Type.Literal('group')]), chat_id: Type.Optional(Id) },
+    { additionalProperties: false },
+  ),
+  response: { 200: InviteView },
+}
+const joinInvite = {
+  body: Type.Object({ code: Code }, { additionalProperties: false }),
+  response: {
+    200: Type.Object({
+      member: Type.String({ description: 'The caller as a chat member: the guest id for guests.' }),
+      guest: Type.Boolean(),
+      kind: Type.Union([Type.Literal('personal'), Type.Literal('group')]),
+      calls_allowed: Type.Boolean(),
+      chat: ChatView,
+    }),
+  },
+}
+const revokeInvite = {
+  body: Type.Object({ code: Code }, { additionalProperties: false }),
+  response: { 200: Type.Object({ code: Type.String() }) },
+}
+
+function toInviteView(invite: InviteRow) {
+  return {
+    code: invite.code,
+    kind: KIND_NAMES[invite.kind as keyof typeof KIND_NAMES],
+    chat_id: String(invite.chat_id),
+    path: `/chat?code=${invite.code}`,
+  }
+}
+
+// 96 random bits in base62-ish letters: codes are capabilities, so they must not be guessable.
+function newCode(): string {
+  return randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')
+}
+
+async function joinAsMember(unit: Unit, chatId: number, member: number, tick: number, appId: number) {
+  const added = await unit.members.add({
+    chat_id: chatId,
+    member,
+    role: 0,
+    last_read: 0,
+    joined: tick,
+    timetick_update: tick,
+  })
+  if (added) {
+    const data = { chat_id: String(chatId), member: String(member), role: 0, by: String(member) }
+    await unit.emit({ chat_id: chatId, type: 'MemberAdded', data, app_id: appId })
+  }
+}
+
+/**
+ * Resolves a guest device to its synthetic identity, creating it on first use: for a personal
+ * invite, a private conversation of its own with the inviter; for a group invite, membership of
+ * the chat. The same code on the same device always returns the same guest and conversation.
+ */
+async function joinAsGuest(store: Store, invite: InviteRow, deviceGuid: string): Promise<GuestRow> {
+  return store.transact(async (unit) => {
+    const tick = store.nextTick()
+    const guest: GuestRow = { timetick: tick, code: invite.code, device_guid: deviceGuid, chat_id: invite.chat_id }
+    if (!(await unit.invites.insertGuest(guest))) return (await unit.invites.findGuest(invite.code, deviceGuid))!
+    if (invite.kind === InviteKind.Personal) {
+      const chat = {
+        timetick: tick,
+        timetick_update: tick,
+        type: ChatType.Private,
+        name: '',
+        description: '',
+        owner: invite.created_by,
+        app_id: 0,
+        archived: 0,
+        pair_key: `${Math.min(invite.created_by, tick)}:${Math.max(invite.created_by, tick)}`,
+        last_message: 0,
+      }
+      await unit.chats.insert(chat)
+      for (const member of [invite.created_by, tick]) {
+        await unit.members.add({
+          chat_id: tick,
+          member,
+          role: MemberRole.Private,
+          last_read: 0,
+          joined: tick,
+          timetick_update: tick,
+        })
+      }
+      await unit.invites.setGuestChat(tick, tick)
+      await unit.emit({ chat_id: tick, type: 'ChatCreated', data: toChatEventData(chat) })
+      return { ...guest, chat_id: tick }
+    }
+    await joinAsMember(unit, invite.chat_id, tick, tick, 0)
+    return guest
+  })
+}
+
+/** create_invite, join_invite, revoke_invite. */
+export default async function invitesPlugin(app: Service, { store, resolveCaller }: InvitesPluginOptions) {
+  app.post('/create_invite', { schema: createInvite }, async (request) => {
+    const caller = await resolveCaller(request)
+    requireUser(caller, 'create invites')
+    const kind = request.body.kind === 'group' ? InviteKind.Group : InviteKind.Personal
+    let chatId = 0
+    if (kind === InviteKind.Group) {
+      if (!request.body.chat_id) throw new ApiError('InvalidRequest', 'a group invite needs chat_id')
+      const access = await requireMember(store, Number(request.body.chat_id), caller)
+      if (access.chat.type === ChatType.Private) throw new ApiError('WrongChatType', 'invite to a group or channel')
+      requireAdmin(access)
+      chatId = access.chat.timetick
+    }
+    const invite: InviteRow = {
+      code: newCode(),
+      timetick: store.nextTick(),
+      chat_id: chatId,
+      kind,
+      created_by: caller.member,
+      revoked: 0,
+    }
+    await store.invites.insert(invite)
+    return toInviteView(invite)
+  })
+
+  app.post('/join_invite', { schema: joinInvite }, async (request) => {
+    const invite = await store.invites.find(request.body.code)
+    if (!invite) throw new ApiError('InviteNotFound')
+    const callsAllowed = invite.kind === InviteKind.Personal
+    const kind = KIND_NAMES[invite.kind as keyof typeof KIND_NAMES]
+    if (readIdentity(request).crmId === 0) {
+      const deviceGuid = deviceGuidOf(request)
+      if (!deviceGuid)
+        throw new ApiError('InvalidRequest', 'a guest joins with an X-Device-Guid header (8–64 letters, digits or -)')
+      const guest = await joinAsGuest(store, invite, deviceGuid)
+      const { chat, membership } = await requireMember(store, guest.chat_id, {
+        member: guest.timetick,
+        guest: true,
+        appId: 0,
+      })
+      return {
+        member: String(guest.timetick),
+        guest: true,
+        kind,
+        calls_allowed: callsAllowed,
+        chat: await describeChat(store, chat, membership),
+      }
+    }
+    const caller = await resolveCaller(request)
+    if (invite.kind === InviteKind.Personal) {
+      throw new ApiError(
+        'WrongChatType',
+        'a personal invite is for guests; open a private chat with its creator instead',
+      )
+    }
+    await store.transact((unit) => joinAsMember(unit, invite.chat_id, caller.member, store.nextTick(), 0))
+    const { chat, membership } = await requireMember(store, invite.chat_id, caller)
+    return {
+      member: String(caller.member),
+      guest: false,
+      kind,
+      calls_allowed: false,
+      chat: await describeChat(store, chat, membership),
+    }
+  })
+
+  app.post('/revoke_invite', { schema: revokeInvite }, async (request) => {
+    const caller = await resolveCaller(request)
+    const invite = await store.invites.find(request.body.code)
+    if (!invite) throw new ApiError('InviteNotFound')
+    const admin =
+      invite.chat_id !== 0 && isChatAdmin((await store.members.find(invite.chat_id, caller.member))?.role ?? 0)
+    if (invite.created_by !== caller.member && !admin)
+      throw new ApiError('Forbidden', 'only its creator or a chat admin revokes an invite')
+    await store.invites.revoke(invite.code)
+    return { code: invite.code }
+  })
+}
