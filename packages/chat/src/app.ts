@@ -3,6 +3,7 @@ import {
   createDatabase,
   createService,
   createTimetickGenerator,
+  installOpenApi,
   installServiceAuth,
   migrateToLatest,
   type Service,
@@ -21,6 +22,7 @@ import invitesPlugin from './invites/invites.plugin.ts'
 import membersPlugin from './members/members.plugin.ts'
 import messageActionsPlugin from './messages/message-actions.plugin.ts'
 import messagesPlugin from './messages/messages.plugin.ts'
+import { internalProfilesPlugin, profilesPlugin } from './profiles/profiles.plugin.ts'
 import searchPlugin from './search/search.plugin.ts'
 import { createStore } from './store.ts'
 import unreadPlugin from './unread/unread.plugin.ts'
@@ -30,6 +32,9 @@ export interface ChatOptions {
 }
 
 const HEALTH_PATH = '/private/v1/health'
+const OPENAPI_PATH = '/private/v1/openapi.json'
+/** Version of the chat module's interface, shown in its OpenAPI document. */
+export const CHAT_API_VERSION = '1.0.0'
 
 /** Builds the chat module with every capability registered, its database migrated; the caller listens. */
 export async function buildChat(config: ChatConfig, { logger = false }: ChatOptions = {}): Promise<Service> {
@@ -48,7 +53,14 @@ export async function buildChat(config: ChatConfig, { logger = false }: ChatOpti
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
     logger,
   })
-  installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH] })
+  installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH, OPENAPI_PATH] })
+  await installOpenApi(app, {
+    title: 'Atrium chat module',
+    description:
+      'Chat operations (/msg/v1, called through the gateway) and internal operations (/private/v1). See docs/chat-api.md.',
+    version: CHAT_API_VERSION,
+    path: OPENAPI_PATH,
+  })
   app.addHook('onClose', () => database.destroy())
 
   const resolveCaller = createCallerResolver(store.invites)
@@ -61,10 +73,12 @@ export async function buildChat(config: ChatConfig, { logger = false }: ChatOpti
       msg.register(unreadPlugin, { store, resolveCaller })
       msg.register(invitesPlugin, { store, resolveCaller })
       msg.register(feedbackPlugin, { store, resolveCaller })
+      msg.register(profilesPlugin, { store, resolveCaller })
       msg.register(searchPlugin, { store, resolveCaller })
     },
     { prefix: '/msg/v1' },
   )
+  app.register(internalProfilesPlugin, { prefix: '/private/v1', store })
   app.register(internalPlugin, { prefix: '/private/v1', store, hardDelete: config.HardDelete.Messages })
   app.register(deliveryPlugin, {
     prefix: '/private/v1',

@@ -55,6 +55,17 @@ export const chatSettings = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    Outbox: Type.Object(
+      {
+        Path: Type.String({
+          default: 'data/outbox',
+          minLength: 1,
+          description:
+            'Directory of the local outbox used while SmtpSettings.Host is empty: each message is an .eml file there for the operator to read.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     SmsSender: Type.String({ default: '', description: 'Selected SMS provider; empty: SMS delivery is off.' }),
     Sms: Type.Object(
       {

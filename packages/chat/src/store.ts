@@ -7,6 +7,7 @@ import { createFeedbackRepository } from './feedback/feedback.repository.ts'
 import { createInvitesRepository } from './invites/invites.repository.ts'
 import { createMembersRepository } from './members/members.repository.ts'
 import { createMessagesRepository } from './messages/messages.repository.ts'
+import { createProfilesRepository } from './profiles/profiles.repository.ts'
 import { createSearchRepository } from './search/search.repository.ts'
 
 function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
@@ -16,6 +17,7 @@ function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
     messages: createMessagesRepository(db),
     feedback: createFeedbackRepository(db),
     invites: createInvitesRepository(db),
+    profiles: createProfilesRepository(db),
     search: createSearchRepository(db, dialect),
   }
 }

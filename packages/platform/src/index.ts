@@ -34,6 +34,7 @@ export {
   signHop,
   verifyHop,
 } from './identity.ts'
+export { installOpenApi, type OpenApiOptions } from './openapi.ts'
 export { applyPatch, isEmptyPatch, type Patch, patchOf } from './patch.ts'
 export {
   createService,

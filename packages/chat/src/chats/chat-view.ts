@@ -25,6 +25,8 @@ export interface ChatViewContext {
   membership: MemberRow
   memberCount: number
   unread: number
+  /** Display name of the other participant of a private chat, '' when unknown. */
+  peerName: string
 }
 
 /** The other participant of a private chat, from its pair key. */
@@ -35,15 +37,15 @@ export function peerOf(chat: ChatRow, member: number): number {
 }
 
 /**
- * Shapes a chat as the caller sees it. A private chat is named after the other participant: its
- * name is the peer's id until profiles are known, which clients resolve to a display name.
+ * Shapes a chat as the caller sees it. A private chat is named after the other participant
+ * (spec: "Chat type flags"): their profile name, or their id while they have none.
  */
-export function toChatView(chat: ChatRow, { membership, memberCount, unread }: ChatViewContext) {
+export function toChatView(chat: ChatRow, { membership, memberCount, unread, peerName }: ChatViewContext) {
   const peer = peerOf(chat, membership.member)
   return {
     id: String(chat.timetick),
     type: chat.type,
-    name: chat.type === ChatType.Private ? String(peer) : chat.name,
+    name: chat.type === ChatType.Private ? peerName || String(peer) : chat.name,
     description: chat.description,
     owner: String(chat.owner),
     peer: String(peer),

@@ -3,7 +3,7 @@ import { type Caller, requireAdmin, requireMember, requireUser } from '../access
 import type { CallerResolver } from '../caller.ts'
 import type { MemberRow } from '../members/members.repository.ts'
 import type { Store, Unit } from '../store.ts'
-import { toChatEventData, toChatView } from './chat-view.ts'
+import { peerOf, toChatEventData, toChatView } from './chat-view.ts'
 import type { ChatRow } from './chats.repository.ts'
 import {
   archiveChat,
@@ -22,15 +22,17 @@ export interface ChatsPluginOptions {
   hardDelete: boolean
 }
 
-type Reads = Pick<Store, 'members' | 'messages'>
+type Reads = Pick<Store, 'members' | 'messages' | 'profiles'>
 
-/** The chat as the caller sees it, with member count and the caller's unread count. */
+/** The chat as the caller sees it, with member count, the caller's unread count and a private chat's peer name. */
 export async function describeChat(store: Reads, chat: ChatRow, membership: MemberRow) {
-  const [memberCount, unread] = await Promise.all([
+  const peer = peerOf(chat, membership.member)
+  const [memberCount, unread, names] = await Promise.all([
     store.members.count(chat.timetick),
     store.messages.unreadCount(chat.timetick, membership.member, membership.last_read),
+    store.profiles.names(peer ? [peer] : []),
   ])
-  return toChatView(chat, { membership, memberCount, unread })
+  return toChatView(chat, { membership, memberCount, unread, peerName: names.get(peer) ?? '' })
 }
 
 function newChat(store: Store, fields: Partial<ChatRow> & Pick<ChatRow, 'type' | 'owner'>): ChatRow {

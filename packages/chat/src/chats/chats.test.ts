@@ -125,3 +125,18 @@ forEachDialect('hard_delete_chat is refused unless enabled, then removes the gro
   await chat.user(1).ok('hard_delete_chat', { chat_id: doomed })
   assert.equal((await chat.user(1).get('get_chat_messages', { chat_id: doomed })).status, 404)
 })
+
+forEachDialect("a private chat is named after the other participant's profile", async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  await chat.user(1).ok('update_profile', { name: 'Alice' })
+  const named = await chat.call('POST', '/private/v1/set_profile', {}, { member: '2', name: 'Bob Builder' })
+  assert.equal(named.status, 200)
+  const { chat: fromAlice } = await chat.user(1).ok('create_private_chat', { peer: '2' })
+  assert.equal(fromAlice.name, 'Bob Builder')
+  const fromBob = await chat.user(2).read('get_chat_info', { chat_id: fromAlice.id })
+  assert.equal(fromBob.name, 'Alice')
+  const { chats } = await chat.user(2).read('get_chats')
+  assert.equal(chats[0].name, 'Alice')
+  const badName = await chat.user(1).post('update_profile', { name: 'evil\nname' })
+  assert.equal(badName.status, 400)
+})

@@ -105,6 +105,13 @@ export interface GuestsTable {
   chat_id: number
 }
 
+/** A member's display name, set by the member or by the gateway and CRM. */
+export interface ChatProfilesTable {
+  member: number
+  name: string
+  timetick_update: number
+}
+
 export interface ChatDatabase {
   chats: ChatsTable
   chat_members: ChatMembersTable
@@ -113,4 +120,5 @@ export interface ChatDatabase {
   feedback: FeedbackTable
   invites: InvitesTable
   guests: GuestsTable
+  chat_profiles: ChatProfilesTable
 }

@@ -1,7 +1,9 @@
 import type { Migrations } from '@atrium/platform'
 import * as initial from './0001-initial.ts'
+import * as profiles from './0002-profiles.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
   '0001-initial': initial,
+  '0002-profiles': profiles,
 }

@@ -1,0 +1,117 @@
+import { ApiError, type Service } from '@atrium/platform'
+import type { FastifyBaseLogger } from 'fastify'
+import type { ChatConfig } from '../config.ts'
+import { MAX_BODY_BYTES, sendEmail, sendEmailOtp, sendEmailPassReset, sendOtp } from './delivery.schema.ts'
+import { isLoopbackHost } from './loopback.ts'
+import { createMailer, type MailMessage } from './mailer.ts'
+import { maskChatId, maskEmail, maskPhone } from './masking.ts'
+import { chooseOtpChannel, type OtpChannel, type OtpSender, type OtpSenders } from './otp-channels.ts'
+import { otpMail, passwordResetMail } from './templates.ts'
+
+export interface DeliveryPluginOptions {
+  smtp: ChatConfig['SmtpSettings']
+  /** The local outbox directory, used while smtp.Host is empty. */
+  outboxPath: string
+  /** An unbuilt checkout: reset links may then be http://localhost. */
+  development: boolean
+  /** The Telegram bot's OTP sender; absent while TelegramBot is not configured. */
+  telegram?: OtpSender
+  /** The SMS provider's OTP sender; absent while SmsSender is not configured. */
+  sms?: OtpSender
+}
+
+const masks: Record<OtpChannel, (to: string) => string> = { telegram: maskChatId, email: maskEmail, sms: maskPhone }
+
+// Only what says why a transport failed; never the settings, so no credentials reach the log.
+function failureOf(error: unknown) {
+  const { message, code, responseCode, command } = error as Record<string, unknown>
+  return { message, code, responseCode, command }
+}
+
+function checkBodySize(field: string, value: string | undefined) {
+  if (value !== undefined && Buffer.byteLength(value) > MAX_BODY_BYTES)
+    throw new ApiError('InvalidRequest', `${field} is larger than ${MAX_BODY_BYTES / 1024} KB`)
+}
+
+function parseResetUrl(value: string, development: boolean): string {
+  const url = URL.parse(value)
+  const local = development && url?.protocol === 'http:' && isLoopbackHost(url.hostname)
+  if (!url || (url.protocol !== 'https:' && !local) || url.username || url.password)
+    throw new ApiError(
+      'InvalidRequest',
+      `reset_url must be an https: URL without credentials${development ? ' (or http://localhost…)' : ''}`,
+    )
+  return url.href
+}
+
+/**
+ * The delivery operations for the gateway and core modules (/private/v1, spec "Chat internal
+ * operations"): SendOTP, SendEmailOTP, SendEmail and SendEmailPassReset.
+ */
+export default async function deliveryPlugin(
+  app: Service,
+  { smtp, outboxPath, development, telegram, sms }: DeliveryPluginOptions,
+) {
+  const mailer = createMailer({ smtp, outboxPath, log: app.log })
+  app.log.info({ mail: mailer.describe() }, 'delivery: outgoing mail')
+  if (!smtp.Host && !development)
+    app.log.warn({ outbox: outboxPath }, 'SmtpSettings.Host is empty: mail is only written to the local outbox')
+
+  async function deliver<T>(log: FastifyBaseLogger, channel: OtpChannel, send: () => Promise<T>): Promise<T> {
+    try {
+      return await send()
+    } catch (error) {
+      log.warn(
+        { channel, transport: channel === 'email' ? mailer.describe() : channel, failure: failureOf(error) },
+        'delivery failed',
+      )
+      throw new ApiError('DeliveryFailed', `The ${channel} delivery failed; try again later.`)
+    }
+  }
+
+  async function mail(message: MailMessage): Promise<string> {
+    return (await mailer.send(message)).messageId
+  }
+
+  const emailOtp: OtpSender = {
+    async send(to, otp) {
+      await mail({ to: [to], ...otpMail(otp.code, otp.purpose) })
+    },
+  }
+  const senders: OtpSenders = { telegram: telegram ?? null, email: emailOtp, sms: sms ?? null }
+  const available = { telegram: senders.telegram !== null, email: senders.email !== null, sms: senders.sms !== null }
+
+  app.post('/SendOTP', { schema: sendOtp }, async (request) => {
+    const { code, purpose, locale, crm_id } = request.body
+    const choice = chooseOtpChannel(request.body, available)
+    if (choice.channel === null) throw new ApiError('NoDeliveryChannel', choice.reason)
+    const { channel, to } = choice
+    await deliver(request.log, channel, async () => senders[channel]?.send(to, { code, purpose, locale }))
+    const masked = masks[channel](to)
+    request.log.info({ channel, to: masked, crm_id, purpose }, 'OTP sent')
+    return { channel, to: masked }
+  })
+
+  app.post('/SendEmailOTP', { schema: sendEmailOtp }, async (request) => {
+    const { email, code, purpose, locale } = request.body
+    await deliver(request.log, 'email', () => emailOtp.send(email, { code, purpose, locale }))
+    return { channel: 'email' as const, to: maskEmail(email) }
+  })
+
+  app.post('/SendEmail', { schema: sendEmail }, async (request) => {
+    const { to, subject, text, html } = request.body
+    checkBodySize('text', text)
+    checkBodySize('html', html)
+    const recipients = typeof to === 'string' ? [to] : to
+    const messageId = await deliver(request.log, 'email', () => mail({ to: recipients, subject, text, html }))
+    return { message_id: messageId }
+  })
+
+  app.post('/SendEmailPassReset', { schema: sendEmailPassReset }, async (request) => {
+    const { email, crm_id } = request.body
+    const resetUrl = parseResetUrl(request.body.reset_url, development)
+    const messageId = await deliver(request.log, 'email', () => mail({ to: [email], ...passwordResetMail(resetUrl) }))
+    request.log.info({ to: maskEmail(email), crm_id }, 'password reset email sent')
+    return { to: maskEmail(email), message_id: messageId }
+  })
+}

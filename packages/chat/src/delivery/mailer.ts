@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { FastifyBaseLogger } from 'fastify'
+import { createTransport } from 'nodemailer'
+import type { ChatConfig } from '../config.ts'
+import { isLoopbackHost } from './loopback.ts'
+import { maskEmail } from './masking.ts'
+
+/** One outgoing email; the From address comes from the settings. */
+export interface MailMessage {
+  to: string[]
+  subject: string
+  text: string
+  html?: string
+}
+
+/** Sends mail over SMTP or into the local outbox; the one wrapper around nodemailer (STYLE.md §9). */
+export interface Mailer {
+  /** Sends the message; rejects when the transport refuses it or does not answer in time. */
+  send(message: MailMessage): Promise<{ messageId: string }>
+  /** Where mail goes, for logs: never includes credentials. */
+  describe(): string
+}
+
+/** What createMailer needs: the SMTP settings, the outbox directory and a logger. */
+export interface MailerOptions {
+  smtp: ChatConfig['SmtpSettings']
+  outboxPath: string
+  log: FastifyBaseLogger
+}
+
+// Each SMTP phase gives up after this long, so a dead server answers DeliveryFailed instead of hanging the caller.
+const TIMEOUT_MS = 10_000
+
+/** Creates the mailer: SMTP when SmtpSettings.Host is set, otherwise the local outbox. */
+export function createMailer({ smtp, outboxPath, log }: MailerOptions): Mailer {
+  return smtp.Host ? createSmtpMailer(smtp, log) : createOutboxMailer(smtp.From, outboxPath, log)
+}
+
+function createSmtpMailer(smtp: ChatConfig['SmtpSettings'], log: FastifyBaseLogger): Mailer {
+  const transport = createTransport(
+    {
+      host: smtp.Host,
+      port: smtp.Port,
+      // Port 465 is implicit TLS (RFC 8314); elsewhere STARTTLS is used whenever the server offers it.
+      secure: smtp.Port === 465,
+      // A relay on this machine is reached without crossing a network, and its certificate rarely
+      // names 127.0.0.1, so STARTTLS there would only fail.
+      ignoreTLS: isLoopbackHost(smtp.Host),
+      auth: smtp.Username ? { user: smtp.Username, pass: smtp.Password } : undefined,
+      connectionTimeout: TIMEOUT_MS,
+      greetingTimeout: TIMEOUT_MS,
+      socketTimeout: TIMEOUT_MS,
+      dnsTimeout: TIMEOUT_MS,
+      logger: false,
+    },
+    { from: smtp.From },
+  )
+  const where = `SMTP ${smtp.Host}:${smtp.Port}${smtp.Username ? ' with authentication' : ''}`
+
+  return {
+    async send(message) {
+      const info = await transport.sendMail(message)
+      log.info({ to: message.to.map(maskEmail), messageId: info.messageId }, 'mail sent over SMTP')
+      return { messageId: info.messageId }
+    },
+    describe: () => where,
+  }
+}
+
+function createOutboxMailer(from: string, path: string, log: FastifyBaseLogger): Mailer {
+  // RFC 5322 lines end in CRLF, so the files are the bytes an SMTP server would have received.
+  const transport = createTransport({ streamTransport: true, buffer: true, newline: 'windows' }, { from })
+
+  return {
+    async send(message) {
+      const info = await transport.sendMail(message)
+      await mkdir(path, { recursive: true, mode: 0o700 })
+      const time = new Date().toISOString().replace(/[:.]/g, '-')
+      const file = join(path, `${time}-${randomBytes(4).toString('hex')}.eml`)
+      // The files hold one-time codes and reset links: readable by the operator's account only.
+      await writeFile(file, info.message as Buffer, { flag: 'wx', mode: 0o600 })
+      log.info({ to: message.to.map(maskEmail), file }, 'mail written to the outbox')
+      return { messageId: info.messageId }
+    },
+    describe: () => `local outbox ${path}`,
+  }
+}
