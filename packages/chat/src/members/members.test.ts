@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict'
+import { MemberRole } from '@atrium/platform'
+import { forEachDialect } from '@atrium/platform/testing'
+import { createGroup, startChat } from '../../test/support.ts'
+
+forEachDialect('admins add and remove members; plain members cannot', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  const refused = await chat.user(2).post('add_chat_member', { chat_id: groupId, member: '3' })
+  assert.equal(refused.status, 403)
+  assert.equal(refused.error?.code, 3002)
+  const added = await chat.user(1).ok('add_chat_member', { chat_id: groupId, member: '3' })
+  assert.equal(added.member, '3')
+  const again = await chat.user(1).ok('add_chat_member', { chat_id: groupId, member: '3' })
+  assert.equal(again.joined, added.joined, 'adding twice keeps the first membership')
+  assert.equal((await chat.user(2).post('remove_member', { chat_id: groupId, member: '3' })).status, 403)
+  await chat.user(1).ok('remove_member', { chat_id: groupId, member: '3' })
+  const { members, member_count } = await chat.user(1).read('get_chat_members', { chat_id: groupId })
+  assert.deepEqual(
+    members.map((member: { member: string }) => member.member),
+    ['1', '2'],
+  )
+  assert.equal(member_count, 2)
+})
+
+forEachDialect('the owner cannot be removed and only the owner removes admins', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2, 3])
+  await chat.user(1).ok('update_member', { chat_id: groupId, member: '2', admin: true })
+  await chat.user(1).ok('update_member', { chat_id: groupId, member: '3', admin: true })
+  assert.equal((await chat.user(2).post('remove_member', { chat_id: groupId, member: '1' })).error?.code, 3002)
+  assert.equal((await chat.user(2).post('remove_member', { chat_id: groupId, member: '3' })).error?.code, 3002)
+  await chat.user(1).ok('remove_member', { chat_id: groupId, member: '3' })
+  const demote = await chat.user(2).post('update_member', { chat_id: groupId, member: '1', admin: false })
+  assert.equal(demote.error?.code, 3002)
+})
+
+forEachDialect('pinned and hidden are per member; null and omitted keep them', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  const pinned = await chat.user(2).ok('update_member', { chat_id: groupId, pinned: true })
+  assert.equal(pinned.role & MemberRole.Pinned, MemberRole.Pinned)
+  const kept = await chat.user(2).ok('update_member', { chat_id: groupId, pinned: null, hidden: true })
+  assert.equal(kept.role, MemberRole.Pinned | MemberRole.Hidden)
+  const forOther = await chat.user(1).post('update_member', { chat_id: groupId, member: '2', hidden: false })
+  assert.equal(forOther.status, 403)
+  const owner = await chat.user(1).read('get_chat_info', { chat_id: groupId })
+  assert.equal(owner.pinned, false, "another member's pin does not change the owner's list")
+})
+
+forEachDialect('private chats keep exactly their two participants', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
+  assert.equal((await chat.user(1).post('add_chat_member', { chat_id: direct.id, member: '3' })).error?.code, 3005)
+  assert.equal((await chat.user(1).post('leave_chat', { chat_id: direct.id })).error?.code, 3005)
+})

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict'
+import { forEachDialect } from '@atrium/platform/testing'
+import { createGroup, startChat } from '../../test/support.ts'
+
+forEachDialect('unread counts messages by others after the read marker, and mark_read moves it', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  await chat.user(2).ok('send_message', { chat_id: groupId, content: 'mine' })
+  const sent = []
+  for (const content of ['one', 'two', 'three'])
+    sent.push(await chat.user(1).ok('send_message', { chat_id: groupId, content }))
+  const unread = await chat.user(2).read('get_unread_messages')
+  assert.equal(unread.total, 3)
+  assert.deepEqual(
+    unread.chats[0].messages.map((message: { content: string }) => message.content),
+    ['one', 'two', 'three'],
+  )
+  const marked = await chat.user(2).ok('mark_read', { chat_id: groupId, message_id: sent[1].id })
+  assert.deepEqual(marked, { chat_id: groupId, last_read: sent[1].id, unread: 1 })
+  const info = await chat.user(2).read('get_chat_info', { chat_id: groupId })
+  assert.equal(info.unread, 1)
+  const back = await chat.user(2).ok('mark_read', { chat_id: groupId, message_id: sent[0].id })
+  assert.equal(back.last_read, sent[1].id, 'the marker never moves back')
+  await chat.user(2).ok('mark_read', { chat_id: groupId })
+  assert.equal((await chat.user(2).read('get_unread_messages')).total, 0)
+  assert.equal((await chat.user(1).read('get_unread_messages')).total, 0, 'sending marks the chat read for the sender')
+})
+
+forEachDialect('reading emits MessageRead with the ids that were read', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
+  const first = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'a' })
+  const second = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'b' })
+  const { result: before } = await chat.events({ subjects: 'user:1' })
+  await chat.user(2).ok('mark_read', { chat_id: direct.id })
+  const { result } = await chat.events({ subjects: 'user:1', since: before.LastTick })
+  const read = result.Events.find((event: { EventType: string }) => event.EventType === 'MessageRead')
+  assert.deepEqual(read.Data.message_ids, [first.id, second.id])
+  assert.equal(read.Data.reader, '2')
+  assert.equal(read.Data.last_read_id, second.id)
+  await chat.user(2).ok('mark_read', { chat_id: direct.id })
+  const { result: again } = await chat.events({ subjects: 'user:1', since: result.LastTick })
+  assert.deepEqual(again.Events, [], 'reading nothing new emits nothing')
+})
+
+forEachDialect('unread stays exact while sends and reads run concurrently', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2, 3])
+  const sends = Array.from({ length: 30 }, (_, i) =>
+    chat.user(1 + (i % 2)).ok('send_message', { chat_id: groupId, content: `m${i}` }),
+  )
+  const reads = Array.from({ length: 10 }, () => chat.user(3).ok('mark_read', { chat_id: groupId }))
+  await Promise.all([...sends, ...reads])
+  const info = await chat.user(3).read('get_chat_info', { chat_id: groupId })
+  const { messages } = await chat.user(3).read('get_chat_messages', { chat_id: groupId, limit: 100 })
+  const lastRead = Number(
+    info.unread === 0 ? messages[0].id : (await chat.user(3).read('get_unread_messages')).chats[0].last_read,
+  )
+  const expected = messages.filter((message: { id: string }) => Number(message.id) > lastRead).length
+  assert.equal(info.unread, expected)
+  await chat.user(3).ok('mark_read', { chat_id: groupId })
+  assert.equal((await chat.user(3).read('get_chat_info', { chat_id: groupId })).unread, 0)
+})
+
+forEachDialect('mark_read of a message in another chat is refused', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  const other = await createGroup(chat.user(1), [2])
+  const elsewhere = await chat.user(1).ok('send_message', { chat_id: other, content: 'x' })
+  const response = await chat
+    .user(2)
+    .post('mark_read', { chat_id: groupId, message_id: String(Number(elsewhere.id) - 1) })
+  assert.equal(response.error?.code, 3001)
+  assert.equal((await chat.user(3).post('mark_read', { chat_id: groupId })).status, 404)
+})
