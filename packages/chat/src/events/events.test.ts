@@ -2,20 +2,12 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createTestDatabaseUrl, forEachDialect, onlyWithPostgres } from '@atrium/platform/testing'
 import { type ChatClient, createGroup, startChat, startChatOn } from '../../test/support.ts'
-
-interface Item {
-  CrmId: number
-  AppId: number
-  Timetick: number
-  TickUpdate: number
-  EventType: string
-  Data: Record<string, unknown>
-}
+import type { EventBatch } from './event-feed.ts'
 
 async function readAll(chat: ChatClient, query: Record<string, string | number> = {}) {
   const { status, result, error } = await chat.events({ limit: 1000, ...query })
   assert.equal(status, 200, JSON.stringify(error))
-  return result as { Events: Item[]; LastTick: number }
+  return result as EventBatch
 }
 
 forEachDialect(
