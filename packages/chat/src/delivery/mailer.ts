@@ -48,6 +48,9 @@ function createSmtpMailer(smtp: ChatConfig['SmtpSettings'], log: FastifyBaseLogg
       // A relay on this machine is reached without crossing a network, and its certificate rarely
       // names 127.0.0.1, so STARTTLS there would only fail.
       ignoreTLS: isLoopbackHost(smtp.Host),
+      // Credentials never cross a network in clear text: with a user name, a remote server that
+      // does not offer STARTTLS is refused instead of being sent the password.
+      requireTLS: Boolean(smtp.Username) && !isLoopbackHost(smtp.Host) && smtp.Port !== 465,
       auth: smtp.Username ? { user: smtp.Username, pass: smtp.Password } : undefined,
       connectionTimeout: TIMEOUT_MS,
       greetingTimeout: TIMEOUT_MS,
