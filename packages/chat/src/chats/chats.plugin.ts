@@ -140,7 +140,10 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
         throw new ApiError('WrongChatType', 'a private chat is named after the other participant')
       requireAdmin(access)
       const changes = patchOf({ name: request.body.name, description: request.body.description })
-      if (Object.keys(changes).length === 0) return describeChat(unit, access.chat, access.membership)
+      const unchanged = Object.entries(changes).every(
+        ([key, value]) => access.chat[key as keyof typeof changes] === value,
+      )
+      if (unchanged) return describeChat(unit, access.chat, access.membership)
       const chat = { ...access.chat, ...changes, timetick_update: store.nextTick() }
       await unit.chats.update(chat.timetick, { ...changes, timetick_update: chat.timetick_update })
       await recordChatChange(unit, chat, 'ChatUpdated')
@@ -172,12 +175,20 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
       if ((membership.role & MemberRole.Owner) !== 0) {
         const heir = await unit.members.successor(chat.timetick, caller.member, MemberRole.Admin)
         if (heir) {
-          await unit.members.setRole(chat.timetick, heir.member, heir.role | MemberRole.Owner, tick)
+          const role = heir.role | MemberRole.Owner
+          await unit.members.setRole(chat.timetick, heir.member, role, tick)
           await unit.chats.update(chat.timetick, { owner: heir.member, timetick_update: tick })
+          const data = { chat_id: String(chat.timetick), member: String(heir.member), role, by: String(caller.member) }
+          await unit.emit({ chat_id: chat.timetick, type: 'MemberUpdated', data, app_id: chat.app_id })
         }
       }
       await unit.members.remove(chat.timetick, caller.member)
-      const data = { chat_id: String(chat.timetick), member: String(caller.member), by: String(caller.member) }
+      const data = {
+        chat_id: String(chat.timetick),
+        member: String(caller.member),
+        role: membership.role,
+        by: String(caller.member),
+      }
       await unit.emit({ chat_id: chat.timetick, type: 'MemberRemoved', data, app_id: chat.app_id })
       await unit.emit({ chat_id: chat.timetick, type: 'MemberRemoved', data, addressee: caller.member })
     })
@@ -211,8 +222,8 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
   })
 
   app.post('/hard_delete_chat', { schema: chatRef }, async (request) => {
-    if (!hardDelete) throw new ApiError('HardDeleteDisabled')
     const caller = await resolveCaller(request)
+    if (!hardDelete) throw new ApiError('HardDeleteDisabled')
     await store.transact(async (unit) => {
       const { chat, membership } = await requireMember(unit, Number(request.body.chat_id), caller)
       if (chat.type !== ChatType.Group) throw new ApiError('WrongChatType', 'only group chats are hard-deleted')
@@ -220,12 +231,14 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
         throw new ApiError('NotChatAdmin', 'only the owner deletes a group')
       await unit.messages.deleteChat(chat.timetick)
       // The members are gone after this, so each former member gets the event addressed to them.
-      for (const former of await unit.members.removeAll(chat.timetick)) {
+      // The first row also carries the chat's app, so the app is told once.
+      for (const [index, former] of (await unit.members.removeAll(chat.timetick)).entries()) {
         await unit.emit({
           chat_id: chat.timetick,
           type: 'ChatDeleted',
           data: { chat_id: String(chat.timetick) },
           addressee: former.member,
+          app_id: index === 0 ? chat.app_id : 0,
         })
       }
       await unit.chats.delete(chat.timetick)

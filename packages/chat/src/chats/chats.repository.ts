@@ -43,6 +43,10 @@ export function createChatsRepository(db: Kysely<ChatDatabase>) {
         .execute()
     },
 
+    async setLastMessage(chatId: number, messageId: number): Promise<void> {
+      await db.updateTable('chats').set({ last_message: messageId }).where('timetick', '=', chatId).execute()
+    },
+
     async delete(chatId: number): Promise<void> {
       await db.deleteFrom('chats').where('timetick', '=', chatId).execute()
     },

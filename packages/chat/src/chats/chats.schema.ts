@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { Id } from '../messages/messages.schema.ts'
+import { Id, MemberId } from '../messages/messages.schema.ts'
 import { ChatView } from './chat-view.ts'
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
@@ -12,8 +12,8 @@ export const createChat = {
       type: Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(4)], { description: 'ChatType flag.' }),
       name: Type.Optional(Name),
       description: Type.Optional(Description),
-      members: Type.Optional(Type.Array(Id, { maxItems: 1000, uniqueItems: true })),
-      peer: Type.Optional(Id),
+      members: Type.Optional(Type.Array(MemberId, { maxItems: 1000, uniqueItems: true })),
+      peer: Type.Optional(MemberId),
     },
     { additionalProperties: false },
   ),
@@ -21,7 +21,7 @@ export const createChat = {
 }
 
 export const createPrivateChat = {
-  body: Type.Object({ peer: Id }, { additionalProperties: false }),
+  body: Type.Object({ peer: MemberId }, { additionalProperties: false }),
   response: { 200: Type.Object({ chat: ChatView, created: Type.Boolean() }) },
 }
 

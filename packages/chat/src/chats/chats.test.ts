@@ -140,3 +140,21 @@ forEachDialect("a private chat is named after the other participant's profile", 
   const badName = await chat.user(1).post('update_profile', { name: 'evil\nname' })
   assert.equal(badName.status, 400)
 })
+
+forEachDialect('the new owner is announced when the owner leaves', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  const { result: before } = await chat.events({ subjects: 'user:2' })
+  await chat.user(1).ok('leave_chat', { chat_id: groupId })
+  const { result } = await chat.events({ subjects: 'user:2', since: before.LastTick })
+  const updated = result.Events.find((event: { EventType: string }) => event.EventType === 'MemberUpdated')
+  assert.equal(updated.Data.member, '2')
+  assert.equal(updated.Data.role & MemberRole.Owner, MemberRole.Owner)
+  const removed = result.Events.find((event: { EventType: string }) => event.EventType === 'MemberRemoved')
+  assert.equal(removed.Data.role, MemberRole.Owner)
+})
+
+forEachDialect('a blank profile name is refused', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  assert.equal((await chat.user(1).post('update_profile', { name: '   ' })).status, 400)
+})

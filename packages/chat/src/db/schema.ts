@@ -52,6 +52,8 @@ export interface ChatMessTable {
   link_kind: number
   /** Message this one was forwarded from, 0 for none. */
   forwarded_from: number
+  /** Timetick of the last content edit, 0 when never edited. */
+  edited: number
 }
 
 /**

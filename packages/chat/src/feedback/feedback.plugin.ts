@@ -2,7 +2,7 @@ import { ApiError, FeedbackType, type Service, timetickTime } from '@atrium/plat
 import { Type } from 'typebox'
 import { requireMember } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
-import { Id } from '../messages/messages.schema.ts'
+import { Id, MemberId } from '../messages/messages.schema.ts'
 import type { Store } from '../store.ts'
 import { type FeedbackRow, NEGATIVE_UP_TO, POSITIVE_FROM } from './feedback.repository.ts'
 
@@ -26,7 +26,7 @@ const createFeedback = {
         description: 'FeedbackType: 1 App, 2 Service, 3 Product, 4 Order, 5 Chat, 6 User.',
       }),
       object_id: Type.String({ minLength: 1, maxLength: 200 }),
-      object_owner: Type.Optional(Id),
+      object_owner: Type.Optional(MemberId),
       rating: Type.Integer({ minimum: 1, maximum: 5 }),
       comment: Type.Optional(Type.String({ maxLength: 4000 })),
       chat_id: Type.Optional(Id),

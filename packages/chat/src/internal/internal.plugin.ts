@@ -1,7 +1,8 @@
 import { ApiError, ChatMessFlags, ChatType, MemberRole, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
 import { MemberView, toMemberView } from '../members/members.plugin.ts'
-import { Id } from '../messages/messages.schema.ts'
+import { refreshLastMessage } from '../messages/message-rows.ts'
+import { Id, MemberId } from '../messages/messages.schema.ts'
 import type { Store } from '../store.ts'
 
 export interface InternalPluginOptions {
@@ -21,10 +22,10 @@ const ChatInfo = Type.Object({
 })
 const chatQuery = Type.Object({ chat_id: Id }, { additionalProperties: false })
 const addMember = Type.Object(
-  { chat_id: Id, member: Id, admin: Type.Boolean({ default: false }) },
+  { chat_id: Id, member: MemberId, admin: Type.Boolean({ default: false }) },
   { additionalProperties: false },
 )
-const removeMember = Type.Object({ chat_id: Id, member: Id }, { additionalProperties: false })
+const removeMember = Type.Object({ chat_id: Id, member: MemberId }, { additionalProperties: false })
 const deleteMessage = Type.Object(
   { message_id: Id, hard: Type.Boolean({ default: false }) },
   { additionalProperties: false },
@@ -95,6 +96,8 @@ export default async function internalPlugin(app: Service, { store, hardDelete }
     const member = Number(request.body.member)
     return store.transact(async (unit) => {
       const chat = await requireChat(Number(request.body.chat_id), unit)
+      if (chat.type === ChatType.Private)
+        throw new ApiError('WrongChatType', 'a private chat has exactly its two participants')
       const target = await unit.members.find(chat.timetick, member)
       if (!target) return { removed: false }
       if ((target.role & MemberRole.Owner) !== 0) throw new ApiError('NotChatAdmin', 'the owner cannot be removed')
@@ -113,6 +116,7 @@ export default async function internalPlugin(app: Service, { store, hardDelete }
     await store.transact(async (unit) => {
       const message = await unit.messages.find(Number(request.body.message_id))
       if (!message) throw new ApiError('MessageNotFound')
+      const chat = await requireChat(message.chat_id, unit)
       const alreadyDeleted = (message.flags & ChatMessFlags.Deleted) !== 0
       if (!hard && alreadyDeleted) return
       if (hard) await unit.messages.delete(message.timetick)
@@ -122,7 +126,7 @@ export default async function internalPlugin(app: Service, { store, hardDelete }
           timetick_update: store.nextTick(),
         })
       }
-      const chat = await requireChat(message.chat_id, unit)
+      await refreshLastMessage(unit, chat, message.timetick)
       const data = { message_id: String(message.timetick), chat_id: String(chat.timetick), hard }
       await unit.emit({ chat_id: chat.timetick, type: 'MessageDeleted', data, app_id: chat.app_id })
     })

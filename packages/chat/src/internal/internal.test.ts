@@ -46,3 +46,11 @@ forEachDialect('internal operations refuse callers without the inter-service sig
   })
   assert.equal(response.status, 401)
 })
+
+forEachDialect('internal remove_member keeps private chats whole', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
+  const response = await chat.call('POST', '/private/v1/remove_member', {}, { chat_id: direct.id, member: '2' })
+  assert.equal(response.error?.code, 3005)
+  await chat.user(2).ok('create_private_chat', { peer: '1' })
+})

@@ -62,7 +62,9 @@ function newCode(): string {
   return randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')
 }
 
-async function joinAsMember(unit: Unit, chatId: number, member: number, tick: number, appId: number) {
+async function joinAsMember(unit: Unit, chatId: number, member: number, tick: number) {
+  const chat = await unit.chats.find(chatId)
+  if (!chat) throw new ApiError('InviteNotFound', 'the chat of this invite no longer exists')
   const added = await unit.members.add({
     chat_id: chatId,
     member,
@@ -73,7 +75,7 @@ async function joinAsMember(unit: Unit, chatId: number, member: number, tick: nu
   })
   if (added) {
     const data = { chat_id: String(chatId), member: String(member), role: 0, by: String(member) }
-    await unit.emit({ chat_id: chatId, type: 'MemberAdded', data, app_id: appId })
+    await unit.emit({ chat_id: chatId, type: 'MemberAdded', data, app_id: chat.app_id })
   }
 }
 
@@ -86,7 +88,12 @@ async function joinAsGuest(store: Store, invite: InviteRow, deviceGuid: string):
   return store.transact(async (unit) => {
     const tick = store.nextTick()
     const guest: GuestRow = { timetick: tick, code: invite.code, device_guid: deviceGuid, chat_id: invite.chat_id }
-    if (!(await unit.invites.insertGuest(guest))) return (await unit.invites.findGuest(invite.code, deviceGuid))!
+    if (!(await unit.invites.insertGuest(guest))) {
+      const known = (await unit.invites.findGuest(invite.code, deviceGuid))!
+      // A guest who left a group comes back through the same invite.
+      if (invite.kind === InviteKind.Group) await joinAsMember(unit, invite.chat_id, known.timetick, store.nextTick())
+      return known
+    }
     if (invite.kind === InviteKind.Personal) {
       const chat = {
         timetick: tick,
@@ -115,7 +122,7 @@ async function joinAsGuest(store: Store, invite: InviteRow, deviceGuid: string):
       await unit.emit({ chat_id: tick, type: 'ChatCreated', data: toChatEventData(chat) })
       return { ...guest, chat_id: tick }
     }
-    await joinAsMember(unit, invite.chat_id, tick, tick, 0)
+    await joinAsMember(unit, invite.chat_id, tick, tick)
     return guest
   })
 }
@@ -176,7 +183,7 @@ export default async function invitesPlugin(app: Service, { store, resolveCaller
         'a personal invite is for guests; open a private chat with its creator instead',
       )
     }
-    await store.transact((unit) => joinAsMember(unit, invite.chat_id, caller.member, store.nextTick(), 0))
+    await store.transact((unit) => joinAsMember(unit, invite.chat_id, caller.member, store.nextTick()))
     const { chat, membership } = await requireMember(store, invite.chat_id, caller)
     return {
       member: String(caller.member),

@@ -22,12 +22,15 @@ export function createInvitesRepository(db: Kysely<ChatDatabase>) {
       await db.updateTable('invites').set({ revoked: 1 }).where('code', '=', code).execute()
     },
 
+    /** The guest of a code and device while the invite is not revoked. */
     async findGuest(code: string, deviceGuid: string): Promise<GuestRow | undefined> {
       return db
         .selectFrom('guests')
-        .selectAll()
-        .where('code', '=', code)
-        .where('device_guid', '=', deviceGuid)
+        .innerJoin('invites', 'invites.code', 'guests.code')
+        .selectAll('guests')
+        .where('guests.code', '=', code)
+        .where('guests.device_guid', '=', deviceGuid)
+        .where('invites.revoked', '=', 0)
         .executeTakeFirst()
     },
 

@@ -116,3 +116,25 @@ forEachDialect(
     assert.equal(join.error?.code, 3008)
   },
 )
+
+forEachDialect('revoking an invite also shuts out the guests who joined with it', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const invite = await chat.user(1).ok('create_invite', { kind: 'personal' })
+  const guest = chat.guest(invite.code, DEVICE_A)
+  const joined = await guest.ok('join_invite', { code: invite.code })
+  await chat.user(1).ok('revoke_invite', { code: invite.code })
+  const after = await guest.post('send_message', { chat_id: joined.chat.id, content: 'still here?' })
+  assert.equal(after.status, 401)
+})
+
+forEachDialect('a guest who left a group comes back through the same invite', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [])
+  const invite = await chat.user(1).ok('create_invite', { kind: 'group', chat_id: groupId })
+  const guest = chat.guest(invite.code, DEVICE_A)
+  const first = await guest.ok('join_invite', { code: invite.code })
+  await guest.ok('leave_chat', { chat_id: groupId })
+  const again = await guest.ok('join_invite', { code: invite.code })
+  assert.equal(again.member, first.member)
+  assert.equal(again.chat.member_count, 2)
+})

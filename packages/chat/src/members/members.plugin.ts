@@ -2,7 +2,7 @@ import { ApiError, ChatType, MemberRole, patchOf, type Service, timetickTime, wi
 import { Type } from 'typebox'
 import { type Caller, type Membership, requireAdmin, requireMember } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
-import { Id } from '../messages/messages.schema.ts'
+import { Id, MemberId } from '../messages/messages.schema.ts'
 import type { Store, Unit } from '../store.ts'
 import type { MemberRow } from './members.repository.ts'
 
@@ -34,19 +34,19 @@ export function toMemberView(row: MemberRow) {
 
 const addMember = {
   body: Type.Object(
-    { chat_id: Id, member: Id, admin: Type.Boolean({ default: false }) },
+    { chat_id: Id, member: MemberId, admin: Type.Boolean({ default: false }) },
     { additionalProperties: false },
   ),
   response: { 200: MemberView },
 }
 const removeMember = {
-  body: Type.Object({ chat_id: Id, member: Id }, { additionalProperties: false }),
+  body: Type.Object({ chat_id: Id, member: MemberId }, { additionalProperties: false }),
   response: { 200: Type.Object({ chat_id: Type.String(), member: Type.String() }) },
 }
 const Flag = Type.Optional(Type.Union([Type.Boolean(), Type.Null()]))
 const updateMember = {
   body: Type.Object(
-    { chat_id: Id, member: Type.Optional(Id), admin: Flag, pinned: Flag, hidden: Flag },
+    { chat_id: Id, member: Type.Optional(MemberId), admin: Flag, pinned: Flag, hidden: Flag },
     { additionalProperties: false },
   ),
   response: { 200: MemberView },
@@ -146,6 +146,11 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
         requireAdmin(access)
         if ((target.role & MemberRole.Owner) !== 0)
           throw new ApiError('NotChatAdmin', "the owner's role does not change")
+        // Demoting another admin is removing an admin: only the owner may (an admin may step down).
+        const demotesOther = !admin && (target.role & MemberRole.Admin) !== 0 && target.member !== caller.member
+        if (demotesOther && (access.membership.role & MemberRole.Owner) === 0) {
+          throw new ApiError('NotChatAdmin', 'only the owner demotes an admin')
+        }
         role = withFlag(role, MemberRole.Admin, admin)
       }
       if (role === target.role) return toMemberView(target)

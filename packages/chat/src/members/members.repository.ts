@@ -15,7 +15,7 @@ export function createMembersRepository(db: Kysely<ChatDatabase>) {
         .executeTakeFirst()
     },
 
-    /** Members in join order after the cursor (a member id), for paging. */
+    /** Members in member-id order after the cursor (a member id), for paging. */
     async list(chatId: number, after: number, limit: number): Promise<MemberRow[]> {
       return db
         .selectFrom('chat_members')

@@ -54,3 +54,15 @@ forEachDialect('private chats keep exactly their two participants', async (t, di
   assert.equal((await chat.user(1).post('add_chat_member', { chat_id: direct.id, member: '3' })).error?.code, 3005)
   assert.equal((await chat.user(1).post('leave_chat', { chat_id: direct.id })).error?.code, 3005)
 })
+
+forEachDialect('an admin cannot demote another admin, only step down', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2, 3])
+  await chat.user(1).ok('update_member', { chat_id: groupId, member: '2', admin: true })
+  await chat.user(1).ok('update_member', { chat_id: groupId, member: '3', admin: true })
+  assert.equal(
+    (await chat.user(2).post('update_member', { chat_id: groupId, member: '3', admin: false })).error?.code,
+    3002,
+  )
+  assert.equal((await chat.user(2).ok('update_member', { chat_id: groupId, admin: false })).admin, false)
+})

@@ -2,7 +2,7 @@ import { ApiError, ChatMessFlags, ChatType, hasFlag, type Service } from '@atriu
 import { isChatAdmin } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
 import type { Store } from '../store.ts'
-import { requireMessage, toMessageViews } from './message-rows.ts'
+import { refreshLastMessage, requireMessage, toMessageViews } from './message-rows.ts'
 import { hardDeleteMessage, messageAction, toggleReaction as toggleReactionSchema } from './messages.schema.ts'
 import { toggleReaction } from './reactions.ts'
 
@@ -28,6 +28,7 @@ export default async function messageActionsPlugin(
       const row = await store.transact(async (unit) => {
         const { message, chat, membership } = await requireMessage(unit, Number(request.body.message_id), caller)
         if (chat.type !== ChatType.Private && !isChatAdmin(membership.role)) throw new ApiError('NotChatAdmin')
+        if (chat.archived) throw new ApiError('ChatArchived')
         if (hasFlag(message.flags, ChatMessFlags.Deleted)) throw new ApiError('MessageDeleted')
         if (hasFlag(message.flags, ChatMessFlags.Pin) === pin) return message
         const changed = {
@@ -58,9 +59,11 @@ export default async function messageActionsPlugin(
     const row = await store.transact(async (unit) => {
       const { message, chat, membership } = await requireMessage(unit, Number(request.body.message_id), caller)
       if (message.owner !== caller.member && !isChatAdmin(membership.role)) throw new ApiError('NotMessageOwner')
+      if (chat.archived) throw new ApiError('ChatArchived')
       if (hasFlag(message.flags, ChatMessFlags.Deleted)) return message
       const deleted = { ...message, flags: message.flags | ChatMessFlags.Deleted, timetick_update: store.nextTick() }
       await unit.messages.update(message.timetick, { flags: deleted.flags, timetick_update: deleted.timetick_update })
+      await refreshLastMessage(unit, chat, message.timetick)
       await unit.emit({
         chat_id: chat.timetick,
         type: 'MessageDeleted',
@@ -73,12 +76,13 @@ export default async function messageActionsPlugin(
   })
 
   app.post('/hard_delete_message', { schema: hardDeleteMessage }, async (request) => {
-    if (!hardDelete) throw new ApiError('HardDeleteDisabled')
     const caller = await resolveCaller(request)
+    if (!hardDelete) throw new ApiError('HardDeleteDisabled')
     await store.transact(async (unit) => {
       const { message, chat, membership } = await requireMessage(unit, Number(request.body.message_id), caller)
       if (message.owner !== caller.member && !isChatAdmin(membership.role)) throw new ApiError('NotMessageOwner')
       await unit.messages.delete(message.timetick)
+      await refreshLastMessage(unit, chat, message.timetick)
       await unit.emit({
         chat_id: chat.timetick,
         type: 'MessageDeleted',

@@ -55,6 +55,7 @@ export function newMessage(store: Store, chatId: number, owner: number, fields: 
     linked_message_id: 0,
     link_kind: LinkKind.None,
     forwarded_from: 0,
+    edited: 0,
     ...fields,
   }
 }
@@ -65,4 +66,17 @@ export async function postMessage(unit: Unit, row: MessageRow, appId: number): P
   await unit.chats.touchLastMessage(row.chat_id, row.timetick, row.timetick)
   await unit.members.markRead(row.chat_id, row.owner, row.timetick, row.timetick)
   await unit.emit({ chat_id: row.chat_id, type: 'NewChatMessage', data: toMessageEventData(row), app_id: appId })
+}
+
+/** After a message is deleted, points the chat's last_message at its newest visible message again. */
+export async function refreshLastMessage(
+  unit: Unit,
+  chat: { timetick: number; last_message: number },
+  deleted: number,
+) {
+  if (chat.last_message !== deleted) return
+  await unit.chats.setLastMessage(
+    chat.timetick,
+    await unit.messages.newestVisible(chat.timetick, Number.MAX_SAFE_INTEGER),
+  )
 }

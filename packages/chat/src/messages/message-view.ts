@@ -67,7 +67,7 @@ export function toMessageView(row: MessageRow, { reactions = [], replyTo }: Mess
     forwarded_from: String(row.forwarded_from),
     pinned: hasFlag(row.flags, ChatMessFlags.Pin),
     deleted,
-    edited: row.timetick_update !== row.timetick,
+    edited: row.edited !== 0,
     time: new Date(timetickTime(row.timetick)).toISOString(),
     timetick_update: String(row.timetick_update),
   }

@@ -22,7 +22,14 @@ export default async function messagesPlugin(app: Service, { store, resolveCalle
     if (reply_to && reaction_to) throw new ApiError('InvalidRequest', 'give reply_to or reaction_to, not both')
     if (!widget && content.trim() === '') throw new ApiError('InvalidRequest', 'content is empty')
     if (reaction_to) {
-      const { message } = await toggleReaction(store, caller, Number(reaction_to), content.trim(), 'add')
+      const { message } = await toggleReaction(
+        store,
+        caller,
+        Number(reaction_to),
+        content.trim(),
+        'add',
+        Number(chat_id),
+      )
       return message
     }
     const chatId = Number(chat_id)
@@ -77,12 +84,16 @@ export default async function messagesPlugin(app: Service, { store, resolveCalle
       const { message, chat } = await requireMessage(unit, Number(request.body.message_id), caller)
       if (message.owner !== caller.member) throw new ApiError('NotMessageOwner')
       if (hasFlag(message.flags, ChatMessFlags.Deleted)) throw new ApiError('MessageDeleted')
-      if (message.link_kind === LinkKind.Reaction || hasFlag(message.flags, ChatMessFlags.Call)) {
-        throw new ApiError('InvalidRequest', 'reactions and call rows cannot be edited')
+      if (
+        message.link_kind === LinkKind.Reaction ||
+        (message.flags & (ChatMessFlags.Call | ChatMessFlags.Widget)) !== 0
+      ) {
+        throw new ApiError('InvalidRequest', 'reactions, widgets and call rows cannot be edited; send a new one')
       }
       if (chat.archived) throw new ApiError('ChatArchived')
-      const edited = { ...message, content: request.body.content, timetick_update: store.nextTick() }
-      await unit.messages.update(message.timetick, { content: edited.content, timetick_update: edited.timetick_update })
+      const tick = store.nextTick()
+      const edited = { ...message, content: request.body.content, timetick_update: tick, edited: tick }
+      await unit.messages.update(message.timetick, { content: edited.content, timetick_update: tick, edited: tick })
       await unit.emit({
         chat_id: chat.timetick,
         type: 'MessageEdited',

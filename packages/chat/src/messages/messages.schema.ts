@@ -5,6 +5,9 @@ import { MessageView } from './message-view.ts'
 /** An id in its public string form. */
 export const Id = Type.String({ pattern: TIMETICK_PATTERN, description: 'A timetick id as a decimal string.' })
 
+/** A chat member (CRM id or guest id) as a decimal string; never 0, which means "nobody". */
+export const MemberId = Type.String({ pattern: '^[1-9][0-9]{0,15}$', description: 'A CRM or guest id; never 0.' })
+
 /** Longest message content in characters. */
 export const MAX_CONTENT = 16_384
 

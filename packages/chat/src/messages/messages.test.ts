@@ -218,3 +218,58 @@ forEachDialect('requests without the gateway signature or identity are refused',
   assert.equal(anonymous.status, 401)
   assert.equal(anonymous.error?.code, 1008)
 })
+
+forEachDialect('only a content edit marks a message edited', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [])
+  const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'note' })
+  assert.equal((await chat.user(1).ok('pin_message', { message_id: sent.id })).edited, false)
+  assert.equal((await chat.user(1).ok('edit_message', { message_id: sent.id, content: 'note!' })).edited, true)
+})
+
+forEachDialect('a reaction sent with send_message must target a message of the named chat', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const first = await createGroup(chat.user(1), [2])
+  const second = await createGroup(chat.user(1), [2])
+  const target = await chat.user(1).ok('send_message', { chat_id: first, content: 'x' })
+  const wrongChat = await chat.user(2).post('send_message', { chat_id: second, content: '👍', reaction_to: target.id })
+  assert.equal(wrongChat.error?.code, 3001)
+  const tooLong = await chat
+    .user(2)
+    .post('send_message', { chat_id: first, content: 'x'.repeat(33), reaction_to: target.id })
+  assert.equal(tooLong.status, 400)
+})
+
+forEachDialect('an archived chat refuses pins and deletes too', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
+  const sent = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'keep' })
+  await chat.user(1).ok('archive_chat', { chat_id: direct.id })
+  assert.equal((await chat.user(1).post('pin_message', { message_id: sent.id })).error?.code, 3004)
+  assert.equal((await chat.user(1).post('soft_delete_message', { message_id: sent.id })).error?.code, 3004)
+})
+
+forEachDialect('widgets are not edited as text', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [])
+  const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: '', widget: { kind: 'poll' } })
+  assert.equal((await chat.user(1).post('edit_message', { message_id: sent.id, content: 'text' })).status, 400)
+})
+
+forEachDialect("deleting a chat's newest message moves last_message back", async (t, dialect) => {
+  const chat = await startChat(t, dialect, { HardDelete: { Messages: true } })
+  const groupId = await createGroup(chat.user(1), [])
+  const older = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'older' })
+  const newest = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'newest' })
+  await chat.user(1).ok('hard_delete_message', { message_id: newest.id })
+  assert.equal((await chat.user(1).read('get_chat_info', { chat_id: groupId })).last_message, older.id)
+  await chat.user(1).ok('soft_delete_message', { message_id: older.id })
+  assert.equal((await chat.user(1).read('get_chat_info', { chat_id: groupId })).last_message, '0')
+})
+
+forEachDialect('member id 0 is never a participant', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  assert.equal((await chat.user(1).post('create_private_chat', { peer: '0' })).status, 400)
+  const groupId = await createGroup(chat.user(1), [])
+  assert.equal((await chat.user(1).post('add_chat_member', { chat_id: groupId, member: '0' })).status, 400)
+})

@@ -3,6 +3,9 @@ import type { Caller } from '../access.ts'
 import type { Store } from '../store.ts'
 import { requireMessage, toMessageViews } from './message-rows.ts'
 
+/** Longest reaction, in UTF-16 code units (an emoji with modifiers can take several). */
+export const MAX_REACTION = 32
+
 /**
  * Adds or removes the caller's reaction with this emoji on a message. A reaction is its own row
  * (linkKind = reaction) aggregated under its target; removing soft-deletes that row.
@@ -14,10 +17,16 @@ export async function toggleReaction(
   messageId: number,
   emoji: string,
   mode: 'toggle' | 'add',
+  /** The chat the caller named, when it named one: the message must be in it. */
+  chatId?: number,
 ) {
-  if (emoji === '') throw new ApiError('InvalidRequest', 'the reaction emoji is empty')
+  if (emoji === '' || emoji.length > MAX_REACTION) {
+    throw new ApiError('InvalidRequest', `a reaction is 1 to ${MAX_REACTION} characters`)
+  }
   const { added, target } = await store.transact(async (unit) => {
     const { message: target, chat } = await requireMessage(unit, messageId, caller)
+    if (chatId !== undefined && target.chat_id !== chatId)
+      throw new ApiError('MessageNotFound', 'the message is in another chat')
     if (hasFlag(target.flags, ChatMessFlags.Deleted)) throw new ApiError('MessageDeleted')
     if (target.link_kind === LinkKind.Reaction) throw new ApiError('InvalidRequest', 'a reaction cannot be reacted to')
     if (chat.archived) throw new ApiError('ChatArchived')
@@ -42,6 +51,7 @@ export async function toggleReaction(
         linked_message_id: target.timetick,
         link_kind: LinkKind.Reaction,
         forwarded_from: 0,
+        edited: 0,
       })
     }
     await unit.emit({

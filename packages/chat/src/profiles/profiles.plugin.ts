@@ -1,7 +1,7 @@
-import type { Service } from '@atrium/platform'
+import { ApiError, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { CallerResolver } from '../caller.ts'
-import { Id } from '../messages/messages.schema.ts'
+import { MemberId } from '../messages/messages.schema.ts'
 import type { Store } from '../store.ts'
 
 export interface ProfilesPluginOptions {
@@ -13,6 +13,12 @@ export interface ProfilesPluginOptions {
 const Name = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' })
 const Profile = Type.Object({ member: Type.String(), name: Type.String() })
 
+function displayName(name: string): string {
+  const trimmed = name.trim()
+  if (trimmed === '') throw new ApiError('InvalidRequest', 'a name is not blank')
+  return trimmed
+}
+
 /** update_profile (/msg/v1): a member names themself. */
 export async function profilesPlugin(app: Service, { store, resolveCaller }: ProfilesPluginOptions) {
   app.post(
@@ -20,7 +26,7 @@ export async function profilesPlugin(app: Service, { store, resolveCaller }: Pro
     { schema: { body: Type.Object({ name: Name }, { additionalProperties: false }), response: { 200: Profile } } },
     async (request) => {
       const caller = await resolveCaller(request)
-      const name = request.body.name.trim()
+      const name = displayName(request.body.name)
       await store.profiles.setName(caller.member, name, store.nextTick())
       return { member: String(caller.member), name }
     },
@@ -33,12 +39,12 @@ export async function internalProfilesPlugin(app: Service, { store }: Pick<Profi
     '/set_profile',
     {
       schema: {
-        body: Type.Object({ member: Id, name: Name }, { additionalProperties: false }),
+        body: Type.Object({ member: MemberId, name: Name }, { additionalProperties: false }),
         response: { 200: Profile },
       },
     },
     async (request) => {
-      const name = request.body.name.trim()
+      const name = displayName(request.body.name)
       await store.profiles.setName(Number(request.body.member), name, store.nextTick())
       return { member: request.body.member, name }
     },

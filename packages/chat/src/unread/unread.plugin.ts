@@ -74,9 +74,13 @@ export default async function unreadPlugin(app: Service, { store, resolveCaller 
     const chatId = Number(request.body.chat_id)
     return store.transact(async (unit) => {
       const { chat, membership } = await requireMember(unit, chatId, caller)
-      const upTo = request.body.message_id === undefined ? Number.MAX_SAFE_INTEGER : Number(request.body.message_id)
+      let upTo = Number.MAX_SAFE_INTEGER
+      if (request.body.message_id !== undefined) {
+        const named = await unit.messages.find(Number(request.body.message_id))
+        if (named?.chat_id !== chatId) throw new ApiError('MessageNotFound', 'the message is not in this chat')
+        upTo = named.timetick
+      }
       const newest = await unit.messages.newestVisible(chatId, upTo)
-      if (request.body.message_id !== undefined && newest === 0) throw new ApiError('MessageNotFound')
       const newlyRead = await unit.messages.unread(chatId, caller.member, membership.last_read, READ_EVENT_IDS)
       if (await unit.members.markRead(chatId, caller.member, newest, store.nextTick())) {
         await unit.emit({
