@@ -70,3 +70,17 @@ test('the OpenAPI document describes every spec operation with enveloped respons
     assert.deepEqual(ok.required, ['result', 'id'], `${operation} answers in the envelope`)
   }
 })
+
+test('the OpenAPI document marks defaulted parameters optional and describes failures and the signature', async (t) => {
+  const chat = await startChat(t, 'sqlite')
+  // biome-ignore lint/suspicious/noExplicitAny: walking a JSON document
+  const document: any = await (await fetch(`${chat.base}/private/v1/openapi.json`)).json()
+  const events = document.paths['/private/v1/events'].get
+  const limit = events.parameters.find((parameter: { name: string }) => parameter.name === 'limit')
+  assert.equal(limit.required, false)
+  assert.ok(events.responses.default, 'failures are documented')
+  assert.deepEqual(document.security, [{ serviceAuth: [] }])
+  assert.equal(document.components.securitySchemes.serviceAuth.name, 'X-Service-Auth')
+  const body = document.paths['/msg/v1/archive_chat'].post.requestBody.content['application/json'].schema
+  assert.deepEqual(body.required, ['chat_id'])
+})

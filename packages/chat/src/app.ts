@@ -60,6 +60,7 @@ export async function buildChat(config: ChatConfig, { logger = false }: ChatOpti
       'Chat operations (/msg/v1, called through the gateway) and internal operations (/private/v1). See docs/chat-api.md.',
     version: CHAT_API_VERSION,
     path: OPENAPI_PATH,
+    serviceAuth: true,
   })
   app.addHook('onClose', () => database.destroy())
 
