@@ -1,7 +1,7 @@
 import { ApiError, ChatMessFlags, ChatType, MemberRole, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
 import { MemberView, toMemberView } from '../members/members.plugin.ts'
-import { refreshLastMessage } from '../messages/message-rows.ts'
+import { recordDeletion } from '../messages/message-rows.ts'
 import { Id, MemberId } from '../messages/messages.schema.ts'
 import type { Store } from '../store.ts'
 
@@ -126,9 +126,7 @@ export default async function internalPlugin(app: Service, { store, hardDelete }
           timetick_update: store.nextTick(),
         })
       }
-      await refreshLastMessage(unit, chat, message.timetick)
-      const data = { message_id: String(message.timetick), chat_id: String(chat.timetick), hard }
-      await unit.emit({ chat_id: chat.timetick, type: 'MessageDeleted', data, app_id: chat.app_id })
+      await recordDeletion(unit, chat, message.timetick, hard)
     })
     return { message_id: request.body.message_id, hard }
   })

@@ -2,7 +2,7 @@ import { ApiError, ChatMessFlags, ChatType, hasFlag, type Service } from '@atriu
 import { isChatAdmin } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
 import type { Store } from '../store.ts'
-import { refreshLastMessage, requireMessage, toMessageViews } from './message-rows.ts'
+import { recordDeletion, requireMessage, toMessageViews } from './message-rows.ts'
 import { hardDeleteMessage, messageAction, toggleReaction as toggleReactionSchema } from './messages.schema.ts'
 import { toggleReaction } from './reactions.ts'
 
@@ -63,13 +63,7 @@ export default async function messageActionsPlugin(
       if (hasFlag(message.flags, ChatMessFlags.Deleted)) return message
       const deleted = { ...message, flags: message.flags | ChatMessFlags.Deleted, timetick_update: store.nextTick() }
       await unit.messages.update(message.timetick, { flags: deleted.flags, timetick_update: deleted.timetick_update })
-      await refreshLastMessage(unit, chat, message.timetick)
-      await unit.emit({
-        chat_id: chat.timetick,
-        type: 'MessageDeleted',
-        data: { message_id: String(message.timetick), chat_id: String(chat.timetick), hard: false },
-        app_id: chat.app_id,
-      })
+      await recordDeletion(unit, chat, message.timetick, false)
       return deleted
     })
     return (await toMessageViews(store, [row], caller.member))[0]!
@@ -82,13 +76,7 @@ export default async function messageActionsPlugin(
       const { message, chat, membership } = await requireMessage(unit, Number(request.body.message_id), caller)
       if (message.owner !== caller.member && !isChatAdmin(membership.role)) throw new ApiError('NotMessageOwner')
       await unit.messages.delete(message.timetick)
-      await refreshLastMessage(unit, chat, message.timetick)
-      await unit.emit({
-        chat_id: chat.timetick,
-        type: 'MessageDeleted',
-        data: { message_id: String(message.timetick), chat_id: String(chat.timetick), hard: true },
-        app_id: chat.app_id,
-      })
+      await recordDeletion(unit, chat, message.timetick, true)
     })
     return { deleted: request.body.message_id }
   })

@@ -68,15 +68,19 @@ export async function postMessage(unit: Unit, row: MessageRow, appId: number): P
   await unit.emit({ chat_id: row.chat_id, type: 'NewChatMessage', data: toMessageEventData(row), app_id: appId })
 }
 
-/** After a message is deleted, points the chat's last_message at its newest visible message again. */
-export async function refreshLastMessage(
-  unit: Unit,
-  chat: { timetick: number; last_message: number },
-  deleted: number,
-) {
-  if (chat.last_message !== deleted) return
-  await unit.chats.setLastMessage(
-    chat.timetick,
-    await unit.messages.newestVisible(chat.timetick, Number.MAX_SAFE_INTEGER),
-  )
+type ChatRef = { timetick: number; last_message: number; app_id: number }
+
+/**
+ * Records that a message was deleted (soft or hard): the chat's last_message moves back to its
+ * newest visible message when it pointed at this one, and MessageDeleted goes to the chat.
+ */
+export async function recordDeletion(unit: Unit, chat: ChatRef, messageId: number, hard: boolean): Promise<void> {
+  if (chat.last_message === messageId) {
+    await unit.chats.setLastMessage(
+      chat.timetick,
+      await unit.messages.newestVisible(chat.timetick, Number.MAX_SAFE_INTEGER),
+    )
+  }
+  const data = { message_id: String(messageId), chat_id: String(chat.timetick), hard }
+  await unit.emit({ chat_id: chat.timetick, type: 'MessageDeleted', data, app_id: chat.app_id })
 }
