@@ -1,0 +1,151 @@
+/**
+ * HTTP load generator of the chat benchmark, run by bench/chat.ts in a child process so the client
+ * and the server do not share one event loop: `node bench/http-load.ts < spec.json` prints a LoadResult.
+ * It keeps `connections` request loops busy for `warmupSeconds + seconds`, signing every request as
+ * the gateway does, and measures only the requests that start after the warm-up.
+ */
+import { Agent, request } from 'node:http'
+import { signedHeaders } from '@atrium/platform'
+
+/** One request the loops pick at random: a signed call, with X-Crm when `crm` is given. */
+export interface RequestTemplate {
+  method: 'GET' | 'POST'
+  /** Path with query string. */
+  path: string
+  crm?: number
+  /** JSON body of a POST. */
+  body?: string
+}
+
+export interface LoadSpec {
+  base: string
+  secret: string
+  connections: number
+  seconds: number
+  warmupSeconds: number
+  requests: RequestTemplate[]
+  /** Parse each 200 answer as an EventBatch and count its events. */
+  countEvents?: boolean
+}
+
+export interface LoadResult {
+  requests: number
+  errors: number
+  seconds: number
+  /** Requests per second, errors included. */
+  throughput: number
+  p50: number
+  p90: number
+  p99: number
+  max: number
+  /** Mean response size in bytes. */
+  bytes: number
+  /** Mean events per answer, with countEvents. */
+  events?: number
+  /** This process's CPU time over the whole run (warm-up included), in % of one core. */
+  cpu: number
+  /** Status and start of the body of the first failed request. */
+  firstError?: string
+}
+
+interface Answer {
+  status: number
+  body: string
+}
+
+function send(agent: Agent, spec: LoadSpec, template: RequestTemplate): Promise<Answer> {
+  const headers: Record<string, string> = template.crm === undefined ? {} : { 'X-Crm': String(template.crm) }
+  if (template.body !== undefined) {
+    headers['content-type'] = 'application/json'
+    headers['content-length'] = String(Buffer.byteLength(template.body))
+  }
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${spec.base}${template.path}`,
+      { method: template.method, agent, headers: signedHeaders(spec.secret, template.method, template.path, headers) },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (chunk: Buffer) => chunks.push(chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+        res.on('error', reject)
+      },
+    )
+    req.on('error', reject)
+    req.end(template.body)
+  })
+}
+
+/** The value below which `share` of the sorted durations fall (nearest rank). */
+export function percentile(sorted: number[], share: number): number {
+  if (sorted.length === 0) return 0
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!
+}
+
+function countEvents(body: string): number {
+  const parsed = JSON.parse(body) as { result?: { Events?: unknown[] }; Events?: unknown[] }
+  return (parsed.result?.Events ?? parsed.Events ?? []).length
+}
+
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: spec.connections })
+  const cpuBefore = process.cpuUsage()
+  const wallBefore = performance.now()
+  const measureFrom = performance.now() + spec.warmupSeconds * 1000
+  const end = measureFrom + spec.seconds * 1000
+  const durations: number[] = []
+  let errors = 0
+  let bytes = 0
+  let events = 0
+  let firstError: string | undefined
+
+  async function loop(): Promise<void> {
+    while (performance.now() < end) {
+      const template = spec.requests[Math.floor(Math.random() * spec.requests.length)]!
+      const started = performance.now()
+      let answer: Answer
+      try {
+        answer = await send(agent, spec, template)
+      } catch (error) {
+        answer = { status: 0, body: String(error) }
+      }
+      const finished = performance.now()
+      if (started < measureFrom || finished > end) continue
+      durations.push(finished - started)
+      bytes += answer.body.length
+      if (answer.status !== 200) {
+        errors++
+        firstError ??= `${answer.status} ${template.method} ${template.path.slice(0, 80)}: ${answer.body.slice(0, 300)}`
+      } else if (spec.countEvents) {
+        events += countEvents(answer.body)
+      }
+    }
+  }
+
+  await Promise.all(Array.from({ length: spec.connections }, loop))
+  agent.destroy()
+  const { user, system } = process.cpuUsage(cpuBefore)
+  const cpu = (user + system) / 10 / (performance.now() - wallBefore)
+  durations.sort((a, b) => a - b)
+  const count = durations.length
+  return {
+    requests: count,
+    errors,
+    seconds: spec.seconds,
+    throughput: count / spec.seconds,
+    p50: percentile(durations, 0.5),
+    p90: percentile(durations, 0.9),
+    p99: percentile(durations, 0.99),
+    max: durations.at(-1) ?? 0,
+    bytes: count === 0 ? 0 : bytes / count,
+    cpu,
+    ...(spec.countEvents ? { events: count === 0 ? 0 : events / (count - errors || 1) } : {}),
+    ...(firstError === undefined ? {} : { firstError }),
+  }
+}
+
+if (import.meta.main) {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  const result = await runLoad(JSON.parse(Buffer.concat(chunks).toString('utf8')) as LoadSpec)
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+}
