@@ -46,7 +46,7 @@ export function createStore(database: Database<ChatDatabase>, nextTick: Timetick
         },
       }),
     )
-    if (recorded) await events.sequence()
+    if (recorded) await events.committed()
     return result
   }
 

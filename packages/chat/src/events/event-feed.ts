@@ -64,11 +64,15 @@ const SEQUENCE_BATCH = 1000
 const SEQUENCER_LOCK = 7_310_225_001
 
 /**
- * The chat module's event feed. Writers append rows inside their own transactions with
- * tick_update = 0; after commit the sequencer gives committed rows increasing cursor ticks under a
- * lock, so a row that commits late gets a later cursor instead of one a reader already passed.
- * Readers see only sequenced rows, which is why a cursor never skips an event, even with several
- * writers and instances on PostgreSQL.
+ * The chat module's event feed. A reader must never skip an event, so a row's cursor tick
+ * (tick_update) must be above every cursor a reader could have seen when the row becomes visible.
+ *
+ * PostgreSQL: writers append rows with tick_update = 0 inside their own transactions; after commit
+ * the sequencer gives committed rows increasing ticks under an advisory lock, so a row that commits
+ * late gets a later cursor instead of one a reader already passed. Readers see only sequenced rows.
+ *
+ * SQLite: a transaction holds the database's one write lock from BEGIN IMMEDIATE to COMMIT, so no
+ * other writer can commit in between, and the tick is assigned when the row is written.
  */
 export function createEventFeed(database: Database<ChatDatabase>, nextTick: TimetickGenerator) {
   const { db, dialect } = database
@@ -79,11 +83,12 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
 
   async function append(trx: Kysely<ChatDatabase>, event: ChatEventInput): Promise<number> {
     const timetick = nextTick()
+    const tickUpdate = dialect === 'sqlite' ? Math.max(timetick, (await headTick(trx)) + 1) : 0
     await trx
       .insertInto('chat_events')
       .values({
         timetick,
-        tick_update: 0,
+        tick_update: tickUpdate,
         chat_id: event.chat_id,
         addressee: event.addressee ?? 0,
         app_id: event.app_id ?? 0,
@@ -121,6 +126,12 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     })
   }
 
+  /** Makes committed rows readable and wakes long-polls; call after every commit that appended. */
+  async function committed(): Promise<void> {
+    if (dialect === 'postgres') return sequence()
+    sequenced.emit('sequenced')
+  }
+
   /** Sequences every committed row; concurrent calls share one run and a call during a run causes one more. */
   function sequence(): Promise<void> {
     if (running) {
@@ -141,8 +152,8 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return running
   }
 
-  async function headTick(): Promise<number> {
-    const row = await db
+  async function headTick(from: Kysely<ChatDatabase> = db): Promise<number> {
+    const row = await from
       .selectFrom('chat_events')
       .select((eb) => eb.fn.max('tick_update').as('max'))
       .executeTakeFirst()
@@ -240,7 +251,7 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     }
   }
 
-  return { append, sequence, list, headTick, waitForSequencing }
+  return { append, committed, sequence, list, headTick, waitForSequencing }
 }
 
 export type EventFeed = ReturnType<typeof createEventFeed>

@@ -1,6 +1,7 @@
 import { ChatMessFlags, LinkKind } from '@atrium/platform'
 import { type Kysely, type Selectable, sql } from 'kysely'
 import type { ChatDatabase, ChatMessTable } from '../db/schema.ts'
+import { isVisible } from '../db/visibility.ts'
 
 export type MessageRow = Selectable<ChatMessTable>
 
@@ -13,10 +14,6 @@ export interface ReactionSummary {
   mine: number
 }
 
-// Rows the regular feed never shows: soft-deleted ones and hidden widget commands. Reactions are
-// shown aggregated under their target, not as rows of their own.
-const HIDDEN = ChatMessFlags.Deleted | ChatMessFlags.WidgetCommand
-
 export interface PageOptions {
   /** Messages older than this id, newest first. */
   before?: number
@@ -28,12 +25,7 @@ export interface PageOptions {
 /** All SQL of the chat_mess table except search. */
 export function createMessagesRepository(db: Kysely<ChatDatabase>) {
   const visibleIn = (chatId: number) =>
-    db
-      .selectFrom('chat_mess')
-      .selectAll()
-      .where('chat_id', '=', chatId)
-      .where(sql<boolean>`(flags & ${HIDDEN}) = 0`)
-      .where('link_kind', '<>', LinkKind.Reaction)
+    db.selectFrom('chat_mess').selectAll().where('chat_id', '=', chatId).where(isVisible())
 
   return {
     async insert(row: MessageRow): Promise<void> {
@@ -84,8 +76,7 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
         .where('chat_id', '=', chatId)
         .where('timetick', '>', lastRead)
         .where('owner', '<>', member)
-        .where(sql<boolean>`(flags & ${HIDDEN}) = 0`)
-        .where('link_kind', '<>', LinkKind.Reaction)
+        .where(isVisible())
         .executeTakeFirstOrThrow()
       return Number(row.n)
     },

@@ -1,14 +1,16 @@
-import { ChatMessFlags, type DatabaseDialect } from '@atrium/platform'
+import type { DatabaseDialect } from '@atrium/platform'
 import { type Expression, type Kysely, type Selectable, type SqlBool, sql } from 'kysely'
 import type { ChatDatabase, ChatMessTable } from '../db/schema.ts'
+import { HIDDEN_FLAGS } from '../db/visibility.ts'
 
 // Search skips soft-deleted rows and hidden widget commands only: reactions, widgets and calls are
 // ordinary message rows and are found (spec: "Reactions, widgets and calls are stored as ordinary
 // message rows, so search, forward and soft-delete apply to them").
-const HIDDEN = ChatMessFlags.Deleted | ChatMessFlags.WidgetCommand
 
 // The trigram tokenizer indexes runs of three characters, so MATCH finds nothing for shorter terms.
 const TRIGRAM = 3
+
+type MessageRow = Selectable<ChatMessTable>
 
 export interface SearchOptions {
   /** The caller's member id: only chats they belong to are searched. */
@@ -22,23 +24,62 @@ export interface SearchOptions {
   limit: number
 }
 
+const isIndexed = (term: string) => [...term].length >= TRIGRAM
+
 /** All SQL of message search: FTS5 trigram MATCH on SQLite, pg_trgm-accelerated ILIKE on PostgreSQL. */
 export function createSearchRepository(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
+  const memberChats = (member: number) => db.selectFrom('chat_members').select('chat_id').where('member', '=', member)
+
+  // SQLite with a term of three or more characters: the FTS5 index drives the query newest first
+  // (FTS5 walks rowids in descending order), each match is checked against the caller's chats, and
+  // the walk stops at the limit instead of collecting every match in the database first.
+  async function searchIndexed(
+    { member, chatId, before, limit }: SearchOptions,
+    terms: string[],
+  ): Promise<MessageRow[]> {
+    // Each term is an FTS5 string, so operators, column filters and * in user input are plain text.
+    const match = terms
+      .filter(isIndexed)
+      .map((term) => `"${term.replaceAll('"', '""')}"`)
+      .join(' AND ')
+    const shortTerms = likeConditions(
+      terms.filter((term) => !isIndexed(term)),
+      sql.ref('m.content'),
+    )
+    const filters = [
+      ...(chatId === undefined ? [] : [sql`m.chat_id = ${chatId}`]),
+      ...(before === undefined ? [] : [sql`chat_mess_fts.rowid < ${before}`]),
+      ...shortTerms,
+    ]
+    const { rows } = await sql<MessageRow>`
+      select m.* from chat_mess_fts join chat_mess m on m.timetick = chat_mess_fts.rowid
+      where chat_mess_fts match ${match}
+        and m.chat_id in (select chat_id from chat_members where member = ${member})
+        and (m.flags & ${sql.lit(HIDDEN_FLAGS)}) = 0
+        ${filters.length > 0 ? sql`and ${sql.join(filters, sql` and `)}` : sql``}
+      order by chat_mess_fts.rowid desc limit ${limit}`.execute(db)
+    return rows
+  }
+
   return {
     /** Visible messages of the member's chats containing every word of the query, newest first. */
-    async search({ member, query, chatId, before, limit }: SearchOptions): Promise<Selectable<ChatMessTable>[]> {
-      const terms = [...new Set(query.split(/\s+/u).filter((word) => word !== ''))]
+    async search(options: SearchOptions): Promise<MessageRow[]> {
+      const terms = [...new Set(options.query.split(/\s+/u).filter((word) => word !== ''))]
       if (terms.length === 0) return []
+      if (dialect === 'sqlite' && terms.some(isIndexed)) return searchIndexed(options, terms)
+      const { member, chatId, before, limit } = options
       let select = db
         .selectFrom('chat_mess')
         .selectAll()
-        .where('chat_id', 'in', db.selectFrom('chat_members').select('chat_id').where('member', '=', member))
-        .where(sql<SqlBool>`(flags & ${HIDDEN}) = 0`)
+        .where('chat_id', 'in', memberChats(member))
+        .where(sql<SqlBool>`(flags & ${sql.lit(HIDDEN_FLAGS)}) = 0`)
       if (chatId !== undefined) select = select.where('chat_id', '=', chatId)
       if (before !== undefined) select = select.where('timetick', '<', before)
-      for (const condition of dialect === 'postgres' ? terms.map(postgresContains) : sqliteContains(terms)) {
-        select = select.where(condition)
-      }
+      const contains =
+        dialect === 'postgres'
+          ? terms.map((term) => sql<SqlBool>`content ilike ${likePattern(term)} escape '\\'`)
+          : likeConditions(terms, sql.ref('content'))
+      for (const condition of contains) select = select.where(condition)
       return select.orderBy('timetick', 'desc').limit(limit).execute()
     },
   }
@@ -46,16 +87,10 @@ export function createSearchRepository(db: Kysely<ChatDatabase>, dialect: Databa
 
 export type SearchRepository = ReturnType<typeof createSearchRepository>
 
-function postgresContains(term: string): Expression<SqlBool> {
-  return sql<SqlBool>`content ilike ${likePattern(term)} escape '\\'`
-}
-
-function sqliteContains(terms: string[]): Expression<SqlBool>[] {
-  const indexed = terms.filter((term) => [...term].length >= TRIGRAM)
-  const short = terms.filter((term) => [...term].length < TRIGRAM)
-  const conditions = short.map((term) => {
-    // SQLite's LIKE folds ASCII case only; trying the term lower, upper and capitalised finds
-    // 'да' in 'Да' and 'ДА' too, which is as far as case-insensitivity goes without ICU.
+// SQLite's LIKE folds ASCII case only; trying each term lower, upper and capitalised finds 'да' in
+// 'Да' and 'ДА' too, which is as far as case-insensitivity goes without ICU.
+function likeConditions(terms: string[], column: Expression<string>): Expression<SqlBool>[] {
+  return terms.map((term) => {
     const [first = '', ...rest] = [...term]
     const variants = new Set([
       term,
@@ -63,17 +98,9 @@ function sqliteContains(terms: string[]): Expression<SqlBool>[] {
       term.toUpperCase(),
       first.toUpperCase() + rest.join('').toLowerCase(),
     ])
-    const likes = [...variants].map((variant) => sql<SqlBool>`content like ${likePattern(variant)} escape '\\'`)
+    const likes = [...variants].map((variant) => sql<SqlBool>`${column} like ${likePattern(variant)} escape '\\'`)
     return sql<SqlBool>`(${sql.join(likes, sql` or `)})`
   })
-  if (indexed.length > 0) {
-    // Each term is an FTS5 string, so operators, column filters and * in user input are plain text.
-    const match = indexed.map((term) => `"${term.replaceAll('"', '""')}"`).join(' AND ')
-    conditions.unshift(
-      sql<SqlBool>`chat_mess.timetick in (select rowid from chat_mess_fts where chat_mess_fts match ${match})`,
-    )
-  }
-  return conditions
 }
 
 function likePattern(term: string): string {

@@ -2,10 +2,12 @@ import type { Migrations } from '@atrium/platform'
 import * as initial from './0001-initial.ts'
 import * as profiles from './0002-profiles.ts'
 import * as messageEdited from './0003-message-edited.ts'
+import * as visibleMessages from './0004-visible-messages.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
   '0001-initial': initial,
   '0002-profiles': profiles,
   '0003-message-edited': messageEdited,
+  '0004-visible-messages': visibleMessages,
 }
