@@ -30,8 +30,11 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
     keep: { type: 'boolean', default: false },
+    only: { type: 'string', default: '' },
   },
 })
+// `--only send` (a prefix of phase names, comma-separated) runs just those phases, e.g. to profile one.
+const only = args.only.split(',').filter(Boolean)
 const dialect = args.db
 if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error('--db must be sqlite or postgres')
 const messages = Number(args.messages)
@@ -80,6 +83,7 @@ async function measure(
   met?: (result: LoadResult) => boolean,
   countEvents = false,
 ): Promise<void> {
+  if (only.length > 0 && !only.some((prefix) => phase.name.startsWith(prefix))) return
   const spec = { base: server.base, secret: SECRET, seconds, warmupSeconds: 1, requests, countEvents }
   const cpuBefore = process.cpuUsage()
   const wallBefore = performance.now()
