@@ -1,6 +1,6 @@
 import { ApiError, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
-import type { EventFeed, Subjects } from './event-feed.ts'
+import type { EventBatch, EventFeed, Subjects } from './event-feed.ts'
 
 export interface EventsPluginOptions {
   events: EventFeed
@@ -78,7 +78,7 @@ export default async function eventsPlugin(
     response: { 200: EventBatchSchema },
   }
 
-  app.get('/events', { schema }, async (request, reply) => {
+  app.get('/events', { schema, serializerCompiler: () => serializeEnvelope }, async (request, reply) => {
     const { since, limit, wait } = request.query
     const subjects = parseSubjects(request.query)
     const deadline = Date.now() + wait
@@ -92,4 +92,22 @@ export default async function eventsPlugin(
     }
     return batch
   })
+}
+
+/**
+ * Serialises the enveloped batch. Items addressed to the members of one chat share one Data object;
+ * it is serialised once, not once per member (a channel event can fan out to thousands of items).
+ */
+export function serializeEnvelope(envelope: unknown): string {
+  const { result: batch, id } = envelope as { result: EventBatch; id: string }
+  const dataJson = new Map<object, string>()
+  const items = batch.Events.map((item) => {
+    let data = dataJson.get(item.Data)
+    if (data === undefined) {
+      data = JSON.stringify(item.Data)
+      dataJson.set(item.Data, data)
+    }
+    return `{"CrmId":${item.CrmId},"AppId":${item.AppId},"Timetick":${item.Timetick},"TickUpdate":${item.TickUpdate},"EventType":${JSON.stringify(item.EventType)},"Data":${data}}`
+  })
+  return `{"result":{"Events":[${items.join(',')}],"LastTick":${batch.LastTick}},"id":${JSON.stringify(id)}}`
 }
