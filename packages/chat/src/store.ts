@@ -27,8 +27,8 @@ export type Unit = ReturnType<typeof repositories> & { emit(event: ChatEventInpu
 
 /**
  * The chat module's data access: repositories over the pool for reads, and `transact` for writes,
- * which runs every repository in one transaction with the events it records and sequences those
- * events after the commit, so they are readable when the operation answers. Inside `transact`,
+ * which runs every repository in one transaction with the events it records and makes those
+ * events readable right after the commit, before the operation answers. Inside `transact`,
  * use only the unit's repositories: SQLite has one connection, so a query through the store's
  * own repositories would wait for the transaction that is waiting for it.
  */
