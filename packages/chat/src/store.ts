@@ -2,6 +2,7 @@ import type { Database, DatabaseDialect, TimetickGenerator } from '@atrium/platf
 import type { Kysely } from 'kysely'
 import { createChatsRepository } from './chats/chats.repository.ts'
 import type { ChatDatabase } from './db/schema.ts'
+import { createSharedTransactions } from './db/shared-transactions.ts'
 import { type ChatEventInput, createEventFeed, type EventFeed } from './events/event-feed.ts'
 import { createFeedbackRepository } from './feedback/feedback.repository.ts'
 import { createInvitesRepository } from './invites/invites.repository.ts'
@@ -30,14 +31,20 @@ export type Unit = ReturnType<typeof repositories> & { emit(event: ChatEventInpu
  * which runs every repository in one transaction with the events it records and makes those
  * events readable right after the commit, before the operation answers. Inside `transact`,
  * use only the unit's repositories: SQLite has one connection, so a query through the store's
- * own repositories would wait for the transaction that is waiting for it.
+ * own repositories would wait for the transaction that is waiting for it. On SQLite, concurrent
+ * operations share a transaction (each in a savepoint; see db/shared-transactions.ts), so work
+ * inside `transact` must not wait for anything but the database.
  */
 export function createStore(database: Database<ChatDatabase>, nextTick: TimetickGenerator) {
   const events: EventFeed = createEventFeed(database, nextTick)
+  const runTransaction =
+    database.dialect === 'sqlite'
+      ? createSharedTransactions(database.db)
+      : <T>(work: (trx: Kysely<ChatDatabase>) => Promise<T>) => database.db.transaction().execute(work)
 
   async function transact<T>(work: (unit: Unit) => Promise<T>): Promise<T> {
     let recorded = false
-    const result = await database.db.transaction().execute((trx) =>
+    const result = await runTransaction((trx) =>
       work({
         ...repositories(trx, database.dialect),
         emit(event) {
