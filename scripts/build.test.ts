@@ -17,6 +17,17 @@ interface Started {
 }
 
 /** Runs a process entry with only the given environment and resolves once it logs its listening address. */
+/** The environment of a gateway on an ephemeral loopback port with its data in `dir`. */
+function gatewayEnv(dir: string): Record<string, string> {
+  return {
+    Port: '0',
+    Host: '127.0.0.1',
+    GatewayDB: `sqlite:${join(dir, 'g.db')}`,
+    LocalFileStoragePath: join(dir, 'files'),
+    LogLevel: 'info',
+  }
+}
+
 async function startProcess(t: TestContext, entry: string, env: Record<string, string>, cwd: string): Promise<Started> {
   const child = spawn(process.execPath, ['--enable-source-maps', entry], {
     cwd,
@@ -216,18 +227,7 @@ suite('built bundles', () => {
   })
 
   test('the built gateway serves only its domain, p1-p3 and the sentinels, and stops cleanly', async (t) => {
-    const gateway = await startProcess(
-      t,
-      join(out, 'gateway', 'main.mjs'),
-      {
-        Port: '0',
-        Host: '127.0.0.1',
-        GatewayDB: `sqlite:${join(dir, 'g.db')}`,
-        LocalFileStoragePath: join(dir, 'files'),
-        LogLevel: 'info',
-      },
-      dir,
-    )
+    const gateway = await startProcess(t, join(out, 'gateway', 'main.mjs'), gatewayEnv(dir), dir)
     const health = (host: string) => getWithHost(gateway.port, '/auth/v1/health', host)
 
     const own = await health('example.test')
@@ -275,18 +275,7 @@ suite('built bundles', () => {
 test('an unbuilt checkout runs as a development build that serves only the sentinels', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'atrium-dev-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
-  const gateway = await startProcess(
-    t,
-    resolve(ROOT, 'packages/gateway/src/main.ts'),
-    {
-      Port: '0',
-      Host: '127.0.0.1',
-      GatewayDB: `sqlite:${join(dir, 'g.db')}`,
-      LocalFileStoragePath: join(dir, 'files'),
-      LogLevel: 'info',
-    },
-    dir,
-  )
+  const gateway = await startProcess(t, resolve(ROOT, 'packages/gateway/src/main.ts'), gatewayEnv(dir), dir)
   const local = await getWithHost(gateway.port, '/auth/v1/health', 'localhost')
   assert.equal(local.status, 200)
   assert.equal(local.body.result?.build, 'development')
