@@ -1,10 +1,10 @@
 import { ApiError, ChatType, MemberRole, patchOf, type Service } from '@atrium/platform'
 import { type Caller, requireAdmin, requireMember, requireUser } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
-import type { MemberRow } from '../members/members.repository.ts'
+import { type MemberRow, newMemberRow } from '../members/members.repository.ts'
 import type { Store, Unit } from '../store.ts'
 import { peerOf, toChatEventData, toChatView } from './chat-view.ts'
-import type { ChatRow } from './chats.repository.ts'
+import { type ChatRow, newChatRow, pairKey } from './chats.repository.ts'
 import {
   archiveChat,
   chatRef,
@@ -35,42 +35,23 @@ export async function describeChat(store: Reads, chat: ChatRow, membership: Memb
   return toChatView(chat, { membership, memberCount, unread, peerName: names.get(peer) ?? '' })
 }
 
-function newChat(store: Store, fields: Partial<ChatRow> & Pick<ChatRow, 'type' | 'owner'>): ChatRow {
-  const tick = store.nextTick()
-  return {
-    timetick: tick,
-    timetick_update: tick,
-    name: '',
-    description: '',
-    app_id: 0,
-    archived: 0,
-    pair_key: `#${tick}`,
-    last_message: 0,
-    ...fields,
-  }
-}
-
-function newMember(chatId: number, member: number, role: number, tick: number): MemberRow {
-  return { chat_id: chatId, member, role, last_read: 0, joined: tick, timetick_update: tick }
-}
-
 /** Creates the private chat of a pair, or returns the one they have; concurrent calls get the same chat. */
 async function openPrivateChat(store: Store, caller: Caller, peer: number) {
   if (peer === caller.member) throw new ApiError('InvalidRequest', 'a private chat needs another participant')
-  const pairKey = `${Math.min(caller.member, peer)}:${Math.max(caller.member, peer)}`
+  const key = pairKey(caller.member, peer)
   return store.transact(async (unit) => {
-    const chat = newChat(store, {
+    const chat = newChatRow(store.nextTick(), {
       type: ChatType.Private,
       owner: caller.member,
-      pair_key: pairKey,
+      pair_key: key,
       app_id: caller.appId,
     })
     const created = await unit.chats.insert(chat)
-    const stored = created ? chat : await unit.chats.findByPair(pairKey)
-    if (!stored) throw new Error(`private chat ${pairKey} neither inserted nor found`)
+    const stored = created ? chat : await unit.chats.findByPair(key)
+    if (!stored) throw new Error(`private chat ${key} neither inserted nor found`)
     if (created) {
       for (const member of [caller.member, peer]) {
-        await unit.members.add(newMember(stored.timetick, member, MemberRole.Private, stored.timetick))
+        await unit.members.add(newMemberRow(stored.timetick, member, MemberRole.Private, stored.timetick))
       }
       await unit.emit({
         chat_id: stored.timetick,
@@ -91,7 +72,7 @@ async function createGroup(
 ) {
   if (!body.name) throw new ApiError('InvalidRequest', 'a group or channel needs a name')
   return store.transact(async (unit) => {
-    const chat = newChat(store, {
+    const chat = newChatRow(store.nextTick(), {
       type: body.type,
       owner: caller.member,
       name: body.name,
@@ -99,9 +80,9 @@ async function createGroup(
       app_id: caller.appId,
     })
     await unit.chats.insert(chat)
-    await unit.members.add(newMember(chat.timetick, caller.member, MemberRole.Owner, chat.timetick))
+    await unit.members.add(newMemberRow(chat.timetick, caller.member, MemberRole.Owner, chat.timetick))
     for (const member of (body.members ?? []).map(Number).filter((id) => id !== caller.member)) {
-      await unit.members.add(newMember(chat.timetick, member, 0, chat.timetick))
+      await unit.members.add(newMemberRow(chat.timetick, member, 0, chat.timetick))
     }
     await unit.emit({ chat_id: chat.timetick, type: 'ChatCreated', data: toChatEventData(chat), app_id: chat.app_id })
     const membership = (await unit.members.find(chat.timetick, caller.member))!

@@ -3,6 +3,26 @@ import type { ChatDatabase, ChatsTable } from '../db/schema.ts'
 
 export type ChatRow = Selectable<ChatsTable>
 
+/** The pair key of the private chat of two members: the same whichever of them asks. */
+export function pairKey(a: number, b: number): string {
+  return `${Math.min(a, b)}:${Math.max(a, b)}`
+}
+
+/** A new chat row made at `tick`, every column not given at its default (a group's pair key is `#<id>`). */
+export function newChatRow(tick: number, fields: Partial<ChatRow> & Pick<ChatRow, 'type' | 'owner'>): ChatRow {
+  return {
+    timetick: tick,
+    timetick_update: tick,
+    name: '',
+    description: '',
+    app_id: 0,
+    archived: 0,
+    pair_key: `#${tick}`,
+    last_message: 0,
+    ...fields,
+  }
+}
+
 /** All SQL of the chats table. */
 export function createChatsRepository(db: Kysely<ChatDatabase>) {
   return {

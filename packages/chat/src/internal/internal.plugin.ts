@@ -1,6 +1,7 @@
 import { ApiError, ChatMessFlags, ChatType, MemberRole, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
 import { MemberView, toMemberView } from '../members/members.plugin.ts'
+import { newMemberRow } from '../members/members.repository.ts'
 import { recordDeletion } from '../messages/message-rows.ts'
 import { Id, MemberId } from '../messages/messages.schema.ts'
 import type { Store } from '../store.ts'
@@ -81,9 +82,8 @@ export default async function internalPlugin(app: Service, { store, hardDelete }
       const chat = await requireChat(Number(request.body.chat_id), unit)
       if (chat.type === ChatType.Private)
         throw new ApiError('WrongChatType', 'a private chat has exactly its two participants')
-      const tick = store.nextTick()
       const role = request.body.admin ? MemberRole.Admin : 0
-      const row = { chat_id: chat.timetick, member, role, last_read: 0, joined: tick, timetick_update: tick }
+      const row = newMemberRow(chat.timetick, member, role, store.nextTick())
       if (!(await unit.members.add(row))) return toMemberView((await unit.members.find(chat.timetick, member))!)
       const data = { chat_id: String(chat.timetick), member: String(member), role, by: SYSTEM }
       await unit.emit({ chat_id: chat.timetick, type: 'MemberAdded', data, app_id: chat.app_id })

@@ -5,6 +5,8 @@ import { isChatAdmin, requireAdmin, requireMember, requireUser } from '../access
 import { type CallerResolver, deviceGuidOf } from '../caller.ts'
 import { ChatView, toChatEventData } from '../chats/chat-view.ts'
 import { describeChat } from '../chats/chats.plugin.ts'
+import { newChatRow, pairKey } from '../chats/chats.repository.ts'
+import { newMemberRow } from '../members/members.repository.ts'
 import { Id } from '../messages/messages.schema.ts'
 import type { Store, Unit } from '../store.ts'
 import { type GuestRow, InviteKind, type InviteRow } from './invites.repository.ts'
@@ -65,14 +67,7 @@ function newCode(): string {
 async function joinAsMember(unit: Unit, chatId: number, member: number, tick: number) {
   const chat = await unit.chats.find(chatId)
   if (!chat) throw new ApiError('InviteNotFound', 'the chat of this invite no longer exists')
-  const added = await unit.members.add({
-    chat_id: chatId,
-    member,
-    role: 0,
-    last_read: 0,
-    joined: tick,
-    timetick_update: tick,
-  })
+  const added = await unit.members.add(newMemberRow(chatId, member, 0, tick))
   if (added) {
     const data = { chat_id: String(chatId), member: String(member), role: 0, by: String(member) }
     await unit.emit({ chat_id: chatId, type: 'MemberAdded', data, app_id: chat.app_id })
@@ -95,32 +90,18 @@ async function joinAsGuest(store: Store, invite: InviteRow, deviceGuid: string):
       return known
     }
     if (invite.kind === InviteKind.Personal) {
-      const chat = {
-        timetick: tick,
-        timetick_update: tick,
+      const chat = newChatRow(store.nextTick(), {
         type: ChatType.Private,
-        name: '',
-        description: '',
         owner: invite.created_by,
-        app_id: 0,
-        archived: 0,
-        pair_key: `${Math.min(invite.created_by, tick)}:${Math.max(invite.created_by, tick)}`,
-        last_message: 0,
-      }
+        pair_key: pairKey(invite.created_by, guest.timetick),
+      })
       await unit.chats.insert(chat)
-      for (const member of [invite.created_by, tick]) {
-        await unit.members.add({
-          chat_id: tick,
-          member,
-          role: MemberRole.Private,
-          last_read: 0,
-          joined: tick,
-          timetick_update: tick,
-        })
+      for (const member of [invite.created_by, guest.timetick]) {
+        await unit.members.add(newMemberRow(chat.timetick, member, MemberRole.Private, chat.timetick))
       }
-      await unit.invites.setGuestChat(tick, tick)
-      await unit.emit({ chat_id: tick, type: 'ChatCreated', data: toChatEventData(chat) })
-      return { ...guest, chat_id: tick }
+      await unit.invites.setGuestChat(guest.timetick, chat.timetick)
+      await unit.emit({ chat_id: chat.timetick, type: 'ChatCreated', data: toChatEventData(chat) })
+      return { ...guest, chat_id: chat.timetick }
     }
     await joinAsMember(unit, invite.chat_id, tick, tick)
     return guest

@@ -4,7 +4,7 @@ import { type Caller, type Membership, requireAdmin, requireMember } from '../ac
 import type { CallerResolver } from '../caller.ts'
 import { Id, MemberId } from '../messages/messages.schema.ts'
 import type { Store, Unit } from '../store.ts'
-import type { MemberRow } from './members.repository.ts'
+import { type MemberRow, newMemberRow } from './members.repository.ts'
 
 export interface MembersPluginOptions {
   store: Store
@@ -91,15 +91,8 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
       const access = await requireMember(unit, Number(request.body.chat_id), caller)
       requireGroupLike(access)
       requireAdmin(access)
-      const tick = store.nextTick()
-      const row: MemberRow = {
-        chat_id: access.chat.timetick,
-        member: Number(request.body.member),
-        role: request.body.admin ? MemberRole.Admin : 0,
-        last_read: 0,
-        joined: tick,
-        timetick_update: tick,
-      }
+      const role = request.body.admin ? MemberRole.Admin : 0
+      const row = newMemberRow(access.chat.timetick, Number(request.body.member), role, store.nextTick())
       if (!(await unit.members.add(row))) return toMemberView((await unit.members.find(row.chat_id, row.member))!)
       await memberEvent(unit, access, 'MemberAdded', row, caller)
       return toMemberView(row)

@@ -3,6 +3,11 @@ import type { ChatDatabase, ChatMembersTable } from '../db/schema.ts'
 
 export type MemberRow = Selectable<ChatMembersTable>
 
+/** A new membership made at `tick`, with nothing read yet. */
+export function newMemberRow(chatId: number, member: number, role: number, tick: number): MemberRow {
+  return { chat_id: chatId, member, role, last_read: 0, joined: tick, timetick_update: tick }
+}
+
 /** All SQL of the chat_members table. */
 export function createMembersRepository(db: Kysely<ChatDatabase>) {
   return {
