@@ -203,13 +203,13 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     const wanted = subjects ? new Set(subjects.members) : undefined
     const wantedApps = subjects ? new Set(subjects.apps) : undefined
     const membersByChat = new Map<number, { member: number; joined: number }[]>()
-    if (chatWide.length > 0) {
+    // With subjects, only the members among them are addressed; app-only subjects address no member.
+    if (chatWide.length > 0 && (!subjects || subjects.members.length > 0)) {
       let memberQuery = db
         .selectFrom('chat_members')
         .select(['chat_id', 'member', 'joined'])
         .where('chat_id', 'in', chatWide)
-      if (subjects)
-        memberQuery = memberQuery.where('member', 'in', subjects.members.length > 0 ? subjects.members : [-1])
+      if (subjects) memberQuery = memberQuery.where('member', 'in', subjects.members)
       for (const row of await memberQuery.execute()) {
         const list = membersByChat.get(row.chat_id) ?? []
         list.push(row)
@@ -240,7 +240,7 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return items
   }
 
-  /** Resolves when a sequencing run finished or the time is up (other instances' writes are seen by re-reading). */
+  /** Resolves when newly committed events became readable here, or when the time is up (other instances' writes are seen by re-reading). */
   async function waitForSequencing(ms: number, signal?: AbortSignal): Promise<void> {
     const timeout = AbortSignal.timeout(ms)
     const stop = signal ? AbortSignal.any([signal, timeout]) : timeout

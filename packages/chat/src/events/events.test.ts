@@ -172,3 +172,25 @@ test(
     assert.deepEqual(new Set(received), sent, 'every event once')
   },
 )
+
+forEachDialect('an app subject receives its chats’ events once, with no member items', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const created = await chat.call(
+    'POST',
+    '/msg/v1/create_chat',
+    { 'X-Crm': '1', 'X-AppId': '7' },
+    { type: 2, name: 'Bot', members: ['2'] },
+  )
+  assert.equal(created.status, 200)
+  await chat.user(2).ok('send_message', { chat_id: created.result.chat.id, content: 'hello bot' })
+  await createGroup(chat.user(1), [2])
+  const { Events } = await readAll(chat, { subjects: 'app:7' })
+  assert.deepEqual(
+    Events.map((event) => [event.EventType, event.CrmId, event.AppId]),
+    [
+      ['ChatCreated', 0, 7],
+      ['NewChatMessage', 0, 7],
+    ],
+  )
+  assert.deepEqual((await readAll(chat, { subjects: 'app:8' })).Events, [])
+})
