@@ -3,10 +3,10 @@ import { sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
 
 /** Subdomains the frontend probes in parallel for horizontal scaling (spec: "Platform rules"). */
-export const SCALE_OUT_SUBDOMAINS = ['p1', 'p2', 'p3'] as const
+const SCALE_OUT_SUBDOMAINS = ['p1', 'p2', 'p3'] as const
 
 /** Host names every build accepts: loopback forms of localhost. */
-export const LOCAL_SENTINELS = ['localhost', '127.0.0.1', '::1'] as const
+const LOCAL_SENTINELS = ['localhost', '127.0.0.1', '::1'] as const
 
 export interface DomainGuardOptions {
   /** The embedded project domain, or null for a development build. */

@@ -55,7 +55,7 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
 }
 
 /** Translates anything thrown in a request into the ApiError the caller is allowed to see. */
-export function toApiError(error: FastifyError | Error): ApiError {
+function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error
   const fastifyError = error as FastifyError
   if (fastifyError.validation) {
