@@ -57,7 +57,7 @@ export function createStore(database: Database<ChatDatabase>, nextTick: Timetick
     return result
   }
 
-  return { ...repositories(database.db, database.dialect), events, transact, nextTick, dialect: database.dialect }
+  return { ...repositories(database.db, database.dialect), events, transact, nextTick }
 }
 
 export type Store = ReturnType<typeof createStore>

@@ -31,7 +31,7 @@ test(
     })
     await new Promise((resolve) => setTimeout(resolve, 50))
     await database.db.transaction().execute((trx) => feed.append(trx, event('second, committed first')))
-    await feed.sequence()
+    await feed.committed()
 
     const before = await feed.list({ since: 0, limit: 100 })
     assert.deepEqual(
@@ -40,7 +40,7 @@ test(
     )
     release()
     await slow
-    await feed.sequence()
+    await feed.committed()
     const after = await feed.list({ since: before.LastTick, limit: 100 })
     assert.deepEqual(
       after.Events.map((item) => item.Data.content),
@@ -71,6 +71,6 @@ test('unsequenced rows are invisible to readers (postgres)', onlyWithPostgres(),
   const { database, feed } = await openFeed(t, 'postgres')
   await database.db.transaction().execute((trx) => feed.append(trx, event('pending')))
   assert.deepEqual((await feed.list({ since: 0, limit: 10 })).Events, [])
-  await feed.sequence()
+  await feed.committed()
   assert.equal((await feed.list({ since: 0, limit: 10 })).Events.length, 1)
 })

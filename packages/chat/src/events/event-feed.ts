@@ -251,7 +251,7 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     }
   }
 
-  return { append, committed, sequence, list, headTick, waitForSequencing }
+  return { append, committed, list, waitForSequencing }
 }
 
 export type EventFeed = ReturnType<typeof createEventFeed>
