@@ -22,15 +22,16 @@ export interface BenchDatabase {
   url: string
   /** A kept SQLite file from an earlier run. */
   reused: boolean
-  /** Removes a kept SQLite file, so it is loaded anew. */
-  reset(): void
-  /** Removes the temp SQLite file (unless kept) or drops the PostgreSQL schema. */
+  /** Empties a kept database (file or schema), so it is loaded anew. */
+  reset(): Promise<void>
+  /** Removes the temp SQLite file or drops the PostgreSQL schema, unless kept. */
   remove(): Promise<void>
 }
 
 /**
  * SQLite: a file in a new temp directory, or with `keep` a fixed file per message count in the temp
- * directory. PostgreSQL: a new schema `bench_chat_<random>` on DATABASE_URL's server, selected with ?schema=.
+ * directory. PostgreSQL: a new schema `bench_chat_<random>` on DATABASE_URL's server, selected with ?schema=,
+ * or with `keep` the schema `bench_chat_keep_<messages>`, reused when it already holds messages.
  */
 export async function provisionDatabase(dialect: 'sqlite' | 'postgres', keep: boolean, messages: number) {
   if (dialect === 'sqlite') {
@@ -39,7 +40,7 @@ export async function provisionDatabase(dialect: 'sqlite' | 'postgres', keep: bo
     return {
       url: `sqlite:${file}`,
       reused: keep && existsSync(file),
-      reset() {
+      async reset() {
         for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
       },
       async remove() {
@@ -50,20 +51,34 @@ export async function provisionDatabase(dialect: 'sqlite' | 'postgres', keep: bo
   }
   const server = process.env.DATABASE_URL
   if (!server?.startsWith('postgres')) throw new Error('--db postgres needs DATABASE_URL=postgres://…')
-  const schema = `bench_chat_${randomBytes(6).toString('hex')}`
+  const schema = keep ? `bench_chat_keep_${messages}` : `bench_chat_${randomBytes(6).toString('hex')}`
   const onServer = async (statement: string) => {
     const client = new Client({ connectionString: server })
     await client.connect()
-    await client.query(statement).finally(() => client.end())
+    return client.query(statement).finally(() => client.end())
   }
-  await onServer(`create schema ${escapeIdentifier(schema)}`)
+  const existing = await onServer(
+    `select 1 from information_schema.tables where table_schema = '${schema}' and table_name = 'chat_mess'`,
+  )
+  const reused = keep && (existing.rowCount ?? 0) > 0
+  if (!reused)
+    await onServer(
+      `drop schema if exists ${escapeIdentifier(schema)} cascade; create schema ${escapeIdentifier(schema)}`,
+    )
   const url = new URL(server)
   url.searchParams.set('schema', schema)
   return {
     url: url.toString(),
-    reused: false,
-    reset() {},
-    remove: () => onServer(`drop schema if exists ${escapeIdentifier(schema)} cascade`),
+    reused,
+    async reset() {
+      await onServer(
+        `drop schema if exists ${escapeIdentifier(schema)} cascade; create schema ${escapeIdentifier(schema)}`,
+      )
+    },
+    async remove() {
+      if (keep) console.log(`kept schema ${schema}`)
+      else await onServer(`drop schema if exists ${escapeIdentifier(schema)} cascade`)
+    },
   } satisfies BenchDatabase
 }
 

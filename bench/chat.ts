@@ -6,7 +6,7 @@
  * The module runs in this process on 127.0.0.1 and the load comes from bench/http-load.ts in a child
  * process. Chats are created through the API, then the messages (one event each) are bulk-loaded
  * with SQL while the server is down. --keep keeps the SQLite file (in the temp directory, named by
- * message count) and reuses it next time. The figures are a measurement: the exit code is 0 either way.
+ * message count) or the PostgreSQL schema (bench_chat_keep_<count>) and reuses it next time. The figures are a measurement: the exit code is 0 either way.
  */
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
@@ -53,7 +53,7 @@ const BIG_MEMBERS = 200
 const BIG_SHARE = 0.1
 const LOADER_NODE = 31
 // p99 under saturation measures queueing, so latency targets are measured at low concurrency.
-const PAGE_LATENCY_CONNECTIONS = 4
+const PAGE_LATENCY_CONNECTIONS = Number(process.env.PAGE_CONNS ?? 1)
 const SEARCH_CONNECTIONS = 2
 const EVENT_LIMIT = 500
 // Event cursors have at least this many events after them: without subjects, and with subjects that
@@ -229,7 +229,7 @@ try {
   let loadSeconds: number | undefined
   if (data && data.messages < messages) {
     console.log(`the kept file has only ${number(data.messages)} messages: loading anew`)
-    database.reset()
+    await database.reset()
     data = undefined
   }
   if (data) console.log(`reusing ${database.url}`)

@@ -7,7 +7,9 @@ import { type ChatEventInput, createEventFeed, type EventFeed } from './events/e
 import { createFeedbackRepository } from './feedback/feedback.repository.ts'
 import { createInvitesRepository } from './invites/invites.repository.ts'
 import { createMembersRepository } from './members/members.repository.ts'
-import { createMessagesRepository } from './messages/messages.repository.ts'
+import { createDirectPosts } from './messages/direct-post.ts'
+import { toMessageEventData } from './messages/message-view.ts'
+import { createMessagesRepository, type MessageRow } from './messages/messages.repository.ts'
 import { createProfilesRepository } from './profiles/profiles.repository.ts'
 import { createSearchRepository } from './search/search.repository.ts'
 
@@ -57,7 +59,19 @@ export function createStore(database: Database<ChatDatabase>, nextTick: Timetick
     return result
   }
 
-  return { ...repositories(database.db, database.dialect), events, transact, nextTick }
+  /**
+   * PostgreSQL only (undefined on SQLite): posts a new message without reply as postMessage in
+   * `transact` would, sharing one call and commit with concurrent sends (messages/direct-post.ts),
+   * and resolves once its event is readable. Resolves false when the caller may not post there
+   * (or the shared statement failed); the ordinary path then gives the exact error or posts.
+   */
+  const post = database.dialect === 'postgres' ? createDirectPosts(database.db, nextTick, events.announce) : undefined
+  const postDirect =
+    post &&
+    ((row: MessageRow): Promise<boolean> =>
+      post(row, { timetick: nextTick(), data: JSON.stringify(toMessageEventData(row)) }))
+
+  return { ...repositories(database.db, database.dialect), events, transact, postDirect, nextTick }
 }
 
 export type Store = ReturnType<typeof createStore>

@@ -35,7 +35,7 @@ test(
 
     const before = await feed.list({ since: 0, limit: 100 })
     assert.deepEqual(
-      before.Events.map((item) => item.Data.content),
+      before.Events.map((item) => JSON.parse(item.DataJson).content),
       ['second, committed first'],
     )
     release()
@@ -43,7 +43,7 @@ test(
     await feed.committed()
     const after = await feed.list({ since: before.LastTick, limit: 100 })
     assert.deepEqual(
-      after.Events.map((item) => item.Data.content),
+      after.Events.map((item) => JSON.parse(item.DataJson).content),
       ['first, committed last'],
     )
   },

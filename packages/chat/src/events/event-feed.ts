@@ -30,7 +30,7 @@ export type ChatEventType =
   | 'MemberRemoved'
   | 'MemberUpdated'
 
-/** One addressed item of an EventBatch (spec: "EventBatch"). */
+/** One addressed item of an EventBatch (spec: "EventBatch"), as the events endpoint sends it. */
 export interface EventBatchItem {
   CrmId: number
   AppId: number
@@ -42,6 +42,18 @@ export interface EventBatchItem {
 
 export interface EventBatch {
   Events: EventBatchItem[]
+  LastTick: number
+}
+
+/**
+ * An EventBatchItem as the feed reads it: the event's data stays JSON text, with `tick` (the cursor
+ * value as a string) added, and is sent as it is, not parsed and serialised again. The items of one
+ * event share this string.
+ */
+export type FeedItem = Omit<EventBatchItem, 'Data'> & { DataJson: string }
+
+export interface FeedBatch {
+  Events: FeedItem[]
   LastTick: number
 }
 
@@ -60,8 +72,8 @@ export interface ListOptions {
 }
 
 const SEQUENCE_BATCH = 1000
-// A fixed key for pg_advisory_xact_lock: one sequencer at a time across every chat instance.
-const SEQUENCER_LOCK = 7_310_225_001
+/** A fixed key for pg_advisory_xact_lock: one sequencer at a time across every chat instance. */
+export const SEQUENCER_LOCK = 7_310_225_001
 
 /**
  * The chat module's event feed. A reader must never skip an event, so a row's cursor tick
@@ -82,6 +94,7 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
   let again = false
 
   async function append(trx: Kysely<ChatDatabase>, event: ChatEventInput): Promise<number> {
+    if ('tick' in event.data) throw new Error('event data must not have a tick of its own: the feed adds it')
     const timetick = nextTick()
     const tickUpdate = dialect === 'sqlite' ? Math.max(timetick, (await headTick(trx)) + 1) : 0
     await trx
@@ -99,36 +112,23 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return timetick
   }
 
+  // PostgreSQL only: one call of the chat_sequence_events function (migration 0005), which takes
+  // the advisory lock and gives committed unsequenced rows increasing ticks above the head.
   async function sequenceOnce(): Promise<number> {
-    return db.transaction().execute(async (trx) => {
-      if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${SEQUENCER_LOCK})`.execute(trx)
-      const pending = await trx
-        .selectFrom('chat_events')
-        .select('timetick')
-        .where('tick_update', '=', 0)
-        .orderBy('timetick')
-        .limit(SEQUENCE_BATCH)
-        .execute()
-      if (pending.length === 0) return 0
-      const head = await trx
-        .selectFrom('chat_events')
-        .select((eb) => eb.fn.max('tick_update').as('max'))
-        .executeTakeFirst()
-      let last = Number(head?.max ?? 0)
-      const assignments = pending.map(({ timetick }) => {
-        // Ticks stay increasing even when another instance's clock or node number is ahead.
-        last = Math.max(nextTick(), last + 1)
-        return sql`(cast(${timetick} as bigint), cast(${last} as bigint))`
-      })
-      await sql`with v(id, tick) as (values ${sql.join(assignments)})
-        update chat_events set tick_update = v.tick from v where chat_events.timetick = v.id`.execute(trx)
-      return pending.length
-    })
+    const { rows } = await sql<{
+      n: number
+    }>`select chat_sequence_events(${nextTick()}, ${SEQUENCE_BATCH}) as n`.execute(db)
+    return Number(rows[0]?.n ?? 0)
   }
 
   /** Makes committed rows readable and wakes long-polls; call after every commit that appended. */
   async function committed(): Promise<void> {
     if (dialect === 'postgres') return sequence()
+    sequenced.emit('sequenced')
+  }
+
+  /** Wakes long-polls after a commit whose rows were sequenced in their own transaction. */
+  function announce(): void {
     sequenced.emit('sequenced')
   }
 
@@ -160,7 +160,7 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return Number(row?.max ?? 0)
   }
 
-  async function list({ since, subjects, limit }: ListOptions): Promise<EventBatch> {
+  async function list({ since, subjects, limit }: ListOptions): Promise<FeedBatch> {
     // The head is read first: rows sequenced while this runs are left for the next call, never skipped.
     const head = await headTick()
     if (head <= since) return { Events: [], LastTick: since }
@@ -195,10 +195,7 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return { Events: await addressRows(rows, subjects), LastTick: lastTick }
   }
 
-  async function addressRows(
-    rows: ChatDatabase['chat_events'][],
-    subjects: Subjects | undefined,
-  ): Promise<EventBatchItem[]> {
+  async function addressRows(rows: ChatDatabase['chat_events'][], subjects: Subjects | undefined): Promise<FeedItem[]> {
     const chatWide = [...new Set(rows.filter((row) => row.addressee === 0).map((row) => row.chat_id))]
     const wanted = subjects ? new Set(subjects.members) : undefined
     const wantedApps = subjects ? new Set(subjects.apps) : undefined
@@ -216,16 +213,16 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
         membersByChat.set(row.chat_id, list)
       }
     }
-    const items: EventBatchItem[] = []
+    const items: FeedItem[] = []
     for (const row of rows) {
-      const data = { ...(JSON.parse(row.data) as Record<string, unknown>), tick: String(row.tick_update) }
-      const item = (crmId: number, appId: number): EventBatchItem => ({
+      const data = withTick(row.data, row.tick_update)
+      const item = (crmId: number, appId: number): FeedItem => ({
         CrmId: crmId,
         AppId: appId,
         Timetick: row.timetick,
         TickUpdate: row.tick_update,
         EventType: row.event_type,
-        Data: data,
+        DataJson: data,
       })
       if (row.addressee !== 0) {
         if (!wanted || wanted.has(row.addressee)) items.push(item(row.addressee, 0))
@@ -251,7 +248,17 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     }
   }
 
-  return { append, committed, list, waitForSequencing }
+  return { append, committed, announce, list, waitForSequencing }
 }
 
 export type EventFeed = ReturnType<typeof createEventFeed>
+
+/**
+ * Adds `"tick": "<cursor>"` to an event's stored data, an object serialised by JSON.stringify (so
+ * without whitespace, and never with a tick of its own: `append` refuses one).
+ */
+export function withTick(data: string, tick: number): string {
+  if (data === '{}') return `{"tick":"${tick}"}`
+  if (!data.endsWith('}')) throw new Error(`event data is not a JSON object: ${data.slice(0, 40)}`)
+  return `${data.slice(0, -1)},"tick":"${tick}"}`
+}

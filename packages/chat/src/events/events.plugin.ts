@@ -1,6 +1,6 @@
 import { ApiError, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
-import type { EventBatch, EventFeed, Subjects } from './event-feed.ts'
+import type { EventBatch, EventFeed, FeedBatch, Subjects } from './event-feed.ts'
 
 export interface EventsPluginOptions {
   events: EventFeed
@@ -78,7 +78,7 @@ export default async function eventsPlugin(
     response: { 200: EventBatchSchema },
   }
 
-  app.get('/events', { schema, serializerCompiler: () => serializeEnvelope }, async (request, reply) => {
+  app.get('/events', { schema, serializerCompiler: () => sendBuffer }, async (request, reply) => {
     const { since, limit, wait } = request.query
     const subjects = parseSubjects(request.query)
     const deadline = Date.now() + wait
@@ -90,24 +90,32 @@ export default async function eventsPlugin(
       await events.waitForSequencing(Math.min(RECHECK_MS, deadline - Date.now()), closed.signal)
       batch = await events.list({ since: batch.LastTick, subjects, limit })
     }
-    return batch
+    // The schema documents the answer; serializeEnvelope writes each item's DataJson as its Data.
+    return batch as unknown as EventBatch
   })
 }
 
 /**
- * Serialises the enveloped batch. Items addressed to the members of one chat share one Data object;
- * it is serialised once, not once per member (a channel event can fan out to thousands of items).
+ * Serialises the enveloped batch to UTF-8 once (a string answer would be encoded twice, for its
+ * length and to send it). The items of one event share its Data text and differ only in CrmId and
+ * AppId, so the rest of an item is built once per event, not once per item: a channel event can
+ * fan out to thousands of items.
  */
-export function serializeEnvelope(envelope: unknown): string {
-  const { result: batch, id } = envelope as { result: EventBatch; id: string }
-  const dataJson = new Map<object, string>()
+export function serializeEnvelope(envelope: unknown): Buffer {
+  const { result: batch, id } = envelope as { result: FeedBatch; id: string }
+  const tails = new Map<string, string>()
   const items = batch.Events.map((item) => {
-    let data = dataJson.get(item.Data)
-    if (data === undefined) {
-      data = JSON.stringify(item.Data)
-      dataJson.set(item.Data, data)
+    let tail = tails.get(item.DataJson)
+    if (tail === undefined) {
+      tail = `,"Timetick":${item.Timetick},"TickUpdate":${item.TickUpdate},"EventType":${JSON.stringify(item.EventType)},"Data":${item.DataJson}}`
+      tails.set(item.DataJson, tail)
     }
-    return `{"CrmId":${item.CrmId},"AppId":${item.AppId},"Timetick":${item.Timetick},"TickUpdate":${item.TickUpdate},"EventType":${JSON.stringify(item.EventType)},"Data":${data}}`
+    return `{"CrmId":${item.CrmId},"AppId":${item.AppId}${tail}`
   })
-  return `{"result":{"Events":[${items.join(',')}],"LastTick":${batch.LastTick}},"id":${JSON.stringify(id)}}`
+  return Buffer.from(
+    `{"result":{"Events":[${items.join(',')}],"LastTick":${batch.LastTick}},"id":${JSON.stringify(id)}}`,
+  )
 }
+
+// Fastify's types want a string from a serializer; it sends a Buffer as it is, with its length.
+const sendBuffer = serializeEnvelope as unknown as (envelope: unknown) => string

@@ -33,6 +33,11 @@ export default async function messagesPlugin(app: Service, { store, resolveCalle
       return message
     }
     const chatId = Number(chat_id)
+    const fields = { content: widget ? JSON.stringify(widget) : content, flags: widget ? ChatMessFlags.Widget : 0 }
+    if (!reply_to && store.postDirect) {
+      const row = newMessage(store, chatId, caller.member, fields)
+      if (await store.postDirect(row)) return toMessageView(row)
+    }
     const { row, replyTo } = await store.transact(async (unit) => {
       const access = await requireMember(unit, chatId, caller)
       requireCanPost(access)
@@ -42,8 +47,7 @@ export default async function messagesPlugin(app: Service, { store, resolveCalle
         if (replyTo.chat_id !== chatId) throw new ApiError('MessageNotFound', 'the replied message is in another chat')
       }
       const row = newMessage(store, chatId, caller.member, {
-        content: widget ? JSON.stringify(widget) : content,
-        flags: widget ? ChatMessFlags.Widget : 0,
+        ...fields,
         ...(replyTo ? { linked_message_id: replyTo.timetick, link_kind: LinkKind.Reply } : {}),
       })
       await postMessage(unit, row, access.chat.app_id)

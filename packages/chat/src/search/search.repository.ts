@@ -9,6 +9,9 @@ import { HIDDEN_FLAGS } from '../db/visibility.ts'
 
 // The trigram tokenizer indexes runs of three characters, so MATCH finds nothing for shorter terms.
 const TRIGRAM = 3
+// Rows of one chat that the PostgreSQL walk reads before it leaves the search to the trigram index:
+// enough for a word in one message of 200, a few milliseconds.
+const WALK_BUDGET = 4000
 
 type MessageRow = Selectable<ChatMessTable>
 
@@ -26,7 +29,10 @@ export interface SearchOptions {
 
 const isIndexed = (term: string) => [...term].length >= TRIGRAM
 
-/** All SQL of message search: FTS5 trigram MATCH on SQLite, pg_trgm-accelerated ILIKE on PostgreSQL. */
+/**
+ * All SQL of message search: FTS5 trigram MATCH on SQLite; on PostgreSQL a newest-first walk of
+ * the member's chats, then, when that walk is not enough, pg_trgm-accelerated ILIKE.
+ */
 export function createSearchRepository(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
   const memberChats = (member: number) => db.selectFrom('chat_members').select('chat_id').where('member', '=', member)
 
@@ -61,12 +67,28 @@ export function createSearchRepository(db: Kysely<ChatDatabase>, dialect: Databa
     return rows
   }
 
+  // PostgreSQL: each chat walked newest first with a row budget (chat_search_recent, migration 0005);
+  // undefined when a walk ran out of budget before the answer was certain.
+  async function searchRecent(
+    { member, chatId, before, limit }: SearchOptions,
+    terms: string[],
+  ): Promise<MessageRow[] | undefined> {
+    const patterns = terms.map(likePattern)
+    const { rows } = await sql<MessageRow>`select * from chat_search_recent(${member}, ${chatId ?? 0},
+      ${patterns}, ${before ?? Number.MAX_SAFE_INTEGER}, ${limit}, ${WALK_BUDGET})`.execute(db)
+    return rows.some((row) => row.timetick === 0) ? undefined : rows
+  }
+
   return {
     /** Visible messages of the member's chats containing every word of the query, newest first. */
     async search(options: SearchOptions): Promise<MessageRow[]> {
       const terms = [...new Set(options.query.split(/\s+/u).filter((word) => word !== ''))]
       if (terms.length === 0) return []
       if (dialect === 'sqlite' && terms.some(isIndexed)) return searchIndexed(options, terms)
+      if (dialect === 'postgres') {
+        const recent = await searchRecent(options, terms)
+        if (recent) return recent
+      }
       const { member, chatId, before, limit } = options
       let select = db
         .selectFrom('chat_mess')

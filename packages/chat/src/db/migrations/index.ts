@@ -3,6 +3,8 @@ import * as initial from './0001-initial.ts'
 import * as profiles from './0002-profiles.ts'
 import * as messageEdited from './0003-message-edited.ts'
 import * as visibleMessages from './0004-visible-messages.ts'
+import * as postgresFunctions from './0005-postgres-functions.ts'
+import * as flagStatistics from './0006-flag-statistics.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -10,4 +12,6 @@ export const chatMigrations: Migrations = {
   '0002-profiles': profiles,
   '0003-message-edited': messageEdited,
   '0004-visible-messages': visibleMessages,
+  '0005-postgres-functions': postgresFunctions,
+  '0006-flag-statistics': flagStatistics,
 }
