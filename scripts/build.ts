@@ -1,10 +1,12 @@
-import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { isIP } from 'node:net'
-import { join, relative, resolve } from 'node:path'
+import { basename, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { BuildInfo } from '@atrium/platform'
 import { build, type Plugin } from 'esbuild'
+import { COUNTRY_DATA } from '../packages/gateway/src/audit/country.ts'
 
 /** The checkout the script belongs to; entries and the root package.json are found from here. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -18,6 +20,9 @@ export const PROCESSES = {
 } as const
 
 export type ProcessName = keyof typeof PROCESSES
+
+/** Data files a process reads at run time, copied from installed packages into a folder beside its bundle. */
+const PROCESS_DATA: Partial<Record<ProcessName, { dir: string; files: string[] }>> = { gateway: COUNTRY_DATA }
 
 const BUILD_INFO_MODULE = 'packages/platform/src/build-info.ts'
 
@@ -176,8 +181,23 @@ export async function buildProcess({
   const packageJson = join(dir, 'package.json')
   await writeFile(packageJson, `${JSON.stringify({ type: 'module', private: true, engines }, null, 2)}\n`)
 
-  const paths = [outfile, `${outfile}.map`, buildJson, packageJson]
+  const data = PROCESS_DATA[name]
+  const dataPaths = data ? await copyData(data, join(dir, data.dir), root) : []
+  const paths = [outfile, `${outfile}.map`, buildJson, packageJson, ...dataPaths]
   return Promise.all(paths.map(async (path) => ({ path, bytes: (await stat(path)).size })))
+}
+
+/** Copies package files (`<package>/<file>`, resolved from the checkout) into `dir`; returns the copies. */
+async function copyData({ files }: { files: string[] }, dir: string, root: string): Promise<string[]> {
+  await mkdir(dir, { recursive: true })
+  const from = createRequire(join(root, 'package.json'))
+  return Promise.all(
+    files.map(async (file) => {
+      const target = join(dir, basename(file))
+      await copyFile(from.resolve(file), target)
+      return target
+    }),
+  )
 }
 
 export interface BuildAllOptions extends BuildArgs {

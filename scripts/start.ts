@@ -43,6 +43,8 @@ export function plan(dataDir: string): ProcessPlan[] {
         Port: '8080',
         GatewayDB: `sqlite:${dataDir}/gateway.db`,
         LocalFileStoragePath: `${dataDir}/files`,
+        // The chat API is public behind the gateway: chat answers anonymous callers only for invite guests.
+        Proxy__Routes: JSON.stringify([{ Prefix: '/msg/', Upstream: 'chat', Flags: ['AppAuthAndCORS'] }]),
         Modules: JSON.stringify(
           Object.fromEntries(Object.entries(modules).map(([name, port]) => [name, moduleUrl(port)])),
         ),

@@ -1,18 +1,182 @@
-import { buildInfo, createService, type Service } from '@atrium/platform'
+import { buildInfo, createService, installOpenApi, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
+import { loadCountryLookup } from './audit/country.ts'
+import loginAuditPlugin from './audit/login-audit.plugin.ts'
+import { createLoginAudit } from './audit/login-audit.repository.ts'
+import apiKeysPlugin from './auth/api-keys.plugin.ts'
+import appLoginPlugin from './auth/app-login.plugin.ts'
+import { createAuthenticator } from './auth/authenticate.ts'
+import type { ANONYMOUS } from './auth/caller.ts'
+import { createChallenges } from './auth/challenges.repository.ts'
+import { installCsrf } from './auth/csrf.ts'
+import otpPlugin from './auth/otp.plugin.ts'
+import { createOtpDelivery } from './auth/otp-delivery.ts'
+import { createSignIn } from './auth/sign-in.ts'
 import type { GatewayConfig } from './config.ts'
+import { createCors } from './cors/cors.ts'
+import { createDnsCheck } from './domains/dns-check.ts'
+import domainsPlugin from './domains/domains.plugin.ts'
+import { createProjectDomains } from './domains/domains.repository.ts'
+import { createEventCursors } from './events/event-cursors.repository.ts'
+import { createEventHub } from './events/event-hub.ts'
+import eventsPlugin from './events/events.plugin.ts'
+import internalPlugin from './internal/internal.plugin.ts'
+import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
+import proxyPlugin from './proxy/proxy.plugin.ts'
+import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
+import { readTlsFiles } from './server/tls.ts'
+import { createSessionCookie } from './sessions/session-cookie.ts'
+import sessionsPlugin from './sessions/sessions.plugin.ts'
+import { loadFrontends } from './static/frontends.ts'
+import staticPlugin from './static/static.plugin.ts'
+import { type GatewayStore, openGatewayStore } from './store.ts'
+
+const OPENAPI_PATH = '/auth/v1/openapi.json'
+/** Version of the gateway's own interface, shown in its OpenAPI document. */
+export const GATEWAY_API_VERSION = '1.0.0'
 
 export interface GatewayOptions {
   logger?: FastifyServerOptions['logger']
+  /** Clock for sessions and challenges; tests move it to hit exact boundaries. */
+  now?: () => number
 }
 
-/** Builds the gateway with every capability registered; the caller listens. */
-export async function buildGateway(config: GatewayConfig, { logger = false }: GatewayOptions = {}): Promise<Service> {
+export interface Gateway extends Service {
+  store: GatewayStore
+}
+
+/** Builds the gateway with every capability registered and its database migrated; the caller listens. */
+export async function buildGateway(config: GatewayConfig, { logger = false, now }: GatewayOptions = {}) {
+  // Read before the database opens, so that a bad certificate or an oversized frontend leaks nothing.
+  const tls = readTlsFiles(config.Tls)
+  const frontends = await loadFrontends(config.Static)
+  const store = await openGatewayStore(config, config.NodeNumber, now)
+  const lookupCountry = await loadCountryLookup()
+  const cors = createCors({ apps: store.apps, publicOrigin: config.PublicOrigin })
+
   const app = createService({
     name: 'gateway',
     healthPath: '/auth/v1/health',
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
     logger,
+    tls,
+    trustedProxies: config.Proxy.TrustedProxies,
   })
-  return app
+  app.addHook('onClose', () => store.close())
+  await installOpenApi(app, {
+    title: 'Atrium gateway',
+    description: "The gateway's own endpoints under /auth/v1. See docs/gateway.md.",
+    version: GATEWAY_API_VERSION,
+    path: OPENAPI_PATH,
+    securitySchemes: {
+      sessionCookie: { type: 'apiKey', in: 'cookie', name: config.Sessions.CookieName },
+      bearer: { type: 'http', scheme: 'bearer', description: 'An API key (`atr_…`) or an AppLogin token.' },
+      apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+    },
+  })
+
+  const rateLimits = { settings: config.RateLimits, now: store.now }
+  installConnectionLimit(app, rateLimits)
+  const authenticate = createAuthenticator({ ...store, cookieName: config.Sessions.CookieName })
+  app.decorateRequest('caller', null as unknown as typeof ANONYMOUS)
+  app.addHook('onRequest', async (request) => {
+    request.caller = await authenticate(request)
+  })
+  installCallerLimits(app, rateLimits)
+  const cookie = createSessionCookie({
+    name: config.Sessions.CookieName,
+    publicOrigin: config.PublicOrigin,
+    maxAgeSeconds: config.Sessions.AbsoluteSeconds,
+  })
+  app.addHook('onRequest', cookie.clearStale)
+  // CORS-approved app origins pass the CSRF site check; the proxy's CORS layer then judges them.
+  installCsrf(app, { publicOrigin: config.PublicOrigin, allowedOrigin: (origin) => cors.isAppOrigin(origin) })
+
+  const challenges = createChallenges(store.db, store.nextTick, config.Otp, {
+    codeKey: config.ServiceSecret,
+    now: store.now,
+  })
+  const loginAudit = createLoginAudit(store.db, store.nextTick, store.now)
+  const signIn = createSignIn({ ...store, cookie, loginAudit, lookupCountry })
+  const delivery = createOtpDelivery({
+    chatUrl: config.Modules.chat ?? '',
+    serviceSecret: config.ServiceSecret,
+    ttlMinutes: Math.round(config.Otp.CodeTtlSeconds / 60),
+  })
+  const auth = { prefix: '/auth/v1', signIn, users: store.users, sessions: store.sessions, apps: store.apps }
+  app.register(otpPlugin, {
+    ...auth,
+    challenges,
+    delivery,
+    publicOrigin: config.PublicOrigin,
+    maxAttempts: config.Otp.MaxAttempts,
+  })
+  app.register(appLoginPlugin, { ...auth, absoluteSeconds: config.Sessions.AbsoluteSeconds })
+  app.register(sessionsPlugin, { ...auth, cookie })
+  app.register(apiKeysPlugin, { ...auth, apiKeys: store.apiKeys })
+  app.register(loginAuditPlugin, {
+    ...auth,
+    loginAudit,
+    defaultLimit: config.Audit.DefaultLimit,
+    maxLimit: config.Audit.MaxLimit,
+  })
+  app.register(internalPlugin, { prefix: '/private', users: store.users, serviceSecret: config.ServiceSecret })
+  app.register(domainsPlugin, {
+    prefix: '/auth/v1',
+    domains: createProjectDomains(store.db, store.nextTick, store.now),
+    checkDomain: createDnsCheck({
+      servers: config.Dns.Servers,
+      timeoutMs: config.Dns.TimeoutMs,
+      tries: config.Dns.Tries,
+    }),
+    recheckSeconds: config.Dns.RecheckSeconds,
+  })
+
+  const events = createEventHub({
+    modules: config.Modules,
+    settings: config.Events,
+    serviceSecret: config.ServiceSecret,
+    cursors: createEventCursors(store.db, store.now),
+    log: app.log,
+  })
+  // Before the server waits for open connections: SSE streams never end by themselves.
+  app.addHook('preClose', () => events.close())
+  app.register(eventsPlugin, {
+    prefix: '/auth/v1',
+    hub: events,
+    apps: store.apps,
+    settings: config.Events,
+    now: Date.now,
+  })
+
+  const sweep = setInterval(() => {
+    store.sessions.sweep().catch((error) => app.log.error({ err: error }, 'session sweep failed'))
+    challenges.sweep().catch((error) => app.log.error({ err: error }, 'sign-in challenge sweep failed'))
+  }, config.Sessions.SweepSeconds * 1000)
+  sweep.unref()
+  app.addHook('onClose', async () => clearInterval(sweep))
+
+  // The frontends' mounts are more specific than the proxy's catch-all, so they win in the router.
+  app.register(staticPlugin, { loaded: frontends })
+
+  const added = await addConfiguredRoutes(store.routes, config.Proxy.Routes as ConfiguredRoute[]).catch(
+    async (error: unknown) => {
+      await app.close()
+      throw error
+    },
+  )
+  if (added.length > 0) app.log.info({ routes: added }, 'added the configured routes missing from the route map')
+
+  // Last: the proxy's catch-all route takes every path no gateway route claims.
+  await app.register(proxyPlugin, {
+    routes: store.routes,
+    cors,
+    modules: config.Modules,
+    settings: config.Proxy,
+    serviceSecret: config.ServiceSecret,
+    cookieName: config.Sessions.CookieName,
+    lookupCountry,
+  })
+
+  return Object.assign(app, { store }) as Gateway
 }

@@ -1,5 +1,20 @@
-import { commonSettings, loadConfig, type Settings } from '@atrium/platform'
+import { commonSettings, loadConfig, RouteFlags, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
+
+/** A fixed-window request limit: at most `Requests` per window of `WindowSeconds` (0 requests: off). */
+function requestWindow(requests: number, windowSeconds: number, scope: string) {
+  return Type.Object(
+    {
+      Requests: Type.Integer({
+        default: requests,
+        minimum: 0,
+        description: `Requests per window of ${scope} (0: off).`,
+      }),
+      WindowSeconds: Type.Integer({ default: windowSeconds, minimum: 1, description: 'Length of a window.' }),
+    },
+    { default: {}, additionalProperties: false },
+  )
+}
 
 /** Every gateway setting; docs/configuration.md is generated from this declaration. */
 export const gatewaySettings = Type.Object(
@@ -9,6 +24,83 @@ export const gatewaySettings = Type.Object(
       default: 'sqlite:data/gateway.db',
       description: 'Gateway database: `sqlite:<path>` (embedded default) or `postgres://…`.',
     }),
+    PublicOrigin: Type.String({
+      default: 'http://localhost:8080',
+      pattern: '^https?://[^/?#]+$',
+      description:
+        'Origin users reach this gateway at (scheme, host, port). Links in mail and every return address are built from it, never from request headers.',
+    }),
+    Sessions: Type.Object(
+      {
+        CookieName: Type.String({
+          default: 'atrium_session',
+          pattern: '^[A-Za-z0-9_-]+$',
+          description: 'Name of the session cookie (HttpOnly, SameSite=Lax; Secure outside development).',
+        }),
+        IdleSeconds: Type.Integer({
+          default: 604_800,
+          minimum: 60,
+          description: 'A session unused this long ends (exactly at last use + IdleSeconds).',
+        }),
+        AbsoluteSeconds: Type.Integer({
+          default: 2_592_000,
+          minimum: 60,
+          description: 'A session ends this long after sign-in, however active.',
+        }),
+        MaxPerUser: Type.Integer({
+          default: 10,
+          minimum: 1,
+          maximum: 1000,
+          description: 'Sessions one user may hold; one more sign-in ends the oldest.',
+        }),
+        SweepSeconds: Type.Integer({
+          default: 300,
+          minimum: 1,
+          description: 'Interval of the sweep that deletes expired sessions and sign-in challenges.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    Otp: Type.Object(
+      {
+        CodeTtlSeconds: Type.Integer({
+          default: 600,
+          minimum: 60,
+          maximum: 3600,
+          description: 'A sign-in code or magic link is refused from exactly its creation + CodeTtlSeconds.',
+        }),
+        MaxAttempts: Type.Integer({
+          default: 5,
+          minimum: 1,
+          maximum: 20,
+          description: 'Wrong codes one challenge accepts; the one that reaches the limit ends the challenge.',
+        }),
+        MaxChallengesPerTargetPerHour: Type.Integer({
+          default: 5,
+          minimum: 1,
+          maximum: 100,
+          description: 'Codes sent to one email address or phone number within an hour; more answer RateLimited.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    Audit: Type.Object(
+      {
+        DefaultLimit: Type.Integer({
+          default: 100,
+          minimum: 1,
+          maximum: 1000,
+          description: 'Rows of GET /auth/v1/audit when limit is not given.',
+        }),
+        MaxLimit: Type.Integer({
+          default: 1000,
+          minimum: 1,
+          maximum: 10_000,
+          description: 'Largest accepted limit of GET /auth/v1/audit.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     LocalFileStoragePath: Type.String({
       default: 'data/files',
       description: 'Directory for attachment bytes on local disk; recommended for single-proxy deployments.',
@@ -33,6 +125,195 @@ export const gatewaySettings = Type.Object(
       default: {},
       description: 'Internal base URL of each module, by module name, e.g. `{"chat": "http://127.0.0.1:8081"}`.',
     }),
+    Events: Type.Object(
+      {
+        HeartbeatSeconds: Type.Integer({
+          default: 15,
+          minimum: 1,
+          maximum: 300,
+          description: 'Interval of the comment line an idle SSE stream gets, so proxies keep it open.',
+        }),
+        ReplayMaxAgeSeconds: Type.Integer({
+          default: 86_400,
+          minimum: 60,
+          description: 'Oldest `since` an SSE reconnect is replayed from; an older one gets `event: resync`.',
+        }),
+        MaxQueuedEvents: Type.Integer({
+          default: 1000,
+          minimum: 10,
+          maximum: 100_000,
+          description: 'Events one SSE subscriber may have waiting; a slower one gets `event: resync` and is closed.',
+        }),
+        PollWaitMs: Type.Integer({
+          default: 25_000,
+          minimum: 0,
+          maximum: 120_000,
+          description: "Long-poll `wait` sent to a module's events endpoint (at most the module's own maximum).",
+        }),
+        PollTimeoutMs: Type.Integer({
+          default: 10_000,
+          minimum: 100,
+          description: 'Time an events call may take beyond its wait before it counts as failed.',
+        }),
+        PageLimit: Type.Integer({
+          default: 500,
+          minimum: 1,
+          maximum: 1000,
+          description: '`limit` of each events call, live polls and replay pages alike.',
+        }),
+        ChunkSubjects: Type.Integer({
+          default: 200,
+          minimum: 1,
+          maximum: 1000,
+          description: 'Subjects per long-poll; more subscribers open more parallel polls, each with its own cursor.',
+        }),
+        RetryMinMs: Type.Integer({
+          default: 500,
+          minimum: 10,
+          description: 'First back-off after a failed events call; it doubles (with jitter) up to RetryMaxMs.',
+        }),
+        RetryMaxMs: Type.Integer({
+          default: 30_000,
+          minimum: 10,
+          description: 'Longest back-off between events calls to a module that is down.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    Dns: Type.Object(
+      {
+        Servers: Type.Array(
+          Type.String({
+            pattern:
+              '^((\\d{1,3}\\.){3}\\d{1,3}(:\\d{1,5})?|\\[[0-9A-Fa-f:.]+\\](:\\d{1,5})?|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*)$',
+          }),
+          {
+            default: [],
+            description:
+              'DNS servers for project-domain checks as `ip` or `ip:port` (`[ipv6]:port`); empty uses the system resolvers.',
+          },
+        ),
+        TimeoutMs: Type.Integer({
+          default: 5000,
+          minimum: 100,
+          maximum: 60_000,
+          description: 'Time one DNS query may take before it is retried or fails.',
+        }),
+        Tries: Type.Integer({ default: 2, minimum: 1, maximum: 5, description: 'Attempts per DNS server.' }),
+        RecheckSeconds: Type.Integer({
+          default: 900,
+          minimum: 0,
+          description: 'Interval of the background re-check of pending project domains; 0 turns it off.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    Proxy: Type.Object(
+      {
+        ConnectTimeoutMs: Type.Integer({
+          default: 5_000,
+          minimum: 1,
+          description: 'Time to open a connection to a module; then the caller gets GatewayTimeout (504).',
+        }),
+        ResponseTimeoutMs: Type.Integer({
+          default: 30_000,
+          minimum: 1,
+          description: 'Time from sending a request to a module until its response headers arrive; then 504.',
+        }),
+        BodyTimeoutMs: Type.Integer({
+          default: 60_000,
+          minimum: 0,
+          description: 'Longest pause between two chunks of a module response body before it is cut (0: none).',
+        }),
+        Connections: Type.Integer({
+          default: 128,
+          minimum: 1,
+          description: 'Keep-alive connections the gateway holds at most to each module origin.',
+        }),
+        KeepAliveMs: Type.Integer({
+          default: 30_000,
+          minimum: 1_000,
+          description: 'How long an idle pooled connection to a module stays open (the module may ask for less).',
+        }),
+        TrustedProxies: Type.Array(Type.String({ pattern: '^[0-9A-Fa-f:.]+(/[0-9]{1,3})?$' }), {
+          default: [],
+          description:
+            'IP addresses or CIDR ranges of proxies in front of the gateway whose X-Forwarded-For is believed, for the forwarded headers, the login audit and per-IP rate limits; from anyone else it is replaced.',
+        }),
+        Project: Type.String({ default: '', description: 'Project name sent to modules in X-Project.' }),
+        Routes: Type.Array(
+          Type.Object(
+            {
+              Prefix: Type.String({ description: 'Path prefix, e.g. `/msg/`.' }),
+              Upstream: Type.String({ description: 'A module name from `Modules`, or an http(s) base URL.' }),
+              Flags: Type.Array(Type.Union(Object.keys(RouteFlags).map((name) => Type.Literal(name))), {
+                default: [],
+                description: 'RouteFlags by name: `AppAuthAndCORS`, `RequireSession`.',
+              }),
+            },
+            { additionalProperties: false },
+          ),
+          {
+            default: [],
+            description:
+              'Routes added to the route map at start when their prefix is missing, e.g. `[{"Prefix": "/msg/", "Upstream": "chat", "Flags": ["AppAuthAndCORS"]}]`. An existing prefix is left as the CLI or admin panel set it.',
+          },
+        ),
+        RouteReloadMs: Type.Integer({
+          default: 2_000,
+          minimum: 100,
+          description:
+            'Interval at which the route map and app origins are re-read, so CLI changes apply without a restart.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    Tls: Type.Object(
+      {
+        CertFile: Type.String({
+          default: '',
+          description:
+            'PEM certificate chain; with KeyFile the gateway serves HTTPS with HTTP/2 and HTTP/1.1 (ALPN), without both plain HTTP.',
+        }),
+        KeyFile: Type.String({ default: '', description: 'PEM private key of CertFile.' }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    Static: Type.Object(
+      {
+        Apps: Type.Record(Type.String(), Type.String({ minLength: 1 }), {
+          default: { '/chat/': 'packages/web/dist/chat' },
+          description:
+            'Frontends served from memory: mount path -> build directory. A missing directory is logged and skipped.',
+        }),
+        MaxBytes: Type.Integer({
+          default: 256 * 1024 * 1024,
+          minimum: 0,
+          description: 'Memory for all frontends, original and compressed copies together; more is a startup error.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    RateLimits: Type.Object(
+      {
+        Connection: requestWindow(1_000, 10, 'one TCP/TLS connection or HTTP/2 session'),
+        Session: requestWindow(1_200, 60, 'one session (cookie or bearer token)'),
+        ApiKey: requestWindow(6_000, 60, 'one API key'),
+        Bandwidth: Type.Object(
+          {
+            Bytes: Type.Integer({
+              default: 1024 * 1024 * 1024,
+              minimum: 0,
+              description:
+                'Request plus response body bytes per window of a session, API key or anonymous IP (0: off).',
+            }),
+            WindowSeconds: Type.Integer({ default: 60, minimum: 1, description: 'Length of a bandwidth window.' }),
+          },
+          { default: {}, additionalProperties: false },
+        ),
+      },
+      { default: {}, additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 )
@@ -50,7 +331,47 @@ function checkWebPush(config: GatewayConfig): string[] {
   return problems
 }
 
+/**
+ * The timetick node number the `atrium` CLI writes with: it shares the gateway database with running
+ * gateways, so it must never make the same ids as one of them.
+ */
+export const CLI_NODE_NUMBER = 31
+
+function checkNodeNumber(config: GatewayConfig): string[] {
+  return config.NodeNumber === CLI_NODE_NUMBER
+    ? [`NodeNumber: ${CLI_NODE_NUMBER} is reserved for the atrium CLI; give each gateway node a number from 0 to 30`]
+    : []
+}
+
+// A Record's key pattern becomes patternProperties, which lets a key that fails it through.
+const STATIC_MOUNT = /^(\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+\/$/
+
+function checkServing(config: GatewayConfig): string[] {
+  const problems = Object.keys(config.Static.Apps)
+    .filter((mount) => !STATIC_MOUNT.test(mount) || /^\/(auth|private)\//.test(mount))
+    .map(
+      (mount) =>
+        `Static.Apps: ${JSON.stringify(mount)} is not a mount path like /chat/ (no . or .. segments, not under /auth/ or /private/)`,
+    )
+  if (Boolean(config.Tls.CertFile) !== Boolean(config.Tls.KeyFile)) {
+    problems.push('Tls: CertFile and KeyFile are set together (HTTPS) or both left empty (plain HTTP)')
+  }
+  return problems
+}
+
 /** Loads and validates the gateway's settings from a config-file section and the environment. */
 export function loadGatewayConfig(file: unknown, env: Record<string, string | undefined>): GatewayConfig {
-  return loadConfig(gatewaySettings, { source: 'gateway', file, env, refine: checkWebPush })
+  return loadConfig(gatewaySettings, {
+    source: 'gateway',
+    file,
+    env,
+    refine: (config) => [
+      ...checkWebPush(config),
+      ...checkServing(config),
+      ...checkNodeNumber(config),
+      ...(config.Events.RetryMinMs > config.Events.RetryMaxMs
+        ? ['Events.RetryMinMs: must not exceed Events.RetryMaxMs']
+        : []),
+    ],
+  })
 }

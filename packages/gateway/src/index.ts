@@ -1,2 +1,2 @@
-export { buildGateway, type GatewayOptions } from './app.ts'
+export { buildGateway, type Gateway, type GatewayOptions } from './app.ts'
 export { type GatewayConfig, gatewaySettings, loadGatewayConfig } from './config.ts'

@@ -23,6 +23,50 @@ export const errorCodes = {
   RateLimited: { code: 1011, status: 429, meaning: 'Too many requests in the current window; see Retry-After.' },
   ShuttingDown: { code: 1012, status: 503, meaning: 'The service is shutting down; retry on another instance.' },
   Internal: { code: 1099, status: 500, meaning: 'An unexpected error; the request id is in the server log.' },
+  BadGateway: { code: 2000, status: 502, meaning: 'The module behind this route failed or could not be reached.' },
+  GatewayTimeout: { code: 2001, status: 504, meaning: 'The module behind this route did not answer in time.' },
+  InvalidCredentials: {
+    code: 2002,
+    status: 401,
+    meaning: 'The app id and secret, API key or code do not match; nothing tells which part was wrong.',
+  },
+  SessionRequired: { code: 2003, status: 401, meaning: 'This route needs a signed-in session or an API key.' },
+  CsrfRejected: {
+    code: 2004,
+    status: 403,
+    meaning: 'A cookie-authenticated state-changing request came without the session CSRF token or from another site.',
+  },
+  ChallengeExpired: {
+    code: 2005,
+    status: 401,
+    meaning: 'The code or link expired, was already used, or had too many wrong attempts; request a new one.',
+  },
+  InvalidReturnAddress: {
+    code: 2006,
+    status: 400,
+    meaning: 'The return address is not a path on this site.',
+  },
+  CorsRejected: {
+    code: 2007,
+    status: 403,
+    meaning: 'Cross-origin call refused: the app or the route lacks the AppAuthAndCORS flag, or the origin is unknown.',
+  },
+  DomainNotVerified: {
+    code: 2008,
+    status: 409,
+    meaning: 'The DNS TXT record with the domain token was not found (yet).',
+  },
+  OtpDeliveryFailed: {
+    code: 2009,
+    status: 502,
+    meaning:
+      'The sign-in code could not be delivered (no channel for the address, or the provider failed); try again later.',
+  },
+  InvalidDomain: {
+    code: 2070,
+    status: 400,
+    meaning: 'The project domain is not a valid DNS host name (letters, digits, hyphens; at least two labels).',
+  },
   ChatNotFound: { code: 3000, status: 404, meaning: 'No such chat, or the caller is not a member of it.' },
   MessageNotFound: { code: 3001, status: 404, meaning: 'No such message in a chat the caller belongs to.' },
   NotChatAdmin: { code: 3002, status: 403, meaning: 'Only the chat owner or an admin may do this.' },

@@ -20,6 +20,18 @@ export {
   sendError,
 } from './envelope.ts'
 export { ApiError, type ErrorDefinition, type ErrorName, errorCodes, renderErrorTable } from './errors.ts'
+export {
+  type BroadcastEvent,
+  type EventBatch,
+  type EventBatchItem,
+  EventBatchSchema,
+  parseEventBatch,
+  parseSubject,
+  type Subject,
+  type SubjectKind,
+  subjectOf,
+  toBroadcastEvent,
+} from './events.ts'
 export * from './flags.ts'
 export {
   type Hop,
@@ -44,5 +56,6 @@ export {
   type Service,
   type ServiceOptions,
   serve,
+  type TlsOptions,
 } from './service.ts'
 export * from './timetick.ts'

@@ -10,6 +10,8 @@ export interface OpenApiOptions {
   path: string
   /** Describes the X-Service-Auth hop signature as the document's security scheme. */
   serviceAuth?: boolean
+  /** Further security schemes (OpenAPI `components.securitySchemes`), e.g. the gateway's cookie and API key. */
+  securitySchemes?: Record<string, object>
 }
 
 interface ObjectSchema {
@@ -31,15 +33,16 @@ function withDefaultsOptional(schema: unknown): unknown {
  * Call it before registering routes.
  */
 export async function installOpenApi(app: FastifyInstance, options: OpenApiOptions) {
-  const { title, description, version, path, serviceAuth = false } = options
+  const { title, description, version, path, serviceAuth = false, securitySchemes = {} } = options
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: { title, description, version },
       components: {
         schemas: { ErrorEnvelope: ErrorEnvelopeSchema as object },
-        ...(serviceAuth && {
-          securitySchemes: {
+        securitySchemes: {
+          ...securitySchemes,
+          ...(serviceAuth && {
             serviceAuth: {
               type: 'apiKey',
               in: 'header',
@@ -47,8 +50,8 @@ export async function installOpenApi(app: FastifyInstance, options: OpenApiOptio
               description:
                 'Hop signature of the calling Atrium process: v1.<epoch ms>.<hex HMAC-SHA256> over the method, path with query, time and the identity headers (X-Crm, X-Scopes, X-KeyType, X-AppId, X-Pkey-Crm, X-Country, X-Project).',
             },
-          },
-        }),
+          }),
+        },
       },
       ...(serviceAuth && { security: [{ serviceAuth: [] }] }),
     },

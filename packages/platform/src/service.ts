@@ -29,6 +29,22 @@ export interface ServiceOptions {
   logger: FastifyServerOptions['logger']
   /** Largest accepted request body in bytes. */
   bodyLimit?: number
+  /**
+   * Certificate and key (PEM) to serve HTTPS, with HTTP/2 and HTTP/1.1 negotiated by ALPN; plain
+   * HTTP/1.1 when omitted. Under HTTP/2 `request.raw` is an `Http2ServerRequest`.
+   */
+  tls?: TlsOptions
+  /**
+   * Addresses or CIDR ranges of proxies in front of the service: from them, `request.ip` is the
+   * rightmost X-Forwarded-For entry that is not itself a trusted proxy; from anyone else it is the peer.
+   */
+  trustedProxies?: readonly string[]
+}
+
+/** PEM certificate chain and private key of an HTTPS service. */
+export interface TlsOptions {
+  cert: string | Buffer
+  key: string | Buffer
 }
 
 const SECRET_LOG_PATHS = ['req.headers.cookie', 'req.headers.authorization', 'req.headers["x-api-key"]']
@@ -40,13 +56,21 @@ const SECRET_LOG_PATHS = ['req.headers.cookie', 'req.headers.authorization', 're
  */
 export function createService(options: ServiceOptions): Service {
   const logger = options.logger === false || options.logger === undefined ? false : options.logger
-  const app = Fastify({
+  const serverOptions: FastifyServerOptions = {
     logger: logger && { ...(logger === true ? {} : logger), redact: SECRET_LOG_PATHS },
     genReqId: requestIdFor,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     clientErrorHandler: handleClientError,
     return503OnClosing: false,
-  }).withTypeProvider<TypeBoxTypeProvider>()
+    trustProxy: options.trustedProxies?.length ? [...options.trustedProxies] : false,
+  }
+  // One listener for both protocols: browsers and most clients pick h2 through ALPN, older
+  // clients keep HTTP/1.1 on the same port (ARCHITECTURE.md "Processes").
+  const tls = options.tls && { http2: true, https: { allowHTTP1: true, cert: options.tls.cert, key: options.tls.key } }
+  // The raw request and reply types differ under HTTP/2; the platform only uses what both share.
+  const app = (
+    Fastify({ ...serverOptions, ...tls } as FastifyServerOptions) as Service
+  ).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(compileValidator)
 
   installEnvelope(app)
@@ -60,9 +84,10 @@ export function createService(options: ServiceOptions): Service {
     if (closing) return sendError(reply, new ApiError('ShuttingDown'))
   })
   // A keep-alive connection whose request was in flight at the signal would otherwise stay open
-  // after its response and hold the close until the drain timeout.
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) reply.header('connection', 'close')
+  // after its response and hold the close until the drain timeout. HTTP/2 forbids the header;
+  // its sessions get a GOAWAY from the closing server instead.
+  app.addHook('onSend', async (request, reply) => {
+    if (closing && request.raw.httpVersionMajor === 1) reply.header('connection', 'close')
   })
 
   const startedAt = Date.now()

@@ -1,0 +1,79 @@
+import type { TimetickGenerator } from '@atrium/platform'
+import type { Kysely } from 'kysely'
+import { hashSecret, newToken, secretMatches } from '../auth/caller.ts'
+import type { AppsTable, GatewayDatabase } from '../db/schema.ts'
+
+export type App = AppsTable
+
+export interface NewApp {
+  name: string
+  owner: number
+  flags?: number
+  callbackUrl?: string
+  origins?: string[]
+  eventTypes?: string[]
+}
+
+/** The origins an app may call from cross-origin. */
+export function appOrigins(app: App): string[] {
+  return JSON.parse(app.origins) as string[]
+}
+
+/** Applications: they sign in with id and secret (AppLogin), own webhooks and CORS origins. */
+export function createApps(db: Kysely<GatewayDatabase>, nextTick: TimetickGenerator, now: () => number = Date.now) {
+  async function get(id: number): Promise<App | undefined> {
+    return db.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst()
+  }
+
+  return {
+    get,
+
+    /** Creates an app and returns its secret, shown this once. */
+    async create(input: NewApp): Promise<{ app: App; secret: string }> {
+      const secret = newToken()
+      const app: App = {
+        id: nextTick(),
+        name: input.name,
+        owner: input.owner,
+        secret_hash: hashSecret(secret),
+        flags: input.flags ?? 0,
+        callback_url: input.callbackUrl ?? '',
+        origins: JSON.stringify(input.origins ?? []),
+        event_types: JSON.stringify(input.eventTypes ?? []),
+        created: now(),
+        timetick_update: nextTick(),
+      }
+      await db.insertInto('apps').values(app).execute()
+      return { app, secret }
+    },
+
+    /** The app when the secret is its own (compared in constant time); undefined otherwise. */
+    async verify(id: number, secret: string): Promise<App | undefined> {
+      const app = await get(id)
+      // Hash a dummy when the app is unknown, so timing does not tell unknown ids from wrong secrets.
+      const matches = secretMatches(secret, app?.secret_hash ?? hashSecret(''))
+      return app && matches ? app : undefined
+    },
+
+    async list(): Promise<App[]> {
+      return db.selectFrom('apps').selectAll().orderBy('id').execute()
+    },
+
+    /** Apps owned by a user, for app: subjects. */
+    async ownedBy(crmId: number): Promise<App[]> {
+      return db.selectFrom('apps').selectAll().where('owner', '=', crmId).orderBy('id').execute()
+    },
+
+    /** The app whose origins list holds this origin, if any (first by id). */
+    async byOrigin(origin: string): Promise<App | undefined> {
+      const apps = await db
+        .selectFrom('apps')
+        .selectAll()
+        .where('origins', 'like', `%${JSON.stringify(origin)}%`)
+        .execute()
+      return apps.find((app) => appOrigins(app).includes(origin))
+    },
+  }
+}
+
+export type Apps = ReturnType<typeof createApps>

@@ -1,0 +1,120 @@
+import { ApiError } from '@atrium/platform'
+import type { FastifyRequest } from 'fastify'
+import type { Apps } from '../apps/apps.repository.ts'
+import type { Sessions } from '../sessions/sessions.repository.ts'
+import type { Users } from '../users/users.repository.ts'
+import type { ApiKeys } from './api-keys.repository.ts'
+import { ANONYMOUS, type Caller, parseScopes } from './caller.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, set by the gateway's authentication hook for every request. */
+    caller: Caller
+  }
+}
+
+/** The header an API key may come in, besides `Authorization: Bearer`. */
+export const API_KEY_HEADER = 'x-api-key'
+
+const USER_CACHE_TRUST_MS = 5_000
+
+/** Reads one cookie from a Cookie header without decoding anything else. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  }
+  return undefined
+}
+
+function bearerOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  if (!header) return undefined
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
+  if (!match) throw new ApiError('InvalidCredentials', 'the Authorization header must be `Bearer <token>`')
+  return match[1]
+}
+
+export interface AuthenticatorOptions {
+  sessions: Sessions
+  apiKeys: ApiKeys
+  apps: Apps
+  users: Users
+  cookieName: string
+}
+
+/**
+ * Establishes the caller from the request's credentials, in this order: an API key
+ * (`Authorization: Bearer atr_…` or `X-Api-Key`), a bearer session token (AppLogin, or a user
+ * session used outside a browser), the session cookie. A presented key or bearer token that is
+ * not valid is refused (401) rather than treated as anonymous; an unknown or expired cookie
+ * makes the caller anonymous, so a stale browser still reaches public pages.
+ */
+export function createAuthenticator({ sessions, apiKeys, apps, users, cookieName }: AuthenticatorOptions) {
+  const userScopes = new Map<number, { scopes: string[]; readAt: number }>()
+
+  async function scopesOf(crmId: number): Promise<string[]> {
+    const at = Date.now()
+    const cached = userScopes.get(crmId)
+    if (cached && at - cached.readAt < USER_CACHE_TRUST_MS) return cached.scopes
+    const user = await users.get(crmId)
+    const scopes = user ? parseScopes(user.scopes) : []
+    userScopes.set(crmId, { scopes, readAt: at })
+    if (userScopes.size > 100_000) userScopes.delete(userScopes.keys().next().value!)
+    return scopes
+  }
+
+  async function fromApiKey(presented: string): Promise<Caller> {
+    const key = await apiKeys.verify(presented)
+    if (!key) throw new ApiError('InvalidCredentials', 'the API key is not valid or was revoked')
+    if (key.key_type === 'service') {
+      const app = await apps.get(key.app_id)
+      if (!app) throw new ApiError('InvalidCredentials', 'the API key is not valid or was revoked')
+    }
+    return {
+      crmId: key.crm_id,
+      scopes: parseScopes(key.scopes),
+      keyType: key.key_type === 'service' ? 'service' : 'user',
+      appId: key.app_id,
+      sessionId: '',
+      apiKeyId: key.id,
+      csrf: '',
+      viaCookie: false,
+    }
+  }
+
+  async function fromSession(token: string, viaCookie: boolean): Promise<Caller | undefined> {
+    const session = await sessions.resolve(token)
+    if (!session) return undefined
+    if (session.app_id !== 0) {
+      return { ...ANONYMOUS, keyType: 'app', appId: session.app_id, sessionId: session.id, viaCookie }
+    }
+    return {
+      crmId: session.crm_id,
+      scopes: await scopesOf(session.crm_id),
+      keyType: 'session',
+      appId: 0,
+      sessionId: session.id,
+      apiKeyId: 0,
+      csrf: viaCookie ? session.csrf : '',
+      viaCookie,
+    }
+  }
+
+  return async function authenticate(request: FastifyRequest): Promise<Caller> {
+    const headerKey = request.headers[API_KEY_HEADER]
+    if (typeof headerKey === 'string') return fromApiKey(headerKey)
+    const bearer = bearerOf(request)
+    if (bearer?.startsWith('atr_')) return fromApiKey(bearer)
+    if (bearer) {
+      const caller = await fromSession(bearer, false)
+      if (!caller) throw new ApiError('InvalidCredentials', 'the bearer token is not valid or expired')
+      return caller
+    }
+    const cookie = readCookie(request.headers.cookie, cookieName)
+    return (cookie && (await fromSession(cookie, true))) || ANONYMOUS
+  }
+}
+
+export type Authenticate = ReturnType<typeof createAuthenticator>

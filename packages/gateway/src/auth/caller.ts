@@ -1,0 +1,60 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+
+/** X-KeyType values: how the caller authenticated. Empty for an anonymous caller. */
+export type KeyType = '' | 'session' | 'user' | 'service' | 'app'
+
+/** Who is calling, as established by the gateway from the request's credentials. */
+export interface Caller {
+  /** CRM id of the user; 0 for anonymous callers and apps acting as themselves. */
+  crmId: number
+  scopes: string[]
+  keyType: KeyType
+  /** App id of an app session or a service key; 0 otherwise. */
+  appId: number
+  /** Session id (hash of the cookie token), empty when not authenticated by a session. */
+  sessionId: string
+  /** Id of the API key the caller authenticated with (`user`/`service` keys); 0 otherwise. */
+  apiKeyId: number
+  /** The session's CSRF token; empty when not authenticated by a cookie session. */
+  csrf: string
+  /** True when the credential came in a cookie (so CSRF checks apply). */
+  viaCookie: boolean
+}
+
+export const ANONYMOUS: Caller = Object.freeze({
+  crmId: 0,
+  scopes: [],
+  keyType: '',
+  appId: 0,
+  sessionId: '',
+  apiKeyId: 0,
+  csrf: '',
+  viaCookie: false,
+}) as Caller
+
+/** True when the caller is a signed-in user or an authenticated app or key. */
+export function isAuthenticated(caller: Caller): boolean {
+  return caller.keyType !== ''
+}
+
+/** A new random token for a cookie, link or key: 32 bytes, base64url. */
+export function newToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url')
+}
+
+/** The stored form of a secret: SHA-256, hex. Secrets here are random, so no salt or stretching is needed. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex')
+}
+
+/** Compares a presented secret with a stored hash in constant time. */
+export function secretMatches(secret: string, storedHash: string): boolean {
+  const presented = Buffer.from(hashSecret(secret), 'hex')
+  const stored = Buffer.from(storedHash, 'hex')
+  return stored.length === presented.length && timingSafeEqual(presented, stored)
+}
+
+/** Scopes as stored (space-separated) to a list. */
+export function parseScopes(text: string): string[] {
+  return text.split(/[\s,]+/).filter(Boolean)
+}

@@ -1,0 +1,69 @@
+import { ApiError, CommunicationChannel, signedHeaders } from '@atrium/platform'
+import type { FastifyBaseLogger } from 'fastify'
+
+export interface OtpDeliveryOptions {
+  /** Base URL of the chat module (Modules.chat); empty when not configured. */
+  chatUrl: string
+  serviceSecret: string
+  /** How long the code and link stay valid, for the wording of the mail. */
+  ttlMinutes: number
+  timeoutMs?: number
+}
+
+/**
+ * Sends sign-in codes through the chat module's delivery operations (spec: "Chat internal
+ * operations"), signed with the inter-service credential. An email carries the code and the
+ * magic link in one message, so it goes through SendEmail (SendEmailOTP takes no link); a phone
+ * code goes through SendOTP limited to SMS, since only a message to the number proves the number.
+ * Failures answer OtpDeliveryFailed; the chat module's reason goes to the log only.
+ */
+export function createOtpDelivery({ chatUrl, serviceSecret, ttlMinutes, timeoutMs = 15_000 }: OtpDeliveryOptions) {
+  async function call(log: FastifyBaseLogger, operation: string, body: object): Promise<void> {
+    if (!chatUrl) {
+      log.error('sign-in code not sent: Modules.chat is not configured')
+      throw new ApiError('OtpDeliveryFailed')
+    }
+    const url = `${chatUrl.replace(/\/+$/, '')}/private/v1/${operation}`
+    let status = 0
+    let answer = ''
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: signedHeaders(serviceSecret, 'POST', url, { 'content-type': 'application/json' }),
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      })
+      status = response.status
+      answer = await response.text()
+      if (response.ok) return
+    } catch (error) {
+      answer = (error as Error).message
+    }
+    log.warn({ operation, status, answer: answer.slice(0, 500) }, 'sign-in code delivery failed')
+    throw new ApiError('OtpDeliveryFailed')
+  }
+
+  return {
+    /** Mails the code and the magic link to an address. */
+    async sendEmailSignIn(log: FastifyBaseLogger, email: string, code: string, link: string): Promise<void> {
+      const text = [
+        `Your sign-in code is ${code}`,
+        '',
+        'Or open this link to sign in:',
+        link,
+        '',
+        `The code and the link work once, for ${ttlMinutes} minutes.`,
+        'If you did not ask to sign in, ignore this email: someone may have typed your address by mistake.',
+        '',
+      ].join('\n')
+      await call(log, 'SendEmail', { to: email, subject: 'Your sign-in code and link', text })
+    },
+
+    /** Texts a code to a phone number. */
+    async sendPhoneCode(log: FastifyBaseLogger, phone: string, code: string): Promise<void> {
+      await call(log, 'SendOTP', { phone, code, channels: CommunicationChannel.SMS, purpose: 'sign-in' })
+    },
+  }
+}
+
+export type OtpDelivery = ReturnType<typeof createOtpDelivery>

@@ -1,0 +1,152 @@
+import { ApiError, ContactFlags, type Service } from '@atrium/platform'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import {
+  ContactKind,
+  type ContactKindValue,
+  normalizeEmail,
+  normalizePhone,
+  type Users,
+} from '../users/users.repository.ts'
+import type { ChallengeKind, Challenges } from './challenges.repository.ts'
+import type { OtpDelivery } from './otp-delivery.ts'
+import { returnUrl, validateReturnAddress } from './return-address.ts'
+import { type ClientInfo, codeVerify, emailStart, magicLink, phoneStart } from './sign-in.schema.ts'
+import type { SignIn } from './sign-in.ts'
+
+export interface OtpPluginOptions {
+  challenges: Challenges
+  delivery: OtpDelivery
+  signIn: SignIn
+  users: Users
+  /** PublicOrigin: magic links and redirects are built from it, never from request headers. */
+  publicOrigin: string
+  maxAttempts: number
+}
+
+interface Flow {
+  kind: 'email_otp' | 'phone_otp'
+  contactKind: ContactKindValue
+  startMethod: string
+  verifyMethod: string
+}
+
+const EMAIL: Flow = {
+  kind: 'email_otp',
+  contactKind: ContactKind.Email,
+  startMethod: 'email_otp_start',
+  verifyMethod: 'email_otp',
+}
+const PHONE: Flow = {
+  kind: 'phone_otp',
+  contactKind: ContactKind.Phone,
+  startMethod: 'phone_otp_start',
+  verifyMethod: 'phone_otp',
+}
+
+/**
+ * Email OTP with magic link, and phone OTP (spec: "Authentication", OTP methods), under /auth/v1.
+ * A start answers the same whether or not the address belongs to a user, so it tells nobody who
+ * has an account; the user is created when the code is proven. Proving a code or opening the link
+ * marks the contact Verified and signs in with a new session.
+ */
+export default async function otpPlugin(app: Service, options: OtpPluginOptions) {
+  const { challenges, delivery, signIn, users, publicOrigin, maxAttempts } = options
+
+  async function start(
+    request: FastifyRequest,
+    flow: Flow,
+    target: string,
+    body: { returnTo?: string; client?: ClientInfo },
+    send: (code: string, linkToken: string) => Promise<void>,
+  ) {
+    const client = body.client ?? {}
+    const crmId = (await users.findContact(flow.contactKind, target))?.crm_id ?? 0
+    const fail = (reason: string) =>
+      signIn.record(request, { method: flow.startMethod, success: false, reason, crmId }, client)
+    let returnTo: string
+    try {
+      returnTo = validateReturnAddress(body.returnTo ?? '')
+    } catch (error) {
+      await fail('invalid_return_address')
+      throw error
+    }
+    if (!(await challenges.mayStart(flow.kind, target))) {
+      await fail('rate_limited')
+      throw new ApiError('RateLimited', 'Too many codes were sent to this address in the last hour; try again later.')
+    }
+    const deviceGuid = client.deviceGuid ?? ''
+    const { challenge, code, linkToken } = await challenges.create({ kind: flow.kind, target, returnTo, deviceGuid })
+    try {
+      await send(code, linkToken)
+    } catch (error) {
+      await challenges.discard(challenge)
+      await fail('delivery_failed')
+      throw error
+    }
+    await signIn.record(request, { method: flow.startMethod, success: true, crmId }, client)
+    return { challengeId: String(challenge.id), expiresAt: challenge.expires }
+  }
+
+  async function verify(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    flow: Flow,
+    body: { challengeId: string; code: string; client?: ClientInfo },
+  ) {
+    const check = await challenges.checkCode(Number(body.challengeId), [flow.kind as ChallengeKind], body.code)
+    if (!check.ok) {
+      const crmId = check.challenge
+        ? ((await users.findContact(flow.contactKind, check.challenge.target))?.crm_id ?? 0)
+        : 0
+      await signIn.record(
+        request,
+        { method: flow.verifyMethod, success: false, reason: check.reason, crmId },
+        body.client,
+      )
+      if (check.reason === 'wrong_code') {
+        const left = maxAttempts - (check.challenge?.attempts ?? maxAttempts)
+        throw new ApiError('InvalidCredentials', `The code is wrong; ${left} attempt${left === 1 ? '' : 's'} left.`)
+      }
+      throw new ApiError('ChallengeExpired')
+    }
+    const { user } = await users.userForContact(flow.contactKind, check.challenge.target, ContactFlags.Verified)
+    const returnTo = check.challenge.return_to || '/'
+    return signIn.finish(request, reply, { user, method: flow.verifyMethod, returnTo, client: body.client })
+  }
+
+  app.post('/email/start', { schema: emailStart, config: { signIn: true } }, async (request) => {
+    const email = normalizeEmail(request.body.email)
+    if (!email) throw new ApiError('InvalidRequest', 'body/email is not a valid email address')
+    return start(request, EMAIL, email, request.body, (code, linkToken) => {
+      const link = `${publicOrigin}/auth/v1/magic?token=${linkToken}`
+      return delivery.sendEmailSignIn(request.log, email, code, link)
+    })
+  })
+
+  app.post('/email/verify', { schema: codeVerify, config: { signIn: true } }, async (request, reply) =>
+    verify(request, reply, EMAIL, request.body),
+  )
+
+  app.post('/phone/start', { schema: phoneStart, config: { signIn: true } }, async (request) => {
+    const phone = normalizePhone(request.body.phone)
+    if (!phone) throw new ApiError('InvalidRequest', 'body/phone is not a phone number in E.164 form (+491701234567)')
+    return start(request, PHONE, phone, request.body, (code) => delivery.sendPhoneCode(request.log, phone, code))
+  })
+
+  app.post('/phone/verify', { schema: codeVerify, config: { signIn: true } }, async (request, reply) =>
+    verify(request, reply, PHONE, request.body),
+  )
+
+  // The token is in the query: logLevel warn keeps the request line (with the URL) out of the log.
+  app.get('/magic', { schema: magicLink, logLevel: 'warn' }, async (request, reply) => {
+    const challenge = await challenges.useLink(request.query.token)
+    if (!challenge) {
+      await signIn.record(request, { method: 'magic_link', success: false, reason: 'expired' })
+      throw new ApiError('ChallengeExpired', 'This sign-in link expired or was already used; ask for a new one.')
+    }
+    const { user } = await users.userForContact(ContactKind.Email, challenge.target, ContactFlags.Verified)
+    const path = challenge.return_to || '/'
+    await signIn.finish(request, reply, { user, method: 'magic_link', returnTo: path })
+    return reply.redirect(returnUrl(publicOrigin, path), 303)
+  })
+}

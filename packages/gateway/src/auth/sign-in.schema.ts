@@ -1,0 +1,71 @@
+import { type Static, Type } from 'typebox'
+import { UserView } from '../users/user-view.ts'
+import { MAX_RETURN_ADDRESS_LENGTH } from './return-address.ts'
+
+/** What the browser tells about itself, kept in the login audit log (spec: "Platform rules"). */
+export const Client = Type.Object(
+  {
+    screen: Type.Optional(Type.String({ maxLength: 32, description: 'Screen resolution, e.g. `1920x1080`.' })),
+    deviceGuid: Type.Optional(
+      Type.String({ maxLength: 64, pattern: '^[A-Za-z0-9._:-]*$', description: 'Stable id of the device.' }),
+    ),
+    timezone: Type.Optional(Type.String({ maxLength: 64, description: 'IANA time zone, e.g. `Europe/Berlin`.' })),
+    language: Type.Optional(Type.String({ maxLength: 35, description: 'Browser language, e.g. `de-DE`.' })),
+  },
+  { additionalProperties: false },
+)
+export type ClientInfo = Static<typeof Client>
+
+const ReturnTo = Type.String({
+  maxLength: MAX_RETURN_ADDRESS_LENGTH,
+  description: 'Path on this site to return to after sign-in, e.g. `/chat/`; default `/`.',
+})
+const ChallengeId = Type.String({ pattern: '^[1-9][0-9]{0,15}$', description: 'Id from the start call.' })
+const Code = Type.String({ pattern: '^[0-9]{6}$', description: 'The six-digit code that was sent.' })
+
+const Started = Type.Object({
+  challengeId: ChallengeId,
+  expiresAt: Type.Integer({ description: 'When the code and link stop working, epoch ms.' }),
+})
+
+/** The result of every completed sign-in; the session cookie is set on the same response. */
+export const SignedIn = Type.Object({
+  user: UserView,
+  csrf: Type.String({ description: 'Send it in X-CSRF-Token on POST/PUT/PATCH/DELETE with the cookie.' }),
+  returnTo: Type.String({ description: 'The validated path to go to.' }),
+})
+
+const verifyBody = Type.Object(
+  { challengeId: ChallengeId, code: Code, client: Type.Optional(Client) },
+  { additionalProperties: false },
+)
+
+/** POST /auth/v1/email/start. */
+export const emailStart = {
+  body: Type.Object(
+    { email: Type.String({ maxLength: 254 }), returnTo: Type.Optional(ReturnTo), client: Type.Optional(Client) },
+    { additionalProperties: false },
+  ),
+  response: { 200: Started },
+}
+
+/** POST /auth/v1/phone/start. */
+export const phoneStart = {
+  body: Type.Object(
+    {
+      phone: Type.String({ maxLength: 32, description: 'E.164, e.g. `+491701234567`.' }),
+      returnTo: Type.Optional(ReturnTo),
+      client: Type.Optional(Client),
+    },
+    { additionalProperties: false },
+  ),
+  response: { 200: Started },
+}
+
+/** POST /auth/v1/email/verify and /auth/v1/phone/verify. */
+export const codeVerify = { body: verifyBody, response: { 200: SignedIn } }
+
+/** GET /auth/v1/magic. */
+export const magicLink = {
+  querystring: Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+}

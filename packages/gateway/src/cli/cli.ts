@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto'
+import { parseArgs } from 'node:util'
+import { ApiError, ConfigError, readConfigSection } from '@atrium/platform'
+import { CLI_NODE_NUMBER, loadGatewayConfig } from '../config.ts'
+import { createDnsCheck } from '../domains/dns-check.ts'
+import { createProjectDomains } from '../domains/domains.repository.ts'
+import { openGatewayStore } from '../store.ts'
+import { appCommands, keyCommands } from './app-key-commands.ts'
+import { type CliContext, type Command, CommandFailed, UsageError } from './command.ts'
+import { configCommands, domainCommands, routeCommands } from './route-domain-commands.ts'
+import { userCommands } from './user-commands.ts'
+
+export const EXIT_OK = 0
+export const EXIT_USAGE = 1
+export const EXIT_FAILED = 2
+
+const helpCommand: Command = {
+  name: 'help',
+  usage: '',
+  summary: 'Show this help.',
+  example: 'atrium help',
+  needsConfig: false,
+  async run() {
+    return {
+      text: helpText(),
+      json: { commands: COMMANDS.map(({ name, usage, summary }) => ({ name, usage, summary })) },
+    }
+  },
+}
+
+const COMMANDS: Command[] = [
+  ...userCommands,
+  ...appCommands,
+  ...keyCommands,
+  ...routeCommands,
+  ...domainCommands,
+  ...configCommands,
+  helpCommand,
+]
+
+function usageLine(command: Command): string {
+  return `atrium ${command.name}${command.usage ? ` ${command.usage}` : ''}`
+}
+
+function helpText(): string {
+  return [
+    'Usage: atrium <command> [options] [--json]',
+    '',
+    'Manages the gateway database named by the gateway settings (ATRIUM_CONFIG file, section',
+    '"gateway", and environment variables such as GatewayDB), exactly as the gateway reads them.',
+    '',
+    'Commands:',
+    ...COMMANDS.map((command) => `  ${usageLine(command)}\n      ${command.summary}`),
+    '',
+    'Options for every command: --json (machine-readable output), --help.',
+    'Exit codes: 0 done, 1 wrong usage, 2 the command failed.',
+  ].join('\n')
+}
+
+/** The command named by the first words of argv, and the remaining arguments. */
+function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
+  const two = COMMANDS.find((command) => command.name === `${argv[0]} ${argv[1]}`)
+  if (two) return { command: two, rest: argv.slice(2) }
+  const one = COMMANDS.find((command) => command.name === argv[0])
+  return one && { command: one, rest: argv.slice(1) }
+}
+
+export interface CliIo {
+  out: (text: string) => void
+  err: (text: string) => void
+}
+
+async function openContext(
+  config: CliContext['config'],
+  needsStore: boolean,
+): Promise<{ context: CliContext; close: () => Promise<void> }> {
+  const checkDomain = createDnsCheck({
+    servers: config.Dns.Servers,
+    timeoutMs: config.Dns.TimeoutMs,
+    tries: config.Dns.Tries,
+  })
+  if (!needsStore) {
+    const context = { config, checkDomain } as CliContext
+    return { context, close: async () => {} }
+  }
+  const store = await openGatewayStore(config, CLI_NODE_NUMBER)
+  const domains = createProjectDomains(store.db, store.nextTick, store.now)
+  return { context: { config, store, domains, checkDomain }, close: store.close }
+}
+
+/** Runs one CLI invocation and returns its exit code; all output goes through `io`. */
+export async function runCli(argv: string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h') {
+    io.out(helpText())
+    return argv.length === 0 ? EXIT_USAGE : EXIT_OK
+  }
+  const found = findCommand(argv)
+  if (!found) {
+    io.err(`atrium: unknown command ${JSON.stringify(argv.slice(0, 2).join(' '))}\n\n${helpText()}`)
+    return EXIT_USAGE
+  }
+  const { command, rest } = found
+  let values: Record<string, string | boolean | undefined>
+  let args: string[]
+  try {
+    const parsed = parseArgs({
+      args: rest,
+      options: { ...command.options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    })
+    values = parsed.values
+    args = parsed.positionals
+    if (values.help) {
+      io.out(`Usage: ${usageLine(command)}\n${command.summary}\nExample: ${command.example}`)
+      return EXIT_OK
+    }
+    if (args.length !== (command.positionals ?? 0)) {
+      throw new UsageError(`expected ${command.positionals ?? 0} argument(s), got ${args.length}`)
+    }
+  } catch (error) {
+    io.err(`atrium ${command.name}: ${(error as Error).message}\nUsage: ${usageLine(command)}`)
+    return EXIT_USAGE
+  }
+
+  let opened: Awaited<ReturnType<typeof openContext>> | undefined
+  try {
+    if (command.needsConfig !== false) {
+      const needsStore = command.needsStore !== false
+      const file = readConfigSection(env.ATRIUM_CONFIG, 'gateway') as Record<string, unknown>
+      // Store commands never call a module, so they need no inter-service secret: `npm start` makes
+      // a new one per run that the CLI cannot know. `atrium config` still reports a missing one.
+      const withSecret =
+        needsStore && !env.ServiceSecret ? { ServiceSecret: randomBytes(32).toString('hex'), ...file } : file
+      const config = loadGatewayConfig(withSecret, env)
+      opened = await openContext(config, needsStore)
+    }
+    const output = await command.run({ values, args }, opened?.context ?? ({} as CliContext))
+    io.out(values.json ? JSON.stringify(output.json, null, 2) : output.text)
+    return EXIT_OK
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`atrium ${command.name}: ${error.message}\nUsage: ${usageLine(command)}`)
+      return EXIT_USAGE
+    }
+    const known = error instanceof CommandFailed || error instanceof ApiError || error instanceof ConfigError
+    const message = known ? (error as Error).message : `unexpected error: ${(error as Error)?.message ?? String(error)}`
+    io.err(`atrium ${command.name}: ${message}`)
+    if (values.json)
+      io.out(JSON.stringify({ error: { message: known ? (error as Error).message : 'unexpected error' } }))
+    return EXIT_FAILED
+  } finally {
+    await opened?.close()
+  }
+}

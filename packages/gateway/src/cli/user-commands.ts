@@ -1,0 +1,126 @@
+import { ContactFlags } from '@atrium/platform'
+import { parseScopes } from '../auth/caller.ts'
+import {
+  type Contact,
+  ContactKind,
+  createUsers,
+  normalizeEmail,
+  normalizePhone,
+  type User,
+} from '../users/users.repository.ts'
+import {
+  type Command,
+  CommandFailed,
+  formatTable,
+  formatTime,
+  parseId,
+  parseScopeList,
+  stringOption,
+  UsageError,
+} from './command.ts'
+
+function userView(user: User, contacts: Contact[]) {
+  return {
+    crmId: String(user.crm_id),
+    name: user.name,
+    scopes: parseScopes(user.scopes),
+    emails: contacts.filter((contact) => contact.kind === ContactKind.Email).map((contact) => contact.value),
+    phones: contacts.filter((contact) => contact.kind === ContactKind.Phone).map((contact) => contact.value),
+    created: user.created,
+  }
+}
+
+const createUser: Command = {
+  name: 'user create',
+  usage: '[--email e] [--phone p] [--name n] [--scopes a,b]',
+  summary: 'Create a user; contacts are added as ManuallyAdded and Verified, so the user can sign in with them.',
+  example: 'atrium user create --email admin@example.com --name "Site admin" --scopes admin',
+  options: {
+    email: { type: 'string' },
+    phone: { type: 'string' },
+    name: { type: 'string' },
+    scopes: { type: 'string' },
+  },
+  async run({ values }, { store }) {
+    const emailText = stringOption(values, 'email')
+    const phoneText = stringOption(values, 'phone')
+    const email = emailText === undefined ? undefined : normalizeEmail(emailText)
+    const phone = phoneText === undefined ? undefined : normalizePhone(phoneText)
+    if (emailText !== undefined && !email) throw new UsageError(`not an email address: ${JSON.stringify(emailText)}`)
+    if (phoneText !== undefined && !phone) {
+      throw new UsageError(
+        `not a phone number in international form (+<country><number>): ${JSON.stringify(phoneText)}`,
+      )
+    }
+    const name = stringOption(values, 'name') ?? ''
+    if (name.length > 200) throw new UsageError('the name is longer than 200 characters')
+    const scopes = parseScopeList(stringOption(values, 'scopes') ?? '')
+    const contacts = [
+      ...(email ? [{ kind: ContactKind.Email, value: email }] : []),
+      ...(phone ? [{ kind: ContactKind.Phone, value: phone }] : []),
+    ]
+    for (const contact of contacts) {
+      const taken = await store.users.findContact(contact.kind, contact.value)
+      if (taken) throw new CommandFailed(`${contact.value} already belongs to user ${taken.crm_id}`)
+    }
+    // User and contacts together or not at all.
+    const { user, added } = await store.db.transaction().execute(async (trx) => {
+      const users = createUsers(trx, store.nextTick, store.now)
+      const user = await users.create({ name, scopes })
+      const added: Contact[] = []
+      for (const contact of contacts)
+        added.push(await users.addContact(user.crm_id, contact.kind, contact.value, ContactFlags.Verified))
+      return { user, added }
+    })
+    const view = userView(user, added)
+    return {
+      text: `Created user ${view.crmId}${view.scopes.length ? ` with scopes ${view.scopes.join(' ')}` : ''}`,
+      json: view,
+    }
+  },
+}
+
+const setScopes: Command = {
+  name: 'user scopes',
+  usage: '<crmId> <scopes>',
+  summary: 'Replace the scopes of a user (comma- or space-separated; "" for none).',
+  example: 'atrium user scopes 123456789 admin,chat',
+  positionals: 2,
+  async run({ args }, { store }) {
+    const crmId = parseId(args[0], 'crmId')
+    const scopes = parseScopeList(args[1] ?? '')
+    if (!(await store.users.setScopes(crmId, scopes))) throw new CommandFailed(`no user ${crmId}`)
+    return {
+      text: `User ${crmId} now has scopes: ${scopes.join(' ') || '(none)'}`,
+      json: { crmId: String(crmId), scopes },
+    }
+  },
+}
+
+const listUsers: Command = {
+  name: 'user list',
+  usage: '',
+  summary: 'List users with their scopes and contacts.',
+  example: 'atrium user list',
+  async run(_input, { store }) {
+    // A read-only listing for operators; the users repository has no bulk read of its own.
+    const users = await store.db.selectFrom('users').selectAll().orderBy('crm_id').execute()
+    const contacts = await store.db.selectFrom('contacts').selectAll().orderBy('id').execute()
+    const views = users.map((user) =>
+      userView(
+        user,
+        contacts.filter((contact) => contact.crm_id === user.crm_id),
+      ),
+    )
+    const rows = views.map((view) => [
+      view.crmId,
+      view.name,
+      view.scopes.join(' '),
+      [...view.emails, ...view.phones].join(' '),
+      formatTime(view.created),
+    ])
+    return { text: formatTable(['CRM ID', 'NAME', 'SCOPES', 'CONTACTS', 'CREATED'], rows), json: { users: views } }
+  },
+}
+
+export const userCommands: Command[] = [createUser, setScopes, listUsers]

@@ -1,0 +1,170 @@
+/**
+ * The gateway database tables as Kysely sees them. Every column is NOT NULL with a default (spec:
+ * no NULL fields); ids are timeticks, times are epoch milliseconds, booleans are 0/1 integers.
+ * Secrets (session tokens, codes, app secrets, API keys) are stored only as SHA-256 hashes.
+ */
+
+/** A person who signed in at least once; the CRM id is the identity modules see in X-Crm. */
+export interface UsersTable {
+  crm_id: number
+  name: string
+  /** Scopes, space-separated, forwarded in X-Scopes. */
+  scopes: string
+  created: number
+  timetick_update: number
+}
+
+/** A phone number or email address of a user (ContactFlags: Verified, ManuallyAdded). */
+export interface ContactsTable {
+  id: number
+  crm_id: number
+  /** ContactKind. */
+  kind: number
+  /** Normalised: lower-case email, E.164 phone. Unique per kind. */
+  value: string
+  flags: number
+  created: number
+}
+
+/** A browser session, local to this gateway instance. */
+export interface SessionsTable {
+  /** SHA-256 (hex) of the cookie token; the token itself is never stored. */
+  id: string
+  /** The signed-in user; 0 for an app session (AppLogin). */
+  crm_id: number
+  /** The app of an AppLogin session, 0 for a user session. */
+  app_id: number
+  /** Sign-in method that created the session, e.g. `email_otp`, `app_login`. */
+  method: string
+  created: number
+  last_seen: number
+  /** Token the client echoes in X-CSRF-Token on cookie-authenticated state-changing requests. */
+  csrf: string
+  ip: string
+  user_agent: string
+}
+
+/** A pending OTP or magic link: single use, limited attempts, short-lived. */
+export interface LoginChallengesTable {
+  id: number
+  /** `email_otp`, `phone_otp` or `magic_link`. */
+  kind: string
+  /** Normalised email or phone the code was sent to. */
+  target: string
+  /** SHA-256 (hex) of the code or link token. */
+  secret_hash: string
+  attempts: number
+  expires: number
+  /** 1 once used (successfully) or exhausted. */
+  consumed: number
+  created: number
+  /** Path to return to after sign-in, already validated as same-origin. */
+  return_to: string
+  device_guid: string
+}
+
+/** An application: signs in with its id and secret (AppLogin), owns webhooks and CORS origins. */
+export interface AppsTable {
+  id: number
+  name: string
+  /** CRM id of the user who owns the app; its events reach app: subjects of owners. */
+  owner: number
+  secret_hash: string
+  /** AppFlag bits. */
+  flags: number
+  /** Webhook URL; empty for none. */
+  callback_url: string
+  /** JSON array of origins allowed to call cross-origin, e.g. `["https://shop.example"]`. */
+  origins: string
+  /** JSON array of event types sent to the webhook; empty array for none. */
+  event_types: string
+  created: number
+  timetick_update: number
+}
+
+/** A user or service API key. The caller presents `atr_<prefix>_<secret>`; only the hash is kept. */
+export interface ApiKeysTable {
+  id: number
+  /** Public part of the key, unique, shown in lists. */
+  prefix: string
+  secret_hash: string
+  /** `user` (acts as crm_id) or `service` (acts as the app). */
+  key_type: string
+  crm_id: number
+  app_id: number
+  scopes: string
+  name: string
+  created: number
+  last_used: number
+  /** Time of revocation, 0 while active. */
+  revoked: number
+}
+
+/** One sign-in attempt, successful or not (spec: "Platform rules", login audit log). */
+export interface LoginAuditTable {
+  id: number
+  /** The user, when known (0 for an unknown address or an app login). */
+  crm_id: number
+  /** The app of an app login, 0 otherwise. */
+  app_id: number
+  method: string
+  success: number
+  /** Why it failed, empty on success. */
+  reason: string
+  ip: string
+  country: string
+  user_agent: string
+  screen: string
+  device_guid: string
+  timezone: string
+  language: string
+  created: number
+}
+
+/** A route_map row: requests whose path starts with `prefix` go to `upstream`. */
+export interface RoutesTable {
+  id: number
+  prefix: string
+  /** Module name from the Modules setting, or an absolute http(s) base URL. */
+  upstream: string
+  /** RouteFlags bits. */
+  flags: number
+  created: number
+  timetick_update: number
+}
+
+/** A project domain and its DNS ownership check (spec: "States and transitions"). */
+export interface ProjectDomainsTable {
+  id: number
+  domain: string
+  /** Value the owner publishes in a TXT record. */
+  token: string
+  /** `pending_verification` or `verified`. */
+  state: string
+  created: number
+  checked: number
+  verified: number
+  last_error: string
+}
+
+/** Where the events poller stands in a module's feed (the `since` of its next call). */
+export interface EventCursorsTable {
+  /** Module name from the Modules setting. */
+  module: string
+  /** TickUpdate up to which every polled subject's events were handed to the hub. */
+  tick: number
+  updated: number
+}
+
+export interface GatewayDatabase {
+  users: UsersTable
+  contacts: ContactsTable
+  sessions: SessionsTable
+  login_challenges: LoginChallengesTable
+  apps: AppsTable
+  api_keys: ApiKeysTable
+  login_audit: LoginAuditTable
+  routes: RoutesTable
+  project_domains: ProjectDomainsTable
+  event_cursors: EventCursorsTable
+}

@@ -1,0 +1,129 @@
+import type { BroadcastEvent } from '@atrium/platform'
+import type { FastifyBaseLogger } from 'fastify'
+import type { GatewayConfig } from '../config.ts'
+import type { EventCursors } from './event-cursors.repository.ts'
+import { createModuleEvents, type FetchEvents } from './module-events.ts'
+import { type AddressedEvent, createModulePoller, type Membership, type ModulePoller } from './module-poller.ts'
+import type { Subscriber } from './subscriber.ts'
+
+export interface EventHubOptions {
+  /** The Modules setting: every module listed is polled. */
+  modules: GatewayConfig['Modules']
+  settings: GatewayConfig['Events']
+  serviceSecret: string
+  cursors: EventCursors
+  log: FastifyBaseLogger
+  now?: () => number
+}
+
+/** A module's events endpoint with this gateway's poller on it. */
+export interface ModuleFeed {
+  module: string
+  fetchEvents: FetchEvents
+  poller: ModulePoller
+}
+
+/**
+ * The event hub: one poller per module feeds it normalized events, and it hands each event only to
+ * the subscribers it is addressed to (a CrmId item to that user's streams, an AppId item to the
+ * streams of that app's owners and of the app itself). Nobody receives another person's events.
+ */
+export function createEventHub({ modules, settings, serviceSecret, cursors, log, now }: EventHubOptions) {
+  const subscribers = new Set<Subscriber>()
+  const byAddressee = new Map<string, Set<Subscriber>>()
+  const frames = new WeakMap<BroadcastEvent, string>()
+
+  function deliver(module: string, chunk: number, events: AddressedEvent[]) {
+    for (const { to, event } of events) {
+      const addressed = byAddressee.get(to)
+      if (!addressed) continue
+      for (const subscriber of addressed) subscriber.offer(module, chunk, event)
+    }
+  }
+
+  const feeds: ModuleFeed[] = Object.entries(modules).map(([module, baseUrl]) => {
+    const fetchEvents = createModuleEvents({ baseUrl, serviceSecret, timeoutMs: settings.PollTimeoutMs })
+    const poller = createModulePoller({ module, fetchEvents, cursors, settings, onEvents: deliver, log, now })
+    return { module, fetchEvents, poller }
+  })
+
+  function remove(subscriber: Subscriber) {
+    subscribers.delete(subscriber)
+    for (const key of subscriber.keys) {
+      const addressed = byAddressee.get(key)
+      addressed?.delete(subscriber)
+      if (addressed?.size === 0) byAddressee.delete(key)
+    }
+  }
+
+  return {
+    feeds,
+
+    /** The SSE frame of an event, serialised once however many streams it goes to. */
+    frameOf(event: BroadcastEvent): string {
+      let frame = frames.get(event)
+      if (frame === undefined) {
+        frame = `id: ${event.tick}\ndata: ${JSON.stringify(event)}\n\n`
+        frames.set(event, frame)
+      }
+      return frame
+    },
+
+    /**
+     * Indexes the subscriber by addressee and joins its subjects to every module's poller. Each
+     * module is attached as soon as its join returns (before any later batch can be handed over),
+     * with `floor(module, membership)` as the tick up to which its events are dropped. Returns the
+     * memberships by module and a function that undoes all of it.
+     */
+    async subscribe(
+      subscriber: Subscriber,
+      floor: (module: string, membership: Membership) => number,
+    ): Promise<{ memberships: Map<string, Membership>; leave: () => void }> {
+      subscribers.add(subscriber)
+      for (const key of subscriber.keys) {
+        let addressed = byAddressee.get(key)
+        if (!addressed) {
+          addressed = new Set()
+          byAddressee.set(key, addressed)
+        }
+        addressed.add(subscriber)
+      }
+      const memberships = new Map<string, Membership>()
+      let left = false
+      const leave = () => {
+        left = true
+        remove(subscriber)
+        for (const membership of memberships.values()) membership.leave()
+        memberships.clear()
+      }
+      if (subscriber.subjects.length === 0) return { memberships, leave }
+      try {
+        await Promise.all(
+          feeds.map(async ({ module, poller }) => {
+            const membership = await poller.join(subscriber.subjects)
+            if (left) return membership.leave()
+            memberships.set(module, membership)
+            subscriber.attach(module, membership.chunk, floor(module, membership))
+          }),
+        )
+      } catch (error) {
+        leave()
+        throw error
+      }
+      return { memberships, leave }
+    },
+
+    /** Subscribers connected to this gateway now. */
+    get size() {
+      return subscribers.size
+    },
+
+    /** Ends every stream and stops the pollers, saving their cursors. */
+    async close(): Promise<void> {
+      for (const subscriber of [...subscribers]) subscriber.close()
+      await Promise.all(feeds.map(({ poller }) => poller.close()))
+    },
+  }
+}
+
+export type EventHub = ReturnType<typeof createEventHub>

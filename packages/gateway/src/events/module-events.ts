@@ -1,0 +1,86 @@
+import { type EventBatch, parseEventBatch, signedHeaders } from '@atrium/platform'
+
+/** One call of a module's `GET /private/v1/events` (spec: "Module events endpoint"). */
+export interface EventsQuery {
+  since: number
+  /** `user:`, `app:`, `code:` subjects; the call returns only events addressed to one of them. */
+  subjects: readonly string[]
+  limit: number
+  /** Long-poll: ms the module may wait for an event before answering an empty batch. */
+  wait: number
+}
+
+/** Why an events call failed: `missing` is a module that has no events endpoint (404). */
+export type EventsFailure = 'unreachable' | 'timeout' | 'status' | 'invalid' | 'missing'
+
+/** A failed events call; `aborted` calls (the caller gave up) are not failures and rethrow the abort. */
+export class EventsCallError extends Error {
+  readonly failure: EventsFailure
+  constructor(failure: EventsFailure, message: string, options?: ErrorOptions) {
+    super(message, options)
+    this.name = 'EventsCallError'
+    this.failure = failure
+  }
+}
+
+export interface ModuleEventsOptions {
+  /** Internal base URL of the module (the Modules setting). */
+  baseUrl: string
+  serviceSecret: string
+  /** Time a call may take beyond its `wait`. */
+  timeoutMs: number
+}
+
+/**
+ * Returns the function that calls one module's events endpoint as the gateway: signed like every
+ * hop (ARCHITECTURE.md step 7) with no user, since the poller acts for every subscriber at once.
+ */
+export function createModuleEvents({ baseUrl, serviceSecret, timeoutMs }: ModuleEventsOptions) {
+  const base = baseUrl.replace(/\/+$/, '')
+
+  return async function fetchEvents(query: EventsQuery, signal: AbortSignal): Promise<EventBatch> {
+    // Subjects are [a-z:0-9] only, so they go unencoded: a chunk of 200 stays well inside URL limits.
+    const url =
+      `${base}/private/v1/events?since=${query.since}&subjects=${query.subjects.join(',')}` +
+      `&limit=${query.limit}&wait=${query.wait}`
+    const timeout = AbortSignal.timeout(query.wait + timeoutMs)
+    let response: Response
+    try {
+      response = await fetch(url, {
+        headers: signedHeaders(serviceSecret, 'GET', url),
+        signal: AbortSignal.any([signal, timeout]),
+      })
+    } catch (error) {
+      throw failed(error, signal, timeout)
+    }
+    let body: { result?: unknown }
+    try {
+      if (response.status === 404) {
+        await response.body?.cancel()
+        throw new EventsCallError('missing', 'the module has no events endpoint (404)')
+      }
+      if (response.status !== 200) {
+        const text = await response.text()
+        throw new EventsCallError('status', `the module answered ${response.status}: ${text.slice(0, 200)}`)
+      }
+      body = (await response.json()) as { result?: unknown }
+    } catch (error) {
+      throw failed(error, signal, timeout)
+    }
+    try {
+      return parseEventBatch(body?.result)
+    } catch (error) {
+      throw new EventsCallError('invalid', `the module answered an invalid EventBatch: ${(error as Error).message}`)
+    }
+  }
+}
+
+export type FetchEvents = ReturnType<typeof createModuleEvents>
+
+function failed(error: unknown, signal: AbortSignal, timeout: AbortSignal): unknown {
+  if (error instanceof EventsCallError) return error
+  if (signal.aborted) return signal.reason
+  if (timeout.aborted) return new EventsCallError('timeout', 'the module did not answer in time', { cause: error })
+  if (error instanceof SyntaxError) return new EventsCallError('invalid', 'the module answered invalid JSON')
+  return new EventsCallError('unreachable', 'the module could not be reached', { cause: error })
+}

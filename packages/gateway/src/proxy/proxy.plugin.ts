@@ -1,0 +1,135 @@
+import { ApiError, hasFlag, RouteFlags, sendError } from '@atrium/platform'
+import replyFrom from '@fastify/reply-from'
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { GatewayConfig } from '../config.ts'
+import { type Cors, corsResponseHeaders } from '../cors/cors.ts'
+import { createClientAddress } from './client-address.ts'
+import { createForwardedHeaders } from './forwarded-headers.ts'
+import { createResponseHeaders } from './response-headers.ts'
+import type { Routes } from './routes.repository.ts'
+import { createUpstreamTargets, decodedPath } from './upstream-target.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Origin of a CORS-approved cross-origin call being proxied; '' otherwise. */
+    corsOrigin: string
+  }
+}
+
+export interface ProxyPluginOptions {
+  routes: Routes
+  cors: Cors
+  /** The Modules setting: module name to internal base URL. */
+  modules: GatewayConfig['Modules']
+  settings: GatewayConfig['Proxy']
+  serviceSecret: string
+  cookieName: string
+  /** Country code of a client address ('' when unknown), sent in X-Country. */
+  lookupCountry: (ip: string) => string
+}
+
+/** Status reply-from gives the upstream failures that mean "did not answer in time" rather than "failed". */
+const TIMEOUT_STATUS = 504
+
+type FromOptions = NonNullable<Parameters<FastifyReply['from']>[1]>
+
+/**
+ * The reverse proxy: every request no gateway route handles is matched against the route map and
+ * streamed to the route's module through a keep-alive pool, with the identity headers set by the
+ * gateway and the hop signed. Bodies are never parsed here. CORS is judged before the upstream is
+ * contacted, then RequireSession. Upstream failures answer BadGateway, slow upstreams
+ * GatewayTimeout; nothing waits longer than the configured timeouts.
+ */
+export default async function proxyPlugin(app: FastifyInstance, options: ProxyPluginOptions) {
+  const { routes, cors, settings } = options
+  await Promise.all([routes.refresh(), cors.refresh()])
+  const reload = setInterval(() => {
+    Promise.all([routes.refresh(), cors.refresh()]).catch((error) =>
+      app.log.error({ err: error }, 'route map reload failed'),
+    )
+  }, settings.RouteReloadMs)
+  reload.unref()
+  app.addHook('onClose', async () => clearInterval(reload))
+
+  await app.register(replyFrom, {
+    undici: {
+      connections: settings.Connections,
+      pipelining: 1,
+      keepAliveTimeout: settings.KeepAliveMs,
+      keepAliveMaxTimeout: settings.KeepAliveMs,
+      headersTimeout: settings.ResponseTimeoutMs,
+      bodyTimeout: settings.BodyTimeoutMs,
+      connect: { timeout: settings.ConnectTimeoutMs, rejectUnauthorized: true },
+    },
+    disableRequestLogging: true,
+    destroyAgent: true,
+  })
+
+  // Bodies stream through untouched: the raw request is the body, whatever its type or size.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
+  app.decorateRequest('corsOrigin', '')
+
+  const upstreamTarget = createUpstreamTargets(options.modules)
+  const clientAddress = createClientAddress(settings.TrustedProxies)
+  const forwardedHeaders = createForwardedHeaders({
+    serviceSecret: options.serviceSecret,
+    cookieName: options.cookieName,
+    project: settings.Project,
+    lookupCountry: options.lookupCountry,
+  })
+  const responseHeaders = createResponseHeaders(options.cookieName)
+
+  const rewriteResponseHeaders: FromOptions['rewriteHeaders'] = (headers, request) => {
+    const rewritten = responseHeaders(headers)
+    const origin = request?.corsOrigin ?? ''
+    if (origin !== '') {
+      Object.assign(rewritten, corsResponseHeaders(origin))
+      rewritten.vary = rewritten.vary ? `${rewritten.vary}, Origin` : 'Origin'
+    }
+    return rewritten
+  }
+
+  const onUpstreamError: FromOptions['onError'] = (reply, { error }) => {
+    const timedOut = (error as { statusCode?: number }).statusCode === TIMEOUT_STATUS
+    reply.request.log.warn({ err: error.cause ?? error }, 'upstream failed')
+    sendError(
+      reply as FastifyReply,
+      timedOut
+        ? new ApiError('GatewayTimeout', 'the module did not answer in time')
+        : new ApiError('BadGateway', 'the module failed or could not be reached'),
+    )
+  }
+
+  app.all('/*', { config: { envelope: false } }, async function proxy(request, reply) {
+    const route = routes.table.match(decodedPath(request.url))
+    if (!route) throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
+
+    if (cors.isPreflight(request)) return cors.preflight(request, reply, route.flags)
+    const decision = cors.judge(request, route.flags)
+    const caller = request.caller
+    if (hasFlag(route.flags, RouteFlags.RequireSession) && caller.keyType === '') {
+      throw new ApiError('SessionRequired')
+    }
+
+    const target = upstreamTarget(route.upstream)
+    // The URL is parsed once here, so the path signed is exactly the path reply-from sends.
+    const url = new URL(target.basePath + request.url, target.origin)
+    const path = url.pathname + url.search
+    let appId = caller.appId
+    if (decision.kind === 'allowed') {
+      request.corsOrigin = decision.origin
+      if (appId === 0) appId = decision.app.id
+    }
+    const address = clientAddress(request.socket.remoteAddress, request.headers['x-forwarded-for'])
+    const headers = forwardedHeaders(request, { caller, address, appId, url: path })
+
+    return reply.from(url.href, {
+      rewriteRequestHeaders: () => headers,
+      rewriteHeaders: rewriteResponseHeaders,
+      onError: onUpstreamError,
+      // Never retried: a request may not be idempotent, and a 503 is the module's answer to pass on.
+      retryDelay: () => null,
+    })
+  })
+}

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ApiError, RouteFlags } from '@atrium/platform'
+import { forEachDialect } from '@atrium/platform/testing'
+import { startGateway } from '../../test/support.ts'
+import { canonicalPrefix, compileRouteTable, type Route } from './routes.repository.ts'
+
+async function refused(promise: Promise<unknown>, name: string) {
+  await assert.rejects(promise, (error: unknown) => error instanceof ApiError && error.name === name)
+}
+
+forEachDialect('routes are added, listed and removed; duplicates conflict', async (t, dialect) => {
+  const { store } = await startGateway(t, dialect, { settings: { Modules: { chat: 'http://127.0.0.1:1' } } })
+  const route = await store.routes.add({ prefix: '/msg', upstream: 'chat', flags: RouteFlags.AppAuthAndCORS })
+  assert.deepEqual({ ...route, id: 0 }, { id: 0, prefix: '/msg/', upstream: 'chat', flags: 1 })
+  await refused(store.routes.add({ prefix: '/msg/', upstream: 'chat' }), 'Conflict')
+  await store.routes.add({ prefix: '/wallet/', upstream: 'https://wallet.internal:8443/base/' })
+  assert.deepEqual(
+    (await store.routes.list()).map((row) => [row.prefix, row.upstream]),
+    [
+      ['/msg/', 'chat'],
+      ['/wallet/', 'https://wallet.internal:8443/base'],
+    ],
+  )
+  assert.equal(store.routes.table.match('/msg/v1/send_message')?.id, route.id, 'local changes apply at once')
+  assert.equal(await store.routes.remove('/msg'), true)
+  assert.equal(await store.routes.remove('/msg/'), false)
+  assert.equal(store.routes.table.match('/msg/v1/x'), undefined)
+})
+
+forEachDialect('bad prefixes, upstreams and flags are refused with InvalidRequest', async (t, dialect) => {
+  const { store } = await startGateway(t, dialect, { settings: { Modules: { chat: 'http://127.0.0.1:1' } } })
+  const bad: Array<[string, string, number?]> = [
+    ['msg/', 'chat'],
+    ['/msg/../private/', 'chat'],
+    ['/a/..', 'chat'],
+    ['/auth/', 'chat'],
+    ['/auth', 'chat'],
+    ['/AUTH/v1/', 'chat'],
+    ['/private/v1/', 'chat'],
+    ['/Private/', 'chat'],
+    ['/a//b/', 'chat'],
+    ['/a b/', 'chat'],
+    ['/a%2f/', 'chat'],
+    ['/msg/', 'wallet'],
+    ['/msg/', 'ftp://host'],
+    ['/msg/', 'http://user:pw@host'],
+    ['/msg/', 'http://host/?q=1'],
+    ['/msg/', ''],
+    ['/msg/', 'chat', 8],
+    ['/msg/', 'chat', -1],
+  ]
+  for (const [prefix, upstream, flags] of bad) {
+    await refused(store.routes.add({ prefix, upstream, flags }), 'InvalidRequest')
+  }
+  assert.deepEqual(await store.routes.list(), [])
+})
+
+test('the longest prefix wins, matching whole path segments only', () => {
+  const route = (id: number, prefix: string): Route => ({ id, prefix, upstream: 'm', flags: 0 })
+  const table = compileRouteTable([route(1, '/'), route(2, '/msg/'), route(3, '/msg/v1/call/')])
+  assert.equal(table.match('/msg/v1/x')?.id, 2)
+  assert.equal(table.match('/msg')?.id, 2)
+  assert.equal(table.match('/msg/v1/call/initiate')?.id, 3)
+  assert.equal(table.match('/msg/v1/callx')?.id, 2)
+  assert.equal(table.match('/msgx')?.id, 1)
+  assert.equal(table.match('/private/v1/SendOTP'), undefined, 'even / never covers /private/')
+  assert.equal(table.match('/auth/v1/health'), undefined)
+  assert.equal(table.match('//private/x'), undefined)
+  assert.equal(compileRouteTable([route(2, '/msg/')]).match('/msgx/1'), undefined)
+})
+
+test('prefixes have one canonical spelling', () => {
+  assert.equal(canonicalPrefix('/msg'), '/msg/')
+  assert.equal(canonicalPrefix('/msg/v1/'), '/msg/v1/')
+  assert.equal(canonicalPrefix('/'), '/')
+  assert.equal(canonicalPrefix('/authors/'), '/authors/', 'only the whole segment is reserved')
+})

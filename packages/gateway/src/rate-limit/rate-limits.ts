@@ -1,0 +1,129 @@
+import { pipeline, type Readable, Transform } from 'node:stream'
+import { ApiError, sendError } from '@atrium/platform'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { GatewayConfig } from '../config.ts'
+import { createConnectionWindow, createFixedWindow, type FixedWindow } from './fixed-window.ts'
+
+export interface RateLimitOptions {
+  settings: GatewayConfig['RateLimits']
+  /** The gateway's clock (`store.now`), so tests can stand on a window's last millisecond. */
+  now: () => number
+}
+
+/** The scopes of spec "Limits": which one refused is told in `error.details.scope`. */
+export type RateLimitScope = 'connection' | 'session' | 'apiKey' | 'bandwidth'
+
+/** Answers RateLimited (429) with Retry-After in whole seconds until the window ends. */
+function refuse(reply: FastifyReply, scope: RateLimitScope, retryAfterSeconds: number): FastifyReply {
+  reply.header('retry-after', String(retryAfterSeconds))
+  return sendError(
+    reply,
+    new ApiError('RateLimited', `Too many requests for this ${scope}; retry in ${retryAfterSeconds} s`, {
+      scope,
+      retryAfterSeconds,
+    }),
+  )
+}
+
+/** The HTTP/2 session a request arrived on, or its TCP/TLS socket for HTTP/1.1. */
+function connectionOf(request: FastifyRequest): object {
+  const raw = request.raw as unknown as { stream?: { session?: object }; socket: object }
+  return raw.stream?.session ?? raw.socket
+}
+
+/**
+ * The per-connection limit (ARCHITECTURE.md, step 1 of a request). Install it before
+ * authentication so that a flood of guessed credentials costs no database reads beyond it.
+ */
+export function installConnectionLimit(app: FastifyInstance, { settings, now }: RateLimitOptions): void {
+  const { Requests, WindowSeconds } = settings.Connection
+  if (Requests === 0) return
+  const take = createConnectionWindow(Requests, WindowSeconds, now)
+  app.addHook('onRequest', async (request, reply) => {
+    const retryAfter = take(connectionOf(request))
+    if (retryAfter > 0) return refuse(reply, 'connection', retryAfter)
+  })
+}
+
+/** Who bandwidth is counted for: the session, else the API key, else the client address. */
+function bandwidthKeyOf(request: FastifyRequest): string {
+  const caller = request.caller
+  if (caller?.sessionId) return `s:${caller.sessionId}`
+  if (caller?.apiKeyId) return `k:${caller.apiKeyId}`
+  return `ip:${request.ip}`
+}
+
+/**
+ * Passes a stream through unchanged, reporting each chunk's size. `receivedEncodedLength` lets
+ * Fastify's body reader check the body limit on the new stream.
+ */
+function counted(source: Readable, count: (bytes: number) => void): Readable {
+  const counter: Transform & { receivedEncodedLength?: number } = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      counter.receivedEncodedLength = (counter.receivedEncodedLength ?? 0) + chunk.length
+      count(chunk.length)
+      done(null, chunk)
+    },
+  })
+  return pipeline(source, counter, () => {})
+}
+
+function installBandwidthCounting(app: FastifyInstance, bandwidth: FixedWindow<string>): void {
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    if (request.method === 'GET' || request.method === 'HEAD') return payload
+    const declared = request.headers['content-length']
+    if (declared !== undefined) {
+      bandwidth.add(bandwidthKeyOf(request), Number(declared) || 0)
+      return payload
+    }
+    // A chunked (or HTTP/2) body of unknown length is counted as it flows.
+    const key = bandwidthKeyOf(request)
+    return counted(payload, (bytes) => bandwidth.add(key, bytes))
+  })
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.method === 'HEAD' || payload === null || payload === undefined) return payload
+    if (typeof payload === 'string') bandwidth.add(bandwidthKeyOf(request), Buffer.byteLength(payload))
+    else if (payload instanceof Uint8Array) bandwidth.add(bandwidthKeyOf(request), payload.byteLength)
+    else if (typeof (payload as Readable).pipe === 'function') {
+      const declared = reply.getHeader('content-length')
+      const key = bandwidthKeyOf(request)
+      if (declared !== undefined) bandwidth.add(key, Number(declared) || 0)
+      else return counted(payload as Readable, (bytes) => bandwidth.add(key, bytes))
+    }
+    return payload
+  })
+}
+
+/**
+ * The session, API-key and bandwidth limits (ARCHITECTURE.md, step 6). Install after the hook
+ * that sets `request.caller`. Each scope is a fixed window kept in memory: no database access
+ * per request. A request is admitted while its scope's window total is below the limit; bytes
+ * count as they flow, so the request that crosses the bandwidth limit finishes and the next one
+ * in that window is refused.
+ */
+export function installCallerLimits(app: FastifyInstance, { settings, now }: RateLimitOptions): void {
+  const { Session, ApiKey, Bandwidth } = settings
+  const session = Session.Requests > 0 ? createFixedWindow<string>(Session.Requests, Session.WindowSeconds, now) : null
+  const apiKey = ApiKey.Requests > 0 ? createFixedWindow<number>(ApiKey.Requests, ApiKey.WindowSeconds, now) : null
+  const bandwidth =
+    Bandwidth.Bytes > 0 ? createFixedWindow<string>(Bandwidth.Bytes, Bandwidth.WindowSeconds, now) : null
+  if (!session && !apiKey && !bandwidth) return
+
+  app.addHook('onRequest', async (request, reply) => {
+    const caller = request.caller
+    if (session && caller?.sessionId) {
+      const retryAfter = session.take(caller.sessionId)
+      if (retryAfter > 0) return refuse(reply, 'session', retryAfter)
+    }
+    if (apiKey && caller?.apiKeyId) {
+      const retryAfter = apiKey.take(caller.apiKeyId)
+      if (retryAfter > 0) return refuse(reply, 'apiKey', retryAfter)
+    }
+    if (bandwidth) {
+      const retryAfter = bandwidth.take(bandwidthKeyOf(request), 0)
+      if (retryAfter > 0) return refuse(reply, 'bandwidth', retryAfter)
+    }
+  })
+  if (bandwidth) installBandwidthCounting(app, bandwidth)
+}

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict'
+import { forEachDialect } from '@atrium/platform/testing'
+import { createClock, startGateway } from '../../test/support.ts'
+
+const limits = { IdleSeconds: 600, AbsoluteSeconds: 3600, MaxPerUser: 3 }
+const session = (crmId: number) => ({ crmId, method: 'email_otp', ip: '127.0.0.1', userAgent: 'test' })
+
+forEachDialect('a session expires exactly at its idle lifetime', async (t, dialect) => {
+  const clock = createClock()
+  const { store } = await startGateway(t, dialect, { settings: { Sessions: limits }, now: clock.now })
+  const user = await store.users.create()
+  const { token } = await store.sessions.create(session(user.crm_id))
+  clock.advance(600_000 - 1)
+  assert.ok(await store.sessions.resolve(token), 'one millisecond before the idle limit it is live')
+  clock.advance(600_000 - 1)
+  assert.ok(await store.sessions.resolve(token), 'each use restarts the idle time')
+  clock.advance(600_000)
+  assert.equal(await store.sessions.resolve(token), undefined, 'at the idle limit it is refused')
+  const rows = await store.db.selectFrom('sessions').select('id').execute()
+  assert.deepEqual(rows, [], 'an expired session is deleted when seen')
+})
+
+forEachDialect('a session expires exactly at its absolute lifetime, however active', async (t, dialect) => {
+  const clock = createClock()
+  const { store } = await startGateway(t, dialect, { settings: { Sessions: limits }, now: clock.now })
+  const { token } = await store.sessions.create(session(1))
+  for (let elapsed = 0; elapsed < 3_600_000 - 1; elapsed += 500_000) {
+    clock.advance(Math.min(500_000, 3_600_000 - 1 - elapsed))
+    assert.ok(await store.sessions.resolve(token))
+  }
+  clock.advance(1)
+  assert.equal(await store.sessions.resolve(token), undefined)
+})
+
+forEachDialect('the per-user limit keeps the newest sessions: limit-1, limit, limit+1', async (t, dialect) => {
+  const clock = createClock()
+  const { store } = await startGateway(t, dialect, { settings: { Sessions: limits }, now: clock.now })
+  const tokens: string[] = []
+  for (let i = 0; i < 4; i++) {
+    clock.advance(1)
+    tokens.push((await store.sessions.create(session(7))).token)
+    const live = await store.sessions.list(7)
+    assert.equal(live.length, Math.min(i + 1, 3), `after ${i + 1} sign-ins`)
+  }
+  assert.equal(await store.sessions.resolve(tokens[0]!), undefined, 'the oldest session ended at limit+1')
+  for (const token of tokens.slice(1)) assert.ok(await store.sessions.resolve(token))
+  assert.equal((await store.sessions.create(session(8))).session.crm_id, 8, 'other users are not affected')
+  assert.equal((await store.sessions.list(7)).length, 3)
+})
+
+forEachDialect('the sweep deletes expired sessions and keeps live ones', async (t, dialect) => {
+  const clock = createClock()
+  const { store } = await startGateway(t, dialect, { settings: { Sessions: limits }, now: clock.now })
+  const old = await store.sessions.create(session(1))
+  clock.advance(300_000)
+  const fresh = await store.sessions.create(session(2))
+  clock.advance(300_000)
+  assert.equal(await store.sessions.sweep(), 1)
+  assert.equal(await store.sessions.resolve(old.token), undefined)
+  assert.ok(await store.sessions.resolve(fresh.token))
+})

@@ -1,0 +1,165 @@
+import type { Kysely } from 'kysely'
+import { hashSecret, newToken } from '../auth/caller.ts'
+import type { GatewayDatabase, SessionsTable } from '../db/schema.ts'
+
+export interface SessionLimits {
+  /** A session unused for this long is expired: at exactly last use + IdleSeconds it is refused. */
+  IdleSeconds: number
+  /** A session older than this is expired, however active: at exactly created + AbsoluteSeconds it is refused. */
+  AbsoluteSeconds: number
+  /** Sessions one user may hold; signing in once more ends the oldest. */
+  MaxPerUser: number
+}
+
+export type Session = SessionsTable
+
+export interface NewSession {
+  crmId: number
+  appId?: number
+  method: string
+  ip: string
+  userAgent: string
+}
+
+/** How long a cached session is trusted before it is read again (another instance may have removed it). */
+const CACHE_TRUST_MS = 5_000
+const CACHE_MAX_ENTRIES = 100_000
+
+interface Cached {
+  session: Session
+  readAt: number
+  /** last_seen as stored in the database. */
+  stored: number
+}
+
+/**
+ * Sessions of this gateway instance: created at sign-in, resolved on every request from the cookie
+ * token, expired exactly at their idle and absolute lifetimes (and deleted when seen expired),
+ * capped per user. Resolving is served from memory; the database copy of `last_seen` is written at
+ * most once per `touchMs`, so a restart can only make a session expire slightly earlier, never later.
+ */
+export function createSessions(db: Kysely<GatewayDatabase>, limits: SessionLimits, now: () => number = Date.now) {
+  const idleMs = limits.IdleSeconds * 1000
+  const absoluteMs = limits.AbsoluteSeconds * 1000
+  const touchMs = Math.min(60_000, Math.floor(idleMs / 10))
+  const cache = new Map<string, Cached>()
+
+  function remember(session: Session, at: number) {
+    cache.delete(session.id)
+    cache.set(session.id, { session, readAt: at, stored: session.last_seen })
+    if (cache.size > CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!)
+  }
+
+  function expired(session: Session, at: number): boolean {
+    return at - session.last_seen >= idleMs || at - session.created >= absoluteMs
+  }
+
+  async function deleteIds(ids: string[]) {
+    if (ids.length === 0) return
+    for (const id of ids) cache.delete(id)
+    await db.deleteFrom('sessions').where('id', 'in', ids).execute()
+  }
+
+  return {
+    /** Starts a session and returns its cookie token (shown once) with the stored row. */
+    async create({ crmId, appId = 0, method, ip, userAgent }: NewSession) {
+      const token = newToken()
+      const at = now()
+      const session: Session = {
+        id: hashSecret(token),
+        crm_id: crmId,
+        app_id: appId,
+        method,
+        created: at,
+        last_seen: at,
+        csrf: newToken(24),
+        ip,
+        user_agent: userAgent.slice(0, 512),
+      }
+      const evicted = await db.transaction().execute(async (trx) => {
+        await trx.insertInto('sessions').values(session).execute()
+        if (crmId === 0) return []
+        const rows = await trx
+          .selectFrom('sessions')
+          .select('id')
+          .where('crm_id', '=', crmId)
+          .where('app_id', '=', 0)
+          .orderBy('created', 'desc')
+          .orderBy('id')
+          .offset(limits.MaxPerUser)
+          .limit(1_000_000)
+          .execute()
+        const ids = rows.map((row) => row.id)
+        if (ids.length > 0) await trx.deleteFrom('sessions').where('id', 'in', ids).execute()
+        return ids
+      })
+      for (const id of evicted) cache.delete(id)
+      remember(session, at)
+      return { token, session }
+    },
+
+    /** The live session of a cookie token, its last use moved to now; undefined when unknown or expired (then deleted). */
+    async resolve(token: string): Promise<Session | undefined> {
+      if (token.length < 20 || token.length > 128) return undefined
+      const id = hashSecret(token)
+      const at = now()
+      let entry = cache.get(id)
+      if (!entry || at - entry.readAt >= CACHE_TRUST_MS) {
+        const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst()
+        if (!row) {
+          cache.delete(id)
+          return undefined
+        }
+        if (entry) row.last_seen = Math.max(row.last_seen, entry.session.last_seen)
+        remember(row, at)
+        entry = cache.get(id)!
+      }
+      const { session } = entry
+      if (expired(session, at)) {
+        await deleteIds([id])
+        return undefined
+      }
+      session.last_seen = at
+      if (at - entry.stored >= touchMs) {
+        entry.stored = at
+        await db.updateTable('sessions').set({ last_seen: at }).where('id', '=', id).execute()
+      }
+      return session
+    },
+
+    /** Ends one session. */
+    async revoke(id: string): Promise<void> {
+      await deleteIds([id])
+    },
+
+    /** Ends every session of a user; returns how many there were. */
+    async revokeAll(crmId: number): Promise<number> {
+      const rows = await db.selectFrom('sessions').select('id').where('crm_id', '=', crmId).execute()
+      await deleteIds(rows.map((row) => row.id))
+      return rows.length
+    },
+
+    /** The user's sessions, newest first (for a "signed-in devices" list). */
+    async list(crmId: number): Promise<Session[]> {
+      return db.selectFrom('sessions').selectAll().where('crm_id', '=', crmId).orderBy('created', 'desc').execute()
+    },
+
+    /** Deletes every expired session; returns how many. Run periodically. */
+    async sweep(): Promise<number> {
+      const at = now()
+      const rows = await db
+        .selectFrom('sessions')
+        .select(['id', 'last_seen'])
+        .where((eb) => eb.or([eb('last_seen', '<=', at - idleMs), eb('created', '<=', at - absoluteMs)]))
+        .execute()
+      // A session used since its stored last_seen is only in memory; keep it.
+      const ids = rows
+        .filter((row) => !cache.has(row.id) || expired(cache.get(row.id)!.session, at))
+        .map((row) => row.id)
+      await deleteIds(ids)
+      return ids.length
+    },
+  }
+}
+
+export type Sessions = ReturnType<typeof createSessions>

@@ -1,0 +1,54 @@
+import {
+  createDatabase,
+  createTimetickGenerator,
+  type Database,
+  migrateToLatest,
+  type TimetickGenerator,
+} from '@atrium/platform'
+import { createApps } from './apps/apps.repository.ts'
+import { createApiKeys } from './auth/api-keys.repository.ts'
+import type { GatewayConfig } from './config.ts'
+import { gatewayMigrations } from './db/migrations/index.ts'
+import type { GatewayDatabase } from './db/schema.ts'
+import { createRoutes } from './proxy/routes.repository.ts'
+import { createSessions } from './sessions/sessions.repository.ts'
+import { createUsers } from './users/users.repository.ts'
+
+/**
+ * Opens the gateway database, migrates it to the latest schema and returns the store on it; the
+ * store's `close` releases the database. `node` is the timetick node number the store writes with.
+ */
+export async function openGatewayStore(config: GatewayConfig, node: number, now?: () => number) {
+  const database = createDatabase<GatewayDatabase>(config.GatewayDB)
+  try {
+    await migrateToLatest(database, gatewayMigrations)
+  } catch (error) {
+    await database.destroy()
+    throw error
+  }
+  const store = createGatewayStore(database, createTimetickGenerator({ node }), config, now)
+  return Object.assign(store, { close: () => database.destroy() })
+}
+
+/** The gateway's shared data access; capabilities that need each other get the same objects from app.ts. */
+function createGatewayStore(
+  database: Database<GatewayDatabase>,
+  nextTick: TimetickGenerator,
+  config: GatewayConfig,
+  now: () => number = Date.now,
+) {
+  const { db } = database
+  return {
+    db,
+    dialect: database.dialect,
+    nextTick,
+    now,
+    users: createUsers(db, nextTick, now),
+    sessions: createSessions(db, config.Sessions, now),
+    apps: createApps(db, nextTick, now),
+    apiKeys: createApiKeys(db, nextTick, now),
+    routes: createRoutes(db, nextTick, now, { modules: Object.keys(config.Modules) }),
+  }
+}
+
+export type GatewayStore = Awaited<ReturnType<typeof openGatewayStore>>

@@ -1,0 +1,140 @@
+import { ContactFlags, type TimetickGenerator } from '@atrium/platform'
+import type { Kysely } from 'kysely'
+import { parseScopes } from '../auth/caller.ts'
+import type { ContactsTable, GatewayDatabase, UsersTable } from '../db/schema.ts'
+
+/** What a contact is. */
+export const ContactKind = { Email: 1, Phone: 2 } as const
+export type ContactKindValue = (typeof ContactKind)[keyof typeof ContactKind]
+
+export type User = UsersTable
+export type Contact = ContactsTable
+
+/** Lower-cases and trims an email address; undefined when it is not one. */
+export function normalizeEmail(text: string): string | undefined {
+  const email = text.trim().toLowerCase()
+  return email.length <= 254 &&
+    /^[^\s@<>()",;:\\]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/.test(email)
+    ? email
+    : undefined
+}
+
+/** Reduces a phone number to E.164 (`+` and 8–15 digits); undefined when it is not one. */
+export function normalizePhone(text: string): string | undefined {
+  const compact = text.trim().replace(/[\s().-]/g, '')
+  const phone = compact.startsWith('00') ? `+${compact.slice(2)}` : compact
+  return /^\+[1-9][0-9]{7,14}$/.test(phone) ? phone : undefined
+}
+
+/** Users (the CRM id is the identity) and their phone and email contacts. */
+export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGenerator, now: () => number = Date.now) {
+  async function get(crmId: number): Promise<User | undefined> {
+    return db.selectFrom('users').selectAll().where('crm_id', '=', crmId).executeTakeFirst()
+  }
+
+  return {
+    get,
+
+    /** Creates a user with an optional name and scopes. */
+    async create({ name = '', scopes = [] as string[] } = {}): Promise<User> {
+      const user: User = {
+        crm_id: nextTick(),
+        name,
+        scopes: scopes.join(' '),
+        created: now(),
+        timetick_update: nextTick(),
+      }
+      await db.insertInto('users').values(user).execute()
+      return user
+    },
+
+    async setScopes(crmId: number, scopes: string[]): Promise<boolean> {
+      const result = await db
+        .updateTable('users')
+        .set({ scopes: [...new Set(scopes)].join(' '), timetick_update: nextTick() })
+        .where('crm_id', '=', crmId)
+        .executeTakeFirst()
+      return result.numUpdatedRows > 0n
+    },
+
+    scopesOf(user: User): string[] {
+      return parseScopes(user.scopes)
+    },
+
+    /** The contact with this normalised value, if any user has it. */
+    async findContact(kind: ContactKindValue, value: string): Promise<Contact | undefined> {
+      return db
+        .selectFrom('contacts')
+        .selectAll()
+        .where('kind', '=', kind)
+        .where('value', '=', value)
+        .executeTakeFirst()
+    },
+
+    async contactsOf(crmId: number): Promise<Contact[]> {
+      return db.selectFrom('contacts').selectAll().where('crm_id', '=', crmId).orderBy('id').execute()
+    },
+
+    /**
+     * The user who owns this contact, creating both when nobody does; the contact gets `flags`
+     * added (a login flow that proved the address passes Verified). Safe under concurrent calls.
+     */
+    async userForContact(
+      kind: ContactKindValue,
+      value: string,
+      flags: number,
+    ): Promise<{ user: User; created: boolean }> {
+      for (let attempt = 0; ; attempt++) {
+        const existing = await db
+          .selectFrom('contacts')
+          .selectAll()
+          .where('kind', '=', kind)
+          .where('value', '=', value)
+          .executeTakeFirst()
+        if (existing) {
+          if ((existing.flags & flags) !== flags) {
+            await db
+              .updateTable('contacts')
+              .set({ flags: existing.flags | flags })
+              .where('id', '=', existing.id)
+              .execute()
+          }
+          const user = await get(existing.crm_id)
+          if (user) return { user, created: false }
+        }
+        try {
+          const user = await db.transaction().execute(async (trx) => {
+            const at = now()
+            const row: User = { crm_id: nextTick(), name: '', scopes: '', created: at, timetick_update: nextTick() }
+            await trx.insertInto('users').values(row).execute()
+            await trx
+              .insertInto('contacts')
+              .values({ id: nextTick(), crm_id: row.crm_id, kind, value, flags, created: at })
+              .execute()
+            return row
+          })
+          return { user, created: true }
+        } catch (error) {
+          // Another sign-in created the contact first: read it on the next pass.
+          if (attempt >= 2) throw error
+        }
+      }
+    },
+
+    /** Adds a contact to a user by hand (CLI, admin): flagged ManuallyAdded, plus `flags`. */
+    async addContact(crmId: number, kind: ContactKindValue, value: string, flags = 0): Promise<Contact> {
+      const contact: Contact = {
+        id: nextTick(),
+        crm_id: crmId,
+        kind,
+        value,
+        flags: flags | ContactFlags.ManuallyAdded,
+        created: now(),
+      }
+      await db.insertInto('contacts').values(contact).execute()
+      return contact
+    },
+  }
+}
+
+export type Users = ReturnType<typeof createUsers>

@@ -1,0 +1,37 @@
+import type { TestContext } from 'node:test'
+import type { DatabaseDialect } from '@atrium/platform'
+import { createTestDatabaseUrl, listen } from '@atrium/platform/testing'
+import { buildGateway } from '../src/app.ts'
+import { loadGatewayConfig } from '../src/config.ts'
+
+/** The inter-service secret test gateways and modules share. */
+export const SERVICE_SECRET = 'gateway-test-service-secret'.padEnd(40, '-')
+
+/** A clock tests move by hand, starting at a fixed time. */
+export function createClock(start = Date.UTC(2026, 10, 22, 12)) {
+  let time = start
+  return {
+    now: () => time,
+    advance(ms: number) {
+      time += ms
+    },
+  }
+}
+
+export interface StartOptions {
+  /** Settings on top of the test defaults, in the config-file shape. */
+  settings?: Record<string, unknown>
+  /** Clock for sessions and challenges; the real clock when omitted. */
+  now?: () => number
+}
+
+/** Starts a gateway on a fresh database of the dialect and an ephemeral loopback port. */
+export async function startGateway(t: TestContext, dialect: DatabaseDialect, options: StartOptions = {}) {
+  const config = loadGatewayConfig(
+    { GatewayDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET, ...options.settings },
+    {},
+  )
+  const app = await buildGateway(config, { now: options.now })
+  const url = await listen(t, app)
+  return { app, url, store: app.store, config }
+}

@@ -1,0 +1,107 @@
+import { Type } from 'typebox'
+import { isTimetick } from './timetick.ts'
+
+/**
+ * Event contracts shared by the modules and the gateway (spec: "BroadcastEvent", "EventBatch",
+ * "Module events endpoint"). A module's `GET /private/v1/events` answers an EventBatch; the
+ * gateway's poller turns each item into a BroadcastEvent once and fans it out.
+ */
+
+/** One addressed item of an EventBatch: the event for one user (CrmId) or one app (AppId). */
+export interface EventBatchItem {
+  /** CRM id (or guest id) the item is for; 0 for app items. */
+  CrmId: number
+  /** App the item is for; 0 when not app-addressed. */
+  AppId: number
+  /** Event id: when the event was recorded. */
+  Timetick: number
+  /** The cursor value of the event. */
+  TickUpdate: number
+  EventType: string
+  Data: Record<string, unknown>
+}
+
+/** What a module's events endpoint returns; `LastTick` is the `since` of the next call. */
+export interface EventBatch {
+  Events: EventBatchItem[]
+  LastTick: number
+}
+
+/** Schema of an EventBatch (the envelope's `result`), for modules' events endpoints. */
+export const EventBatchSchema = Type.Object({
+  Events: Type.Array(
+    Type.Object({
+      CrmId: Type.Integer({ minimum: 0 }),
+      AppId: Type.Integer({ minimum: 0 }),
+      Timetick: Type.Integer({ minimum: 0 }),
+      TickUpdate: Type.Integer({ minimum: 0 }),
+      EventType: Type.String(),
+      Data: Type.Object({}, { additionalProperties: true }),
+    }),
+  ),
+  LastTick: Type.Integer({ minimum: 0 }),
+})
+
+/** The SSE message of spec "BroadcastEvent": one event as the browser receives it. */
+export interface BroadcastEvent {
+  /** Producing module, e.g. `chat`, `wallet`. */
+  module: string
+  /** The event's cursor tick (its TickUpdate); the client keeps the largest it has seen. */
+  tick: number
+  type: string
+  data: Record<string, unknown>
+}
+
+/** Normalises one EventBatch item of a module into the BroadcastEvent every channel uses. */
+export function toBroadcastEvent(module: string, item: EventBatchItem): BroadcastEvent {
+  return { module, tick: item.TickUpdate, type: item.EventType, data: item.Data }
+}
+
+/** Kinds of capability subject: a CRM user, a verified app, an anonymous chat invite (guest). */
+export type SubjectKind = 'user' | 'app' | 'code'
+
+/** A capability subject as the events endpoint takes it, e.g. `user:1001`. */
+export type Subject = `${SubjectKind}:${number}`
+
+const SUBJECT = /^(user|app|code):([1-9][0-9]{0,15})$/
+
+/** Builds the subject of a user, app or guest id. */
+export function subjectOf(kind: SubjectKind, id: number): Subject {
+  return `${kind}:${id}`
+}
+
+/** Splits a subject into kind and id; undefined for anything that is not `user:`, `app:` or `code:` with an id. */
+export function parseSubject(text: string): { kind: SubjectKind; id: number } | undefined {
+  const match = SUBJECT.exec(text)
+  if (!match) return undefined
+  const id = Number(match[2])
+  return isTimetick(id) ? { kind: match[1] as SubjectKind, id } : undefined
+}
+
+function isIdField(value: unknown): value is number {
+  return isTimetick(value)
+}
+
+/**
+ * Checks that a value received as a module's EventBatch has that shape (integers where the contract
+ * says so, an object as Data) and returns it typed; throws a TypeError naming the first problem.
+ */
+export function parseEventBatch(value: unknown): EventBatch {
+  const batch = value as Partial<EventBatch> | null
+  if (typeof batch !== 'object' || batch === null) throw new TypeError('EventBatch is not an object')
+  if (!isIdField(batch.LastTick)) throw new TypeError('EventBatch.LastTick is not a tick')
+  if (!Array.isArray(batch.Events)) throw new TypeError('EventBatch.Events is not an array')
+  batch.Events.forEach((item: Partial<EventBatchItem> | null, index) => {
+    const where = `EventBatch.Events[${index}]`
+    if (typeof item !== 'object' || item === null) throw new TypeError(`${where} is not an object`)
+    for (const field of ['CrmId', 'AppId', 'Timetick', 'TickUpdate'] as const) {
+      if (!isIdField(item[field])) throw new TypeError(`${where}.${field} is not an id`)
+    }
+    if (typeof item.EventType !== 'string' || item.EventType === '')
+      throw new TypeError(`${where}.EventType is not a name`)
+    if (typeof item.Data !== 'object' || item.Data === null || Array.isArray(item.Data)) {
+      throw new TypeError(`${where}.Data is not an object`)
+    }
+  })
+  return batch as EventBatch
+}
