@@ -1,5 +1,5 @@
 import { EventEmitter, once } from 'node:events'
-import type { Database, TimetickGenerator } from '@atrium/platform'
+import type { Database, EventBatchItem, TimetickGenerator } from '@atrium/platform'
 import { type Kysely, sql } from 'kysely'
 import type { ChatDatabase } from '../db/schema.ts'
 
@@ -29,21 +29,6 @@ export type ChatEventType =
   | 'MemberAdded'
   | 'MemberRemoved'
   | 'MemberUpdated'
-
-/** One addressed item of an EventBatch (spec: "EventBatch"), as the events endpoint sends it. */
-export interface EventBatchItem {
-  CrmId: number
-  AppId: number
-  Timetick: number
-  TickUpdate: number
-  EventType: string
-  Data: Record<string, unknown>
-}
-
-export interface EventBatch {
-  Events: EventBatchItem[]
-  LastTick: number
-}
 
 /**
  * An EventBatchItem as the feed reads it: the event's data stays JSON text, with `tick` (the cursor

@@ -1,6 +1,6 @@
-import { ApiError, type Service } from '@atrium/platform'
+import { ApiError, type EventBatch, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
-import type { EventBatch, EventFeed, FeedBatch, Subjects } from './event-feed.ts'
+import type { EventFeed, FeedBatch, Subjects } from './event-feed.ts'
 
 export interface EventsPluginOptions {
   events: EventFeed

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import type { EventBatch } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, onlyWithPostgres } from '@atrium/platform/testing'
 import { type ChatClient, createGroup, startChat, startChatOn } from '../../test/support.ts'
-import type { EventBatch } from './event-feed.ts'
 
 async function readAll(chat: ChatClient, query: Record<string, string | number> = {}) {
   const { status, result, error } = await chat.events({ limit: 1000, ...query })
