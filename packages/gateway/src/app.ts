@@ -68,11 +68,20 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     description: "The gateway's own endpoints under /auth/v1. See docs/gateway.md.",
     version: GATEWAY_API_VERSION,
     path: OPENAPI_PATH,
+    // Declares X-Service-Auth for the /private routes, which set it as their own security.
+    serviceAuth: true,
     securitySchemes: {
-      sessionCookie: { type: 'apiKey', in: 'cookie', name: config.Sessions.CookieName },
+      sessionCookie: {
+        type: 'apiKey',
+        in: 'cookie',
+        name: config.Sessions.CookieName,
+        description:
+          'The session cookie; POST, PUT, PATCH and DELETE also send the session CSRF token in X-CSRF-Token.',
+      },
       bearer: { type: 'http', scheme: 'bearer', description: 'An API key (`atr_…`) or an AppLogin token.' },
       apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
     },
+    security: [{ sessionCookie: [] }, { bearer: [] }, { apiKey: [] }],
   })
 
   const rateLimits = { settings: config.RateLimits, now: store.now }

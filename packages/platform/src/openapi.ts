@@ -12,6 +12,11 @@ export interface OpenApiOptions {
   serviceAuth?: boolean
   /** Further security schemes (OpenAPI `components.securitySchemes`), e.g. the gateway's cookie and API key. */
   securitySchemes?: Record<string, object>
+  /**
+   * Credentials every operation needs unless its route schema sets `security` (OpenAPI `security`:
+   * any one entry suffices; a route with `security: []` is public). Default: serviceAuth when set.
+   */
+  security?: Array<Record<string, string[]>>
 }
 
 interface ObjectSchema {
@@ -34,6 +39,7 @@ function withDefaultsOptional(schema: unknown): unknown {
  */
 export async function installOpenApi(app: FastifyInstance, options: OpenApiOptions) {
   const { title, description, version, path, serviceAuth = false, securitySchemes = {} } = options
+  const security = options.security ?? (serviceAuth ? [{ serviceAuth: [] }] : undefined)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -53,7 +59,7 @@ export async function installOpenApi(app: FastifyInstance, options: OpenApiOptio
           }),
         },
       },
-      ...(serviceAuth && { security: [{ serviceAuth: [] }] }),
+      ...(security && { security }),
     },
     transform({ schema, url }) {
       if (!schema) return { schema, url }

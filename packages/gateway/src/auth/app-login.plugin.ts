@@ -14,6 +14,7 @@ export interface AppLoginPluginOptions {
 }
 
 const appLogin = {
+  security: [],
   body: Type.Object(
     {
       appId: Type.String({ pattern: '^[1-9][0-9]{0,15}$', description: 'The app id.' }),

@@ -35,6 +35,9 @@ export const SignedIn = Type.Object({
   returnTo: Type.String({ description: 'The validated path to go to.' }),
 })
 
+/** OpenAPI security of the sign-in routes: they take no credentials. */
+const PUBLIC: [] = []
+
 const verifyBody = Type.Object(
   { challengeId: ChallengeId, code: Code, client: Type.Optional(Client) },
   { additionalProperties: false },
@@ -42,6 +45,7 @@ const verifyBody = Type.Object(
 
 /** POST /auth/v1/email/start. */
 export const emailStart = {
+  security: PUBLIC,
   body: Type.Object(
     { email: Type.String({ maxLength: 254 }), returnTo: Type.Optional(ReturnTo), client: Type.Optional(Client) },
     { additionalProperties: false },
@@ -51,6 +55,7 @@ export const emailStart = {
 
 /** POST /auth/v1/phone/start. */
 export const phoneStart = {
+  security: PUBLIC,
   body: Type.Object(
     {
       phone: Type.String({ maxLength: 32, description: 'E.164, e.g. `+491701234567`.' }),
@@ -63,9 +68,16 @@ export const phoneStart = {
 }
 
 /** POST /auth/v1/email/verify and /auth/v1/phone/verify. */
-export const codeVerify = { body: verifyBody, response: { 200: SignedIn } }
+export const codeVerify = { security: PUBLIC, body: verifyBody, response: { 200: SignedIn } }
 
-/** GET /auth/v1/magic. */
+/** GET /auth/v1/magic: signs in and redirects; a failure answers the error envelope. */
 export const magicLink = {
+  security: PUBLIC,
   querystring: Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+  response: {
+    303: Type.Null({
+      description: 'Signed in: the session cookie is set and Location is the return address on PublicOrigin.',
+      headers: { location: Type.String() },
+    }),
+  },
 }

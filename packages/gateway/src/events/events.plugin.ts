@@ -32,6 +32,12 @@ const subscribeSchema = {
     },
     { additionalProperties: false },
   ),
+  response: {
+    200: {
+      description: 'The event stream; it stays open until the client or the gateway closes it.',
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    },
+  },
 }
 
 /** The tick to resume after: the larger of `since` and a well-formed Last-Event-ID. */

@@ -10,6 +10,7 @@ export interface InternalPluginOptions {
 }
 
 const getUser = {
+  security: [{ serviceAuth: [] }],
   params: Type.Object({ crmId: Type.String({ pattern: '^[1-9][0-9]{0,15}$' }) }),
   response: { 200: Type.Object({ user: UserView }) },
 }
@@ -36,6 +37,6 @@ export default async function internalPlugin(app: Service, { users, serviceSecre
   const unknown = async (request: { method: string; url: string }) => {
     throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
   }
-  app.all('/', unknown)
-  app.all('/*', unknown)
+  app.all('/', { schema: { hide: true } }, unknown)
+  app.all('/*', { schema: { hide: true } }, unknown)
 }

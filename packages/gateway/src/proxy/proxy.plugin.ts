@@ -101,7 +101,8 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     )
   }
 
-  app.all('/*', { config: { envelope: false } }, async function proxy(request, reply) {
+  // Hidden from the OpenAPI document: the modules publish their own.
+  app.all('/*', { config: { envelope: false }, schema: { hide: true } }, async function proxy(request, reply) {
     const route = routes.table.match(decodedPath(request.url))
     if (!route) throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
 

@@ -71,7 +71,7 @@ function sendFile(negotiate: Negotiate, request: FastifyRequest, reply: FastifyR
 
 function routeFrontend(app: FastifyInstance, { mount, files }: Frontend, negotiate: Negotiate) {
   const index = files.get('index.html')
-  const routeOptions = { config: { envelope: false } }
+  const routeOptions = { config: { envelope: false }, schema: { hide: true } }
 
   // `/chat` → `/chat/`, keeping the query (`/chat?code=<invite_code>` is a guest invite link).
   app.get(mount.slice(0, -1), routeOptions, async (request, reply) => {
