@@ -93,8 +93,9 @@ export default async function deliveryPlugin(
   })
 
   app.post('/SendEmailOTP', { schema: sendEmailOtp }, async (request) => {
-    const { email, code, purpose, locale } = request.body
-    await deliver(request.log, 'email', () => emailOtp.send(email, { code, purpose, locale }))
+    const { email, code, purpose, link, valid_minutes } = request.body
+    const content = otpMail(code, purpose, { link, validMinutes: valid_minutes })
+    await deliver(request.log, 'email', () => mail({ to: [email], ...content }))
     return { channel: 'email' as const, to: maskEmail(email) }
   })
 

@@ -53,7 +53,22 @@ export const sendOtp = {
 /** POST /SendEmailOTP: an OTP by email. */
 export const sendEmailOtp = {
   body: Type.Object(
-    { email: Email, code: Code, purpose: Purpose, locale: Type.Optional(Locale) },
+    {
+      email: Email,
+      code: Code,
+      purpose: Purpose,
+      locale: Type.Optional(Locale),
+      link: Type.Optional(
+        Type.String({
+          maxLength: 2048,
+          pattern: '^https?://[^\\s]+$',
+          description: 'A link that does what the code does (e.g. a magic sign-in link), shown under the code.',
+        }),
+      ),
+      valid_minutes: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 1440, description: 'How long the code (and link) work, for the wording.' }),
+      ),
+    },
     { additionalProperties: false },
   ),
   response: { 200: OtpResult },

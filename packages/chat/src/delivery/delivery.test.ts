@@ -37,6 +37,24 @@ test('SendEmailOTP sends the code over authenticated SMTP, in the text and the H
   assert.doesNotMatch(mail.subject ?? '', /482913/)
 })
 
+test('SendEmailOTP with a link and a validity offers both, the link escaped in the HTML', async (t) => {
+  const { peer, send } = await startWithSmtp(t)
+  const link = 'https://example.com/auth/v1/magic?token=abc&x="<y>'
+
+  const response = await send('SendEmailOTP', { email: 'alice@example.com', code: '482913', link, valid_minutes: 10 })
+
+  assert.equal(response.status, 200, JSON.stringify(response.error))
+  const [{ mail }] = peer.received as [(typeof peer.received)[0]]
+  assert.match(mail.text ?? '', /It works once, for 10 minutes\./)
+  assert.ok((mail.text ?? '').includes(`Or open this link:\n${link}`))
+  assert.ok(String(mail.html).includes('href="https://example.com/auth/v1/magic?token=abc&amp;x=&quot;&lt;y&gt;"'))
+  for (const bad of ['javascript:alert(1)', 'http://a b', 'ftp://example.com/x']) {
+    const refused = await send('SendEmailOTP', { email: 'alice@example.com', code: '482913', link: bad })
+    assert.equal(refused.status, 400, bad)
+  }
+  assert.equal(peer.received.length, 1)
+})
+
 test('SendOTP skips an unconfigured Telegram bot and sends by email', async (t) => {
   const { peer, send } = await startWithSmtp(t)
 

@@ -45,20 +45,32 @@ export function otpLine(code: string, purpose: OtpPurpose): string {
   return `Your ${purposeNames[purpose]} is ${code}`
 }
 
-/** The email carrying a one-time code; the code is in the body only, never in the subject. */
-export function otpMail(code: string, purpose: OtpPurpose): MailContent {
+/**
+ * The email carrying a one-time code; the code is in the body only, never in the subject. With
+ * `link` (a magic link doing what the code does) the mail also offers the link; with
+ * `validMinutes` it says how long they work.
+ */
+export function otpMail(
+  code: string,
+  purpose: OtpPurpose,
+  { link, validMinutes }: { link?: string | undefined; validMinutes?: number | undefined } = {},
+): MailContent {
   const name = purposeNames[purpose]
   const subject = `Your ${name}`
   const ignore = 'If you did not ask for it, ignore this email: someone may have typed your address by mistake.'
+  const validity = validMinutes ? ` It works once, for ${validMinutes} minutes.` : ''
+  const orLink = link ? `\n\nOr open this link:\n${link}` : ''
   return {
     subject,
-    text: `${otpLine(code, purpose)}\n\nEnter it where you asked for it. ${ignore}\n`,
+    text: `${otpLine(code, purpose)}\n\nEnter it where you asked for it.${validity}${orLink}\n\n${ignore}\n`,
     html: page(
       subject,
       [
         `<p>Your ${escapeHtml(name)} is:</p>`,
         `<p style="font-size:1.6em;font-weight:bold;letter-spacing:.15em">${escapeHtml(code)}</p>`,
-        `<p>Enter it where you asked for it. ${escapeHtml(ignore)}</p>`,
+        `<p>Enter it where you asked for it.${escapeHtml(validity)}</p>`,
+        ...(link ? [`<p>Or <a href="${escapeHtml(link)}">open this link</a>.</p>`] : []),
+        `<p>${escapeHtml(ignore)}</p>`,
       ].join('\n'),
     ),
   }

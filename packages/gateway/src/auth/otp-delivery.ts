@@ -13,8 +13,8 @@ export interface OtpDeliveryOptions {
 /**
  * Sends sign-in codes through the chat module's delivery operations (spec: "Chat internal
  * operations"), signed with the inter-service credential. An email carries the code and the
- * magic link in one message, so it goes through SendEmail (SendEmailOTP takes no link); a phone
- * code goes through SendOTP limited to SMS, since only a message to the number proves the number.
+ * magic link in one message (SendEmailOTP with its `link`); a phone code goes through SendOTP
+ * limited to SMS, since only a message to the number proves the number.
  * Failures answer OtpDeliveryFailed; the chat module's reason goes to the log only.
  */
 export function createOtpDelivery({ chatUrl, serviceSecret, ttlMinutes, timeoutMs = 15_000 }: OtpDeliveryOptions) {
@@ -46,17 +46,7 @@ export function createOtpDelivery({ chatUrl, serviceSecret, ttlMinutes, timeoutM
   return {
     /** Mails the code and the magic link to an address. */
     async sendEmailSignIn(log: FastifyBaseLogger, email: string, code: string, link: string): Promise<void> {
-      const text = [
-        `Your sign-in code is ${code}`,
-        '',
-        'Or open this link to sign in:',
-        link,
-        '',
-        `The code and the link work once, for ${ttlMinutes} minutes.`,
-        'If you did not ask to sign in, ignore this email: someone may have typed your address by mistake.',
-        '',
-      ].join('\n')
-      await call(log, 'SendEmail', { to: email, subject: 'Your sign-in code and link', text })
+      await call(log, 'SendEmailOTP', { email, code, purpose: 'sign-in', link, valid_minutes: ttlMinutes })
     },
 
     /** Texts a code to a phone number. */
