@@ -1,5 +1,6 @@
 import { ApiError, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
+import { requireScope } from '../auth/caller.ts'
 import type { LoginAudit, LoginAuditRow } from './login-audit.repository.ts'
 
 export interface LoginAuditPluginOptions {
@@ -85,12 +86,7 @@ export default async function loginAuditPlugin(
   { loginAudit, defaultLimit, maxLimit }: LoginAuditPluginOptions,
 ) {
   app.get('/audit', { schema: auditQuery(maxLimit) }, async (request) => {
-    if (!request.caller.scopes.includes(AUDIT_SCOPE)) {
-      throw new ApiError(
-        request.caller.keyType === '' ? 'SessionRequired' : 'Forbidden',
-        'The audit log needs the admin scope.',
-      )
-    }
+    requireScope(request.caller, AUDIT_SCOPE, 'The audit log needs the admin scope.')
     const { crmId, ip, from, to, before } = request.query
     const limit = request.query.limit ?? defaultLimit
     const rows = await loginAudit.query({

@@ -1,4 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { ApiError } from '@atrium/platform'
 
 /** X-KeyType values: how the caller authenticated. Empty for an anonymous caller. */
 export type KeyType = '' | 'session' | 'user' | 'service' | 'app'
@@ -35,6 +36,15 @@ export const ANONYMOUS: Caller = Object.freeze({
 /** True when the caller is a signed-in user or an authenticated app or key. */
 export function isAuthenticated(caller: Caller): boolean {
   return caller.keyType !== ''
+}
+
+/**
+ * Refuses a caller without `scope`: an anonymous one with SessionRequired (401, sign in first), an
+ * authenticated one with Forbidden (403, these credentials will not do).
+ */
+export function requireScope(caller: Caller, scope: string, message: string): void {
+  if (caller.scopes.includes(scope)) return
+  throw new ApiError(isAuthenticated(caller) ? 'Forbidden' : 'SessionRequired', message)
 }
 
 /** A new random token for a cookie, link or key: 32 bytes, base64url. */

@@ -1,6 +1,7 @@
 import { ApiError, type Service } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { requireScope } from '../auth/caller.ts'
 import type { DnsCheck } from './dns-check.ts'
 import {
   challengeName,
@@ -52,9 +53,7 @@ export function toDomainView(row: ProjectDomain) {
 }
 
 function requireAdmin(request: FastifyRequest) {
-  if (!request.caller.scopes.includes('admin')) {
-    throw new ApiError('Forbidden', 'Project domains are managed with the admin scope.')
-  }
+  requireScope(request.caller, 'admin', 'Project domains are managed with the admin scope.')
 }
 
 /**
