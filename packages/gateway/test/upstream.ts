@@ -10,6 +10,8 @@ export interface Received {
   /** Header names exactly as sent on the wire. */
   rawNames: string[]
   body: string
+  /** Names of the trailer fields that followed a chunked body, as sent on the wire. */
+  trailerNames: string[]
 }
 
 function serverUrl(server: Server): string {
@@ -34,7 +36,14 @@ export async function startEchoUpstream(t: TestContext) {
   const received: Received[] = []
   const server = createServer((request, response) => {
     const rawNames = request.rawHeaders.filter((_, index) => index % 2 === 0)
-    const seen: Received = { method: request.method!, url: request.url!, headers: request.headers, rawNames, body: '' }
+    const seen: Received = {
+      method: request.method!,
+      url: request.url!,
+      headers: request.headers,
+      rawNames,
+      body: '',
+      trailerNames: [],
+    }
     received.push(seen)
     if (request.url!.includes('/stream')) {
       response.writeHead(200, { 'content-type': 'application/octet-stream' })
@@ -45,6 +54,7 @@ export async function startEchoUpstream(t: TestContext) {
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.on('end', () => {
       seen.body = Buffer.concat(chunks).toString('utf8')
+      seen.trailerNames = request.rawTrailers.filter((_, index) => index % 2 === 0)
       const body = JSON.stringify(seen)
       response.writeHead(200, {
         'content-type': 'application/json',

@@ -61,25 +61,20 @@ export function createChallenges(
   return {
     ttlMs,
 
-    /** Codes sent to the target in the last hour (every kind that carries a code). */
-    async sentWithinHour(kind: ChallengeKind, target: string): Promise<number> {
-      const row = await db
-        .selectFrom('login_challenges')
-        .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
-        .where('kind', '=', kind)
-        .where('target', '=', target)
-        .where('created', '>', now() - HOUR_MS)
-        .executeTakeFirstOrThrow()
-      return Number(row.count)
-    },
-
-    /** True when another code may be sent to the target now. */
-    async mayStart(kind: ChallengeKind, target: string): Promise<boolean> {
-      return (await this.sentWithinHour(kind, target)) < limits.MaxChallengesPerTargetPerHour
-    },
-
-    /** Creates a code challenge (and, for email, its magic link); the code and link token are returned once. */
-    async create(input: { kind: 'email_otp' | 'phone_otp'; target: string; returnTo: string; deviceGuid: string }) {
+    /**
+     * Creates a code challenge (and, for email, its magic link) unless MaxChallengesPerTargetPerHour
+     * codes of the kind went to the target in the last hour; the code and link token are returned
+     * once. The rows are written first and the hour is counted after (each statement commits on
+     * its own), so of concurrent starts the later ones always see the earlier ones and the limit is
+     * never passed; racing starts may at worst all be refused. A refused start leaves no row and
+     * tells the whole seconds until the oldest code of the hour ages out.
+     */
+    async create(input: {
+      kind: 'email_otp' | 'phone_otp'
+      target: string
+      returnTo: string
+      deviceGuid: string
+    }): Promise<{ challenge: Challenge; code: string; linkToken: string } | { retryAfterSeconds: number }> {
       const at = now()
       const code = newCode()
       const id = nextTick()
@@ -90,7 +85,27 @@ export function createChallenges(
       if (linkToken)
         rows.push({ id: nextTick(), kind: 'magic_link', secret_hash: hashSecret(linkToken), ...base, ...rest })
       await db.insertInto('login_challenges').values(rows).execute()
-      return { challenge: rows[0]!, code, linkToken }
+
+      const sent = await db
+        .selectFrom('login_challenges')
+        .select(['id', 'created'])
+        .where('kind', '=', input.kind)
+        .where('target', '=', input.target)
+        .where('created', '>', at - HOUR_MS)
+        .orderBy('created')
+        .orderBy('id')
+        .execute()
+      const max = limits.MaxChallengesPerTargetPerHour
+      if (sent.length <= max) return { challenge: rows[0]!, code, linkToken }
+
+      const ids = rows.map((row) => row.id)
+      await db.deleteFrom('login_challenges').where('id', 'in', ids).execute()
+      const others = sent.filter((row) => row.id !== id)
+      // A new code may go once fewer than `max` of the others are younger than an hour (at once
+      // when racing starts were refused together).
+      const blocking = others[others.length - max]
+      const freedAt = blocking ? blocking.created + HOUR_MS : at
+      return { retryAfterSeconds: Math.max(1, Math.ceil((freedAt - at) / 1000)) }
     },
 
     /** Removes a challenge and its link (when its code could not be delivered). */

@@ -39,6 +39,47 @@ forEachDialect(
   },
 )
 
+forEachDialect(
+  'CSRF: the token of another session, or sent anywhere but the header, is refused',
+  async (t, dialect) => {
+    const world = await startSignInWorld(t, dialect)
+    const victim = await world.signIn('victim@example.com')
+    const victimElsewhere = await world.signIn('victim@example.com')
+    const attacker = await world.signIn('attacker@example.com')
+    const origin = new URL(world.config.PublicOrigin)
+    const attacks: [string, Record<string, string>, string][] = [
+      ['the attacker’s own token', { cookie: victim.cookie, 'x-csrf-token': attacker.csrf }, ''],
+      ['the token of the victim’s other session', { cookie: victim.cookie, 'x-csrf-token': victimElsewhere.csrf }, ''],
+      ['the token in the query', { cookie: victim.cookie }, `?csrf=${victim.csrf}&x-csrf-token=${victim.csrf}`],
+      ['the token in a cookie', { cookie: `${victim.cookie}; x-csrf-token=${victim.csrf}; csrf=${victim.csrf}` }, ''],
+      [
+        'the right token from a sibling subdomain',
+        { cookie: victim.cookie, 'x-csrf-token': victim.csrf, origin: `${origin.protocol}//evil.${origin.host}` },
+        '',
+      ],
+      [
+        'the right token from another port',
+        { cookie: victim.cookie, 'x-csrf-token': victim.csrf, origin: `${origin.protocol}//${origin.hostname}:1` },
+        '',
+      ],
+    ]
+    for (const [name, headers, query] of attacks) {
+      for (const path of ['/auth/v1/logout_all', '/msg/v1/send_message']) {
+        const response = await world.post(`${path}${query}`, { csrf: victim.csrf }, headers)
+        assert.equal(response.status, 403, `${name} on ${path}`)
+        assert.equal((await json(response)).error.code, errorCodes.CsrfRejected.code, `${name} on ${path}`)
+      }
+    }
+    for (const { cookie } of [victim, victimElsewhere, attacker]) {
+      assert.equal(
+        (await fetch(`${world.url}/auth/v1/session`, { headers: { cookie } })).status,
+        200,
+        'no one was signed out',
+      )
+    }
+  },
+)
+
 forEachDialect('CSRF: bearer and API-key callers are exempt, GETs are not checked', async (t, dialect) => {
   const world = await startSignInWorld(t, dialect)
   const { cookie, csrf } = await world.signIn('keys@example.com')

@@ -54,6 +54,7 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
 
   async function start(
     request: FastifyRequest,
+    reply: FastifyReply,
     flow: Flow,
     target: string,
     body: { returnTo?: string; client?: ClientInfo },
@@ -70,12 +71,19 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
       await fail('invalid_return_address')
       throw error
     }
-    if (!(await challenges.mayStart(flow.kind, target))) {
-      await fail('rate_limited')
-      throw new ApiError('RateLimited', 'Too many codes were sent to this address in the last hour; try again later.')
-    }
     const deviceGuid = client.deviceGuid ?? ''
-    const { challenge, code, linkToken } = await challenges.create({ kind: flow.kind, target, returnTo, deviceGuid })
+    const started = await challenges.create({ kind: flow.kind, target, returnTo, deviceGuid })
+    if ('retryAfterSeconds' in started) {
+      await fail('rate_limited')
+      const { retryAfterSeconds } = started
+      reply.header('retry-after', String(retryAfterSeconds))
+      throw new ApiError(
+        'RateLimited',
+        `Too many codes were sent to this address in the last hour; retry in ${retryAfterSeconds} s.`,
+        { scope: 'target', retryAfterSeconds },
+      )
+    }
+    const { challenge, code, linkToken } = started
     try {
       await send(code, linkToken)
     } catch (error) {
@@ -114,10 +122,10 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
     return signIn.finish(request, reply, { user, method: flow.verifyMethod, returnTo, client: body.client })
   }
 
-  app.post('/email/start', { schema: emailStart, config: { signIn: true } }, async (request) => {
+  app.post('/email/start', { schema: emailStart, config: { signIn: true } }, async (request, reply) => {
     const email = normalizeEmail(request.body.email)
     if (!email) throw new ApiError('InvalidRequest', 'body/email is not a valid email address')
-    return start(request, EMAIL, email, request.body, (code, linkToken) => {
+    return start(request, reply, EMAIL, email, request.body, (code, linkToken) => {
       const link = `${publicOrigin}/auth/v1/magic?token=${linkToken}`
       return delivery.sendEmailSignIn(request.log, email, code, link)
     })
@@ -127,10 +135,10 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
     verify(request, reply, EMAIL, request.body),
   )
 
-  app.post('/phone/start', { schema: phoneStart, config: { signIn: true } }, async (request) => {
+  app.post('/phone/start', { schema: phoneStart, config: { signIn: true } }, async (request, reply) => {
     const phone = normalizePhone(request.body.phone)
     if (!phone) throw new ApiError('InvalidRequest', 'body/phone is not a phone number in E.164 form (+491701234567)')
-    return start(request, PHONE, phone, request.body, (code) => delivery.sendPhoneCode(request.log, phone, code))
+    return start(request, reply, PHONE, phone, request.body, (code) => delivery.sendPhoneCode(request.log, phone, code))
   })
 
   app.post('/phone/verify', { schema: codeVerify, config: { signIn: true } }, async (request, reply) =>

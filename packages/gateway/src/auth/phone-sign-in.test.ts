@@ -1,59 +1,14 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import type { TestContext } from 'node:test'
-import { ContactFlags, type DatabaseDialect, errorCodes, verifyHop } from '@atrium/platform'
+import { ContactFlags, errorCodes } from '@atrium/platform'
 import { forEachDialect, json } from '@atrium/platform/testing'
 import { startSignInWorld } from '../../test/sign-in.ts'
-import { SERVICE_SECRET, startGateway } from '../../test/support.ts'
+import { startPhoneWorld } from '../../test/sms-inbox.ts'
 import { ContactKind } from '../users/users.repository.ts'
-
-/**
- * A stand-in for the chat module's SMS delivery (the chat module has no SMS provider wired in
- * tests): a real HTTP server that accepts only calls signed with the service secret and keeps
- * each SendOTP body, as an SMS provider's inbox would.
- */
-async function startSmsInbox(t: TestContext) {
-  const received: { path: string; body: Record<string, unknown> }[] = []
-  const server = createServer((request, response) => {
-    let text = ''
-    request.on('data', (chunk) => {
-      text += chunk
-    })
-    request.on('end', () => {
-      const signed = verifyHop(SERVICE_SECRET, { method: request.method!, url: request.url!, headers: request.headers })
-      response.setHeader('content-type', 'application/json')
-      if (!signed) {
-        response.statusCode = 401
-        return response.end(JSON.stringify({ error: { code: 1008, message: 'unsigned' }, id: 'x' }))
-      }
-      received.push({ path: request.url!, body: JSON.parse(text) })
-      response.end(JSON.stringify({ result: { channel: 'sms', to: '+49******67' }, id: 'x' }))
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())))
-  const address = server.address() as { port: number }
-  return { url: `http://127.0.0.1:${address.port}`, received }
-}
-
-async function startWithInbox(t: TestContext, dialect: DatabaseDialect) {
-  const inbox = await startSmsInbox(t)
-  const gateway = await startGateway(t, dialect, { settings: { Modules: { chat: inbox.url } } })
-  const post = async (path: string, body: object) => {
-    const response = await fetch(`${gateway.url}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-    return { status: response.status, body: await json(response), response }
-  }
-  return { ...gateway, inbox, post }
-}
 
 forEachDialect(
   'a phone code goes by SMS through SendOTP and signs in, marking the number verified',
   async (t, dialect) => {
-    const world = await startWithInbox(t, dialect)
+    const world = await startPhoneWorld(t, dialect)
     const start = await world.post('/auth/v1/phone/start', { phone: '+49 170 1234567', returnTo: '/chat/' })
     assert.equal(start.status, 200, JSON.stringify(start.body))
     const [sent] = world.inbox.received
@@ -86,7 +41,7 @@ forEachDialect(
 forEachDialect(
   'an email challenge id is not accepted by the phone verify, nor the other way round',
   async (t, dialect) => {
-    const world = await startWithInbox(t, dialect)
+    const world = await startPhoneWorld(t, dialect)
     const start = await world.post('/auth/v1/phone/start', { phone: '+491701234567' })
     const code = world.inbox.received[0]?.body.code
     const crossed = await world.post('/auth/v1/email/verify', { challengeId: start.body.result.challengeId, code })
@@ -130,7 +85,7 @@ forEachDialect(
 )
 
 forEachDialect('a malformed phone number is refused', async (t, dialect) => {
-  const world = await startWithInbox(t, dialect)
+  const world = await startPhoneWorld(t, dialect)
   for (const phone of ['12345', '+0123456789', 'call me', '+49 170 1234567 ext 5']) {
     const answer = await world.post('/auth/v1/phone/start', { phone })
     assert.equal(answer.body.error.code, errorCodes.InvalidRequest.code, phone)

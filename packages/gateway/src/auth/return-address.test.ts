@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import test from 'node:test'
-import { ApiError } from '@atrium/platform'
-import { returnUrl, validateReturnAddress } from './return-address.ts'
+import { ApiError, errorCodes } from '@atrium/platform'
+import { forEachDialect, json } from '@atrium/platform/testing'
+import { startSignInWorld } from '../../test/sign-in.ts'
+import { startPhoneWorld } from '../../test/sms-inbox.ts'
+import { MAX_RETURN_ADDRESS_LENGTH, returnUrl, validateReturnAddress } from './return-address.ts'
 
 const ATTACKS = [
   'https://evil.example/',
@@ -53,6 +56,25 @@ const ATTACKS = [
   '?next=//evil.example',
   '#//evil.example',
   'mailto:a@evil.example',
+  'https://atrium.example@evil.example/',
+  'https://atrium.example:443@evil.example',
+  '//atrium.example@evil.example',
+  '/%2F%2Fatrium.example@evil.example',
+  '/%252F%252Fatrium.example%2540evil.example',
+  '@evil.example',
+  'https:evil.example',
+  'http:/evil.example',
+  'https:\\\\evil.example',
+  '\\/evil.example',
+  '/%5C%5Cevil.example',
+  '/%255C%255Cevil.example',
+  '/\u0000//evil.example',
+  '/%00//evil.example',
+  '\t//evil.example',
+  '/%0D//evil.example',
+  ' javascript:alert(1)',
+  '/%4A%41%56%41%53%43%52%49%50%54:alert(1)',
+  'java%0Ascript:alert(1)',
 ]
 
 test('return addresses that could leave the site are refused', () => {
@@ -76,6 +98,9 @@ test('same-site paths are accepted and normalised', () => {
     ['/search?q=caf%C3%A9', '/search?q=caf%C3%A9'],
     ['/chat/feedback/App/7', '/chat/feedback/App/7'],
     ['/docs/metadata:x', '/docs/metadata:x'],
+    // A userinfo look-alike inside a path is just a path segment on this site.
+    ['/@evil.example', '/@evil.example'],
+    ['/atrium.example@evil.example/x', '/atrium.example@evil.example/x'],
   ]
   for (const [input, expected] of cases) assert.equal(validateReturnAddress(input), expected, input)
 })
@@ -84,4 +109,54 @@ test('redirects are built from the public origin, whatever the path tries', () =
   assert.equal(returnUrl('https://atrium.example', '/chat/'), 'https://atrium.example/chat/')
   assert.equal(returnUrl('http://localhost:8080', '/'), 'http://localhost:8080/')
   assert.throws(() => returnUrl('https://atrium.example', '//evil.example'))
+  assert.equal(returnUrl('https://atrium.example', '/@evil.example'), 'https://atrium.example/@evil.example')
+})
+
+forEachDialect(
+  'every open-redirect attack is refused by both sign-in starts before any code is sent',
+  async (t, dialect) => {
+    const email = await startSignInWorld(t, dialect)
+    const phone = await startPhoneWorld(t, dialect)
+    const post = async (url: string, path: string, body: object) => {
+      const response = await fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+      return { status: response.status, error: (await json(response)).error }
+    }
+    for (const returnTo of ATTACKS) {
+      // Only the over-long one is refused by the schema's maxLength, before the check runs.
+      const expected =
+        returnTo.length > MAX_RETURN_ADDRESS_LENGTH ? errorCodes.InvalidRequest : errorCodes.InvalidReturnAddress
+      for (const [url, path, body] of [
+        [email.url, '/auth/v1/email/start', { email: 'redirect@example.com', returnTo }],
+        [phone.url, '/auth/v1/phone/start', { phone: '+491701234567', returnTo }],
+      ] as const) {
+        const { status, error } = await post(url, path, body)
+        assert.equal(status, 400, `${path} ${JSON.stringify(returnTo)}`)
+        assert.equal(error.code, expected.code, `${path} ${JSON.stringify(returnTo)}`)
+      }
+    }
+    assert.equal(email.smtp.received.length, 0, 'no mail went out')
+    assert.equal(phone.inbox.received.length, 0, 'no text went out')
+    for (const world of [email, phone]) {
+      assert.deepEqual(await world.store.db.selectFrom('login_challenges').select('id').execute(), [])
+    }
+  },
+)
+
+forEachDialect('the magic link redirects only to the public origin, whatever path was accepted', async (t, dialect) => {
+  const world = await startSignInWorld(t, dialect, { settings: { PublicOrigin: 'https://atrium.example' } })
+  const accepted: [string, string][] = [
+    ['/@evil.example', 'https://atrium.example/@evil.example'],
+    ['/a/./b/..//c', 'https://atrium.example/a//c'],
+    ['/chat?next=https://evil.example', 'https://atrium.example/chat?next=https://evil.example'],
+  ]
+  for (const [index, [returnTo, location]] of accepted.entries()) {
+    const { token } = await world.startEmail(`redirect-${index}@example.com`, { returnTo })
+    const response = await fetch(`${world.url}/auth/v1/magic?token=${token}`, { redirect: 'manual' })
+    assert.equal(response.status, 303, returnTo)
+    assert.equal(response.headers.get('location'), location, returnTo)
+  }
 })

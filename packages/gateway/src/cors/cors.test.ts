@@ -98,6 +98,37 @@ forEachDialect('an origin no app registered is refused, whatever the route says'
   assert.equal(gateway.upstream.received.length, 0)
 })
 
+forEachDialect('look-alikes of a flagged origin are foreign origins', async (t, dialect) => {
+  const gateway = await startCors(t, dialect)
+  for (const origin of [
+    'https://flagged.example.evil.example',
+    'https://evilflagged.example',
+    'https://sub.flagged.example',
+    'http://flagged.example',
+    'https://flagged.example:443',
+    'https://flagged.example/',
+    'https://FLAGGED.example',
+    `${FLAGGED}, ${FOREIGN}`,
+  ]) {
+    await assertRefused(await preflight(`${gateway.url}/open/v1/send`, origin))
+    await assertRefused(await fetch(`${gateway.url}/open/v1/send`, { method: 'POST', headers: { Origin: origin } }))
+  }
+  assert.equal(gateway.upstream.received.length, 0)
+})
+
+forEachDialect('the gateway’s own API gives no CORS grant, even to a flagged origin', async (t, dialect) => {
+  const gateway = await startCors(t, dialect)
+  const user = await gateway.store.users.create()
+  const { token } = await gateway.store.sessions.create({ crmId: user.crm_id, method: 't', ip: '', userAgent: '' })
+  const cookie = `${gateway.config.Sessions.CookieName}=${token}`
+  for (const origin of [FLAGGED, FOREIGN]) {
+    const answer = await preflight(`${gateway.url}/auth/v1/session`, origin, { 'Access-Control-Request-Method': 'GET' })
+    assert.deepEqual(corsHeaders(answer), [], `preflight from ${origin}`)
+    const read = await fetch(`${gateway.url}/auth/v1/session`, { headers: { Origin: origin, cookie } })
+    assert.deepEqual(corsHeaders(read), [], `the session (and its CSRF token) is not readable from ${origin}`)
+  }
+})
+
 forEachDialect('a preflight asking for a method or header outside the safe list is refused', async (t, dialect) => {
   const gateway = await startCors(t, dialect)
   await assertRefused(await preflight(`${gateway.url}/open/x`, FLAGGED, { 'Access-Control-Request-Headers': 'X-Crm' }))

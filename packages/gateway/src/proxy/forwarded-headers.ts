@@ -102,12 +102,12 @@ export function createForwardedHeaders({ serviceSecret, cookieName, project, loo
     const authorization = headers.authorization
     if (typeof authorization === 'string' && /^bearer\s/i.test(authorization)) headers.authorization = undefined
 
-    const host = inbound.host ?? inbound[':authority']
-    headers.host = host
+    headers.host = inbound.host ?? inbound[':authority']
     headers['x-forwarded-for'] = address.forwardedFor
-    const proto = address.trustedPeer ? firstValue(inbound['x-forwarded-proto']) : undefined
-    headers['x-forwarded-proto'] = proto ?? request.protocol
-    headers['x-forwarded-host'] = (address.trustedPeer && firstValue(inbound['x-forwarded-host'])) || host
+    // Fastify reads both from the last X-Forwarded-* entry, and only when the peer is a trusted
+    // proxy: that is the host the domain guard checked, so the module gets exactly that one.
+    headers['x-forwarded-proto'] = forwardedProto(request)
+    headers['x-forwarded-host'] = request.host
     headers['x-request-id'] = request.id
 
     if (caller.crmId > 0) headers['x-crm'] = String(caller.crmId)
@@ -123,10 +123,11 @@ export function createForwardedHeaders({ serviceSecret, cookieName, project, loo
   }
 }
 
-function firstValue(value: string | string[] | undefined): string | undefined {
-  const text = Array.isArray(value) ? value[0] : value
-  const first = text?.split(',')[0]?.trim()
-  return first || undefined
+/** `http` or `https`: the forwarded scheme, or the connection's own when a proxy sent something else. */
+function forwardedProto(request: FastifyRequest): string {
+  const proto = request.protocol
+  if (proto === 'http' || proto === 'https') return proto
+  return (request.raw.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'
 }
 
 export type ForwardedHeaders = ReturnType<typeof createForwardedHeaders>

@@ -114,8 +114,9 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     }
 
     const target = upstreamTarget(route.upstream)
-    // The URL is parsed once here, so the path signed is exactly the path reply-from sends.
-    const url = new URL(target.basePath + request.url, target.origin)
+    // The URL is parsed once here, so the path signed is exactly the path reply-from sends. It is
+    // concatenated, never resolved against the origin: resolved, `//host/x` would name another host.
+    const url = new URL(target.origin + target.basePath + request.url)
     const path = url.pathname + url.search
     let appId = caller.appId
     if (decision.kind === 'allowed') {

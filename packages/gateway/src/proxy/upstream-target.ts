@@ -28,8 +28,9 @@ export function createUpstreamTargets(modules: Readonly<Record<string, string>>)
 
 /**
  * The request path decoded for matching (modules' routers match on the decoded path, so the
- * route map must too); BadRequest for a path that is not valid percent-encoding or that has dot
- * segments, backslashes or NUL, which some servers resolve into another path.
+ * route map must too), with repeated slashes merged as many servers merge them (`//locked/x` is
+ * matched as `/locked/x`); BadRequest for a path that is not valid percent-encoding or that has
+ * dot segments, backslashes or NUL, which some servers resolve into another path.
  */
 export function decodedPath(url: string): string {
   const query = url.indexOf('?')
@@ -45,5 +46,5 @@ export function decodedPath(url: string): string {
   if (/\/\.\.?(\/|$)|\\|\0/.test(path)) {
     throw new ApiError('BadRequest', 'the request path must not contain dot segments or backslashes')
   }
-  return path
+  return path.includes('//') ? path.replace(/\/{2,}/g, '/') : path
 }

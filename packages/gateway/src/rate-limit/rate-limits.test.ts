@@ -114,6 +114,24 @@ forEachDialect('bandwidth counts response bytes per IP for anonymous callers and
   assert.equal((await send(health)).status, 200)
 })
 
+forEachDialect('a client cannot get a fresh per-IP budget by spoofing X-Forwarded-For', async (t, dialect) => {
+  const probe = await start(t, dialect, {})
+  const length = Buffer.byteLength((await send(probe.health)).body)
+  const clock = createClock()
+  const { url } = await startGateway(t, dialect, {
+    settings: {
+      RateLimits: { ...OFF, Bandwidth: { Bytes: 3 * length, WindowSeconds: 60 } },
+      Proxy: { TrustedProxies: ['10.0.0.0/8'] },
+    },
+    now: clock.now,
+  })
+  const spoofed = (n: number) => ({
+    headers: { 'x-forwarded-for': `198.51.100.${n}`, 'x-real-ip': `198.51.100.${n}`, forwarded: `for=198.51.100.${n}` },
+  })
+  for (let n = 1; n <= 3; n++) assert.equal((await send(`${url}/auth/v1/health`, spoofed(n))).status, 200)
+  assertRefused(await send(`${url}/auth/v1/health`, spoofed(4)), 'bandwidth', 60)
+})
+
 forEachDialect('bandwidth counts request bodies, declared or chunked, on their way to a module', async (t, dialect) => {
   const upstream = createServer((request, response) => {
     request.resume()

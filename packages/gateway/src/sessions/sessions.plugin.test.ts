@@ -25,6 +25,27 @@ forEachDialect(
   },
 )
 
+forEachDialect('session fixation through the magic link: the planted cookie is not adopted', async (t, dialect) => {
+  const world = await startSignInWorld(t, dialect)
+  const attacker = await world.signIn('attacker@example.com')
+  const { token } = await world.startEmail('victim@example.com')
+
+  const opened = await fetch(`${world.url}/auth/v1/magic?token=${token}`, {
+    redirect: 'manual',
+    headers: { cookie: `theme=dark; ${attacker.cookie}` },
+  })
+
+  assert.equal(opened.status, 303)
+  const victimCookie = sessionCookieOf(opened, NAME)
+  assert.ok(victimCookie && victimCookie !== attacker.cookie, 'a new session id is set')
+  const asPlanted = await fetch(`${world.url}/auth/v1/session`, { headers: { cookie: attacker.cookie } })
+  assert.equal(asPlanted.status, 401, 'the planted session was ended, not upgraded')
+  const asVictim = await json(await fetch(`${world.url}/auth/v1/session`, { headers: { cookie: victimCookie } }))
+  assert.notEqual(asVictim.result.crmId, attacker.user.crmId)
+  const rows = await world.store.db.selectFrom('sessions').select('id').execute()
+  assert.equal(rows.length, 1, 'only the victim’s new session exists')
+})
+
 forEachDialect('every sign-in makes a new session id, even for the same user and browser', async (t, dialect) => {
   const world = await startSignInWorld(t, dialect)
   const first = await world.signIn('same@example.com')
