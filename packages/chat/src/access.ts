@@ -16,13 +16,13 @@ export interface Membership {
   membership: MemberRow
 }
 
-type Reader = Pick<Store, 'chats' | 'members'> | Pick<Unit, 'chats' | 'members'>
+type Reader = Pick<Store, 'members'> | Pick<Unit, 'members'>
 
 /** The chat and the caller's membership; ChatNotFound when either is missing, so non-members learn nothing. */
 export async function requireMember(store: Reader, chatId: number, caller: Caller): Promise<Membership> {
-  const [chat, membership] = await Promise.all([store.chats.find(chatId), store.members.find(chatId, caller.member)])
-  if (!chat || !membership) throw new ApiError('ChatNotFound', `chat ${chatId} not found`)
-  return { chat, membership }
+  const access = await store.members.findWithChat(chatId, caller.member)
+  if (!access) throw new ApiError('ChatNotFound', `chat ${chatId} not found`)
+  return access
 }
 
 /** True for the owner and admins. */
