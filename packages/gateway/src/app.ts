@@ -21,6 +21,9 @@ import { createEventCursors } from './events/event-cursors.repository.ts'
 import { createEventHub } from './events/event-hub.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import internalPlugin from './internal/internal.plugin.ts'
+import notificationsPlugin from './notifications/notifications.plugin.ts'
+import serviceWorkerPlugin from './notifications/service-worker.ts'
+import { createWebPush } from './notifications/web-push.ts'
 import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
@@ -30,6 +33,8 @@ import sessionsPlugin from './sessions/sessions.plugin.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
 import { type GatewayStore, openGatewayStore } from './store.ts'
+import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
+import { createWebhooks } from './webhooks/webhooks.repository.ts'
 
 const OPENAPI_PATH = '/auth/v1/openapi.json'
 /** Version of the gateway's own interface, shown in its OpenAPI document. */
@@ -157,6 +162,31 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     settings: config.Events,
     now: Date.now,
   })
+  // Web Push: subscriptions on every node; pushes only from the node with PushSending.
+  const webPush = createWebPush({ config, store, hub: events, log: app.log })
+  app.addHook('onReady', async () => webPush.dispatcher?.start())
+  app.addHook('preClose', () => webPush.close())
+  app.register(notificationsPlugin, {
+    prefix: '/auth/v1',
+    settings: config.WebPush,
+    subscriptions: webPush.subscriptions,
+    dispatcher: webPush.dispatcher,
+    nextTick: store.nextTick,
+  })
+  app.register(serviceWorkerPlugin)
+  // Webhooks go out only from the node with PushSending (spec: "Deployment configuration").
+  if (config.PushSending) {
+    const webhooks = createWebhookDispatcher({
+      apps: store.apps,
+      webhooks: createWebhooks(store.db, store.nextTick),
+      feeds: events.feeds,
+      settings: config.Webhooks,
+      events: config.Events,
+      log: app.log,
+    })
+    app.addHook('onReady', () => webhooks.start())
+    app.addHook('preClose', () => webhooks.close())
+  }
 
   const sweep = setInterval(() => {
     store.sessions.sweep().catch((error) => app.log.error({ err: error }, 'session sweep failed'))

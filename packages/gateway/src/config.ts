@@ -1,3 +1,4 @@
+import { createECDH } from 'node:crypto'
 import { commonSettings, loadConfig, RouteFlags, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
 
@@ -118,6 +119,50 @@ export const gatewaySettings = Type.Object(
           default: '',
           description: 'VAPID subject, a `mailto:` or `https:` URL, required when enabled.',
         }),
+        MaxSubscriptionsPerUser: Type.Integer({
+          default: 10,
+          minimum: 1,
+          maximum: 100,
+          description: 'Browsers one user may subscribe; one more subscription removes their oldest.',
+        }),
+        TtlSeconds: Type.Integer({
+          default: 86_400,
+          minimum: 0,
+          maximum: 2_419_200,
+          description: 'How long a push service keeps a notification for a browser that is offline (TTL header).',
+        }),
+        MaxAttempts: Type.Integer({
+          default: 3,
+          minimum: 1,
+          maximum: 10,
+          description: 'Tries per notification and browser when the push service fails (5xx, 429, no answer).',
+        }),
+        RetryMs: Type.Integer({
+          default: 2_000,
+          minimum: 10,
+          description: 'Pause before the second try; it doubles for each further one (or Retry-After, if longer).',
+        }),
+        TimeoutMs: Type.Integer({
+          default: 10_000,
+          minimum: 100,
+          description: 'Time one request to a push service may take.',
+        }),
+        MaxQueued: Type.Integer({
+          default: 10_000,
+          minimum: 1,
+          description: 'Notifications waiting to be sent; more are dropped and logged (delivery is best effort).',
+        }),
+        RefreshSeconds: Type.Integer({
+          default: 30,
+          minimum: 1,
+          description:
+            'Interval at which the sending node re-reads which users have subscriptions (other nodes add them).',
+        }),
+        AllowPrivateEndpoints: Type.Boolean({
+          default: false,
+          description:
+            'Accept push endpoints over plain http or on loopback and private addresses (a local push service in tests); never in production.',
+        }),
       },
       { default: {}, additionalProperties: false },
     ),
@@ -176,6 +221,50 @@ export const gatewaySettings = Type.Object(
           default: 30_000,
           minimum: 10,
           description: 'Longest back-off between events calls to a module that is down.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    Webhooks: Type.Object(
+      {
+        MaxAttempts: Type.Integer({
+          default: 15,
+          minimum: 1,
+          maximum: 100,
+          description: 'Attempts of one webhook delivery; after the last failed one it goes to the dead letters.',
+        }),
+        TimeoutMs: Type.Integer({
+          default: 10_000,
+          minimum: 100,
+          maximum: 120_000,
+          description: 'Time one delivery attempt may take, from connecting to the end of the answer.',
+        }),
+        BackoffBaseMs: Type.Integer({
+          default: 5_000,
+          minimum: 10,
+          description: 'Pause after the first failed attempt; it doubles (with jitter) up to BackoffMaxMs.',
+        }),
+        BackoffMaxMs: Type.Integer({
+          default: 3_600_000,
+          minimum: 10,
+          description: 'Longest pause between two attempts of a delivery.',
+        }),
+        MaxEvents: Type.Integer({
+          default: 100,
+          minimum: 1,
+          maximum: 1000,
+          description: 'Events one webhook request carries at most.',
+        }),
+        ReloadMs: Type.Integer({
+          default: 5_000,
+          minimum: 50,
+          description:
+            'Interval at which apps and their callback URLs are re-read, so CLI changes apply without a restart.',
+        }),
+        AllowPrivateAddresses: Type.Boolean({
+          default: false,
+          description:
+            'Let callback URLs reach loopback, private and link-local addresses (development and tests only).',
         }),
       },
       { default: {}, additionalProperties: false },
@@ -320,11 +409,33 @@ export const gatewaySettings = Type.Object(
 
 export type GatewayConfig = Settings<typeof gatewaySettings>
 
+/** Why a VAPID key pair is unusable: base64url P-256 keys (65-byte public, 32-byte private) of one pair. */
+function vapidKeyProblems(publicKey: string, privateKey: string): string[] {
+  const base64url = /^[A-Za-z0-9_-]+$/
+  const pub = base64url.test(publicKey) ? Buffer.from(publicKey, 'base64url') : Buffer.alloc(0)
+  const priv = base64url.test(privateKey) ? Buffer.from(privateKey, 'base64url') : Buffer.alloc(0)
+  const problems: string[] = []
+  if (pub.length !== 65 || pub[0] !== 4) problems.push('WebPush.PublicKey: not a base64url P-256 public key (65 bytes)')
+  if (priv.length !== 32) problems.push('WebPush.PrivateKey: not a base64url P-256 private key (32 bytes)')
+  if (problems.length > 0) return problems
+  try {
+    const ecdh = createECDH('prime256v1')
+    ecdh.setPrivateKey(priv)
+    if (ecdh.getPublicKey().equals(pub)) return []
+  } catch {
+    // an out-of-range private key
+  }
+  return ['WebPush.PrivateKey: does not belong to WebPush.PublicKey (generate a pair with `atrium webpush keys`)']
+}
+
 function checkWebPush(config: GatewayConfig): string[] {
   if (!config.WebPush.Enabled) return []
   const problems: string[] = []
   if (!config.WebPush.PublicKey) problems.push('WebPush.PublicKey: required when WebPush.Enabled is true')
   if (!config.WebPush.PrivateKey) problems.push('WebPush.PrivateKey: required when WebPush.Enabled is true')
+  if (config.WebPush.PublicKey && config.WebPush.PrivateKey) {
+    problems.push(...vapidKeyProblems(config.WebPush.PublicKey, config.WebPush.PrivateKey))
+  }
   if (!/^(mailto:|https:\/\/)/.test(config.WebPush.Subject)) {
     problems.push('WebPush.Subject: must be a mailto: or https: URL when WebPush.Enabled is true')
   }
@@ -371,6 +482,9 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
       ...checkNodeNumber(config),
       ...(config.Events.RetryMinMs > config.Events.RetryMaxMs
         ? ['Events.RetryMinMs: must not exceed Events.RetryMaxMs']
+        : []),
+      ...(config.Webhooks.BackoffBaseMs > config.Webhooks.BackoffMaxMs
+        ? ['Webhooks.BackoffBaseMs: must not exceed Webhooks.BackoffMaxMs']
         : []),
     ],
   })

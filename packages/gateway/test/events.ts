@@ -128,7 +128,7 @@ export async function startEventsWorld(t: TestContext, dialect: DatabaseDialect,
       assert.equal(response.status, 200, JSON.stringify(envelope))
       return envelope.result
     }
-    return { crmId: user.crm_id, cookie, post, direct: chat.client.user(user.crm_id) }
+    return { crmId: user.crm_id, cookie, csrf: session.csrf, post, direct: chat.client.user(user.crm_id) }
   }
 
   return { chat, proxy, gateway, signedIn }

@@ -67,6 +67,23 @@ export const errorCodes = {
     status: 400,
     meaning: 'The project domain is not a valid DNS host name (letters, digits, hyphens; at least two labels).',
   },
+  PushDisabled: {
+    code: 2100,
+    status: 404,
+    meaning: 'Web Push is not offered by this gateway (WebPush.Enabled is off).',
+  },
+  PushSendingDisabled: {
+    code: 2101,
+    status: 503,
+    meaning: 'This gateway node does not send pushes (PushSending is off); the sending node does.',
+  },
+  NoPushSubscription: { code: 2102, status: 404, meaning: 'The caller has no push subscription to send to.' },
+  InvalidPushSubscription: {
+    code: 2103,
+    status: 400,
+    meaning:
+      'The push subscription is not usable: an https endpoint on a public host, a P-256 p256dh key and a 16-byte auth secret.',
+  },
   ChatNotFound: { code: 3000, status: 404, meaning: 'No such chat, or the caller is not a member of it.' },
   MessageNotFound: { code: 3001, status: 404, meaning: 'No such message in a chat the caller belongs to.' },
   NotChatAdmin: { code: 3002, status: 403, meaning: 'Only the chat owner or an admin may do this.' },
@@ -87,6 +104,23 @@ export const errorCodes = {
   },
   DeliveryFailed: { code: 3010, status: 502, meaning: 'The delivery provider refused or did not answer.' },
   MessageDeleted: { code: 3011, status: 409, meaning: 'The message is deleted.' },
+  InsufficientFunds: {
+    code: 4000,
+    status: 409,
+    meaning: 'The wallet’s available balance (balance minus hold) does not cover the amount and fee.',
+  },
+  TransactionNotFound: { code: 4001, status: 404, meaning: 'No such wallet transaction.' },
+  TransactionStateConflict: {
+    code: 4002,
+    status: 409,
+    meaning: 'The transaction’s state does not allow this change (only pending transactions complete or fail).',
+  },
+  InvalidAmount: {
+    code: 4003,
+    status: 400,
+    meaning: 'The amount is not positive, has more than two decimal places, or is too large.',
+  },
+  InvalidRecipient: { code: 4004, status: 400, meaning: 'A transfer needs another user as recipient.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export interface ErrorDefinition {

@@ -57,6 +57,27 @@ export function toBroadcastEvent(module: string, item: EventBatchItem): Broadcas
   return { module, tick: item.TickUpdate, type: item.EventType, data: item.Data }
 }
 
+/** One event of a webhook payload (spec: "Webhook payload"). */
+export interface WebhookEvent {
+  module: string
+  /** The event's cursor tick (its TickUpdate). */
+  tick: number
+  type: string
+  /** The app the event is addressed to. */
+  app_id: number
+  data: Record<string, unknown>
+}
+
+/** The body of a webhook request (spec: "Webhook payload"), signed in X-Signature. */
+export interface WebhookPayload {
+  events: WebhookEvent[]
+}
+
+/** Normalises one app-addressed EventBatch item of a module into a webhook event. */
+export function toWebhookEvent(module: string, item: EventBatchItem): WebhookEvent {
+  return { module, tick: item.TickUpdate, type: item.EventType, app_id: item.AppId, data: item.Data }
+}
+
 /** Kinds of capability subject: a CRM user, a verified app, an anonymous chat invite (guest). */
 export type SubjectKind = 'user' | 'app' | 'code'
 

@@ -31,6 +31,9 @@ export {
   type SubjectKind,
   subjectOf,
   toBroadcastEvent,
+  toWebhookEvent,
+  type WebhookEvent,
+  type WebhookPayload,
 } from './events.ts'
 export * from './flags.ts'
 export {

@@ -1,6 +1,8 @@
 import { buildInfo, createService, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
-import type { CrmConfig, WalletConfig } from './config.ts'
+import type { CrmConfig } from './config.ts'
+
+export { buildWallet } from './wallet/app.ts'
 
 export interface ReferenceOptions {
   logger?: FastifyServerOptions['logger']
@@ -13,11 +15,6 @@ function createReferenceService(name: string, devHost: string, logger: FastifySe
     domainGuard: { domain: buildInfo?.domain ?? null, devHost },
     logger,
   })
-}
-
-/** Builds the reference wallet module: only the contracts the gateway touches. */
-export async function buildWallet(config: WalletConfig, { logger = false }: ReferenceOptions = {}): Promise<Service> {
-  return createReferenceService('wallet', config.PlatformDevHost, logger)
 }
 
 /** Builds the reference CRM module: only the contracts the gateway touches. */

@@ -11,6 +11,35 @@ export const walletSettings = Type.Object(
       default: 'sqlite:data/wallet.db',
       description: 'Wallet database: `sqlite:<path>` or `postgres://…`.',
     }),
+    TransferFeeBasisPoints: Type.Integer({
+      default: 0,
+      minimum: 0,
+      maximum: 10_000,
+      description: 'Fee of a wallet transfer in hundredths of a percent of the amount (100 = 1 %), paid by the sender.',
+    }),
+    Events: Type.Object(
+      {
+        DefaultLimit: Type.Integer({
+          default: 100,
+          minimum: 1,
+          maximum: 10_000,
+          description: 'Events per /private/v1/events call when limit is not given.',
+        }),
+        MaxLimit: Type.Integer({
+          default: 1000,
+          minimum: 1,
+          maximum: 10_000,
+          description: 'Largest accepted limit of /private/v1/events.',
+        }),
+        MaxWaitMs: Type.Integer({
+          default: 30_000,
+          minimum: 0,
+          maximum: 300_000,
+          description: 'Longest accepted wait (long-poll) of /private/v1/events, in ms.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 )
@@ -32,7 +61,15 @@ export type CrmConfig = Settings<typeof crmSettings>
 
 /** Loads and validates the reference wallet's settings. */
 export function loadWalletConfig(file: unknown, env: Record<string, string | undefined>): WalletConfig {
-  return loadConfig(walletSettings, { source: 'wallet', file, env })
+  return loadConfig(walletSettings, {
+    source: 'wallet',
+    file,
+    env,
+    refine: (config) =>
+      config.Events.DefaultLimit > config.Events.MaxLimit
+        ? ['Events.DefaultLimit: must not exceed Events.MaxLimit']
+        : [],
+  })
 }
 
 /** Loads and validates the reference CRM's settings. */

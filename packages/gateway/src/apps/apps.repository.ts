@@ -19,6 +19,11 @@ export function appOrigins(app: App): string[] {
   return JSON.parse(app.origins) as string[]
 }
 
+/** A new webhook signing secret: `whsec_` and 32 random bytes, base64url. */
+function newWebhookSecret(): string {
+  return `whsec_${newToken()}`
+}
+
 /** Applications: they sign in with id and secret (AppLogin), own webhooks and CORS origins. */
 export function createApps(db: Kysely<GatewayDatabase>, nextTick: TimetickGenerator, now: () => number = Date.now) {
   async function get(id: number): Promise<App | undefined> {
@@ -28,7 +33,7 @@ export function createApps(db: Kysely<GatewayDatabase>, nextTick: TimetickGenera
   return {
     get,
 
-    /** Creates an app and returns its secret, shown this once. */
+    /** Creates an app and returns its secret, shown this once (and in `app.webhook_secret` its webhook signing secret). */
     async create(input: NewApp): Promise<{ app: App; secret: string }> {
       const secret = newToken()
       const app: App = {
@@ -42,6 +47,7 @@ export function createApps(db: Kysely<GatewayDatabase>, nextTick: TimetickGenera
         event_types: JSON.stringify(input.eventTypes ?? []),
         created: now(),
         timetick_update: nextTick(),
+        webhook_secret: newWebhookSecret(),
       }
       await db.insertInto('apps').values(app).execute()
       return { app, secret }
@@ -57,6 +63,28 @@ export function createApps(db: Kysely<GatewayDatabase>, nextTick: TimetickGenera
 
     async list(): Promise<App[]> {
       return db.selectFrom('apps').selectAll().orderBy('id').execute()
+    },
+
+    /** Apps with a webhook: a callback URL and at least one enabled event type. */
+    async withWebhooks(): Promise<App[]> {
+      return db
+        .selectFrom('apps')
+        .selectAll()
+        .where('callback_url', '!=', '')
+        .where('event_types', '!=', '[]')
+        .orderBy('id')
+        .execute()
+    },
+
+    /** Gives the app a new webhook signing secret and returns it; undefined when there is no such app. */
+    async rotateWebhookSecret(id: number): Promise<string | undefined> {
+      const secret = newWebhookSecret()
+      const { numUpdatedRows } = await db
+        .updateTable('apps')
+        .set({ webhook_secret: secret, timetick_update: nextTick() })
+        .where('id', '=', id)
+        .executeTakeFirst()
+      return numUpdatedRows > 0n ? secret : undefined
     },
 
     /** Apps owned by a user, for app: subjects. */

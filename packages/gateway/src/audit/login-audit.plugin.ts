@@ -1,4 +1,4 @@
-import { ApiError, type Service } from '@atrium/platform'
+import type { Service } from '@atrium/platform'
 import { Type } from 'typebox'
 import { requireScope } from '../auth/caller.ts'
 import type { LoginAudit, LoginAuditRow } from './login-audit.repository.ts'

@@ -67,9 +67,9 @@ function parseOrigin(text: string): string {
 const createApp: Command = {
   name: 'app create',
   usage: '--name n --owner <crmId> [--flags AppAuthAndCORS] [--callback url] [--origins a,b] [--events t1,t2]',
-  summary: 'Create an app; its id and secret (for AppLogin) are printed once.',
+  summary: 'Create an app; its id, secret (for AppLogin) and webhook signing secret are printed once.',
   example:
-    'atrium app create --name Shop --owner 123456789 --flags AppAuthAndCORS --origins https://shop.example --callback https://shop.example/hook --events chat_mess',
+    'atrium app create --name Shop --owner 123456789 --flags AppAuthAndCORS --origins https://shop.example --callback https://shop.example/hook --events NewChatMessage,ChatCreated',
   options: {
     name: { type: 'string' },
     owner: { type: 'string' },
@@ -96,9 +96,10 @@ const createApp: Command = {
         `Created app ${app.id} (${app.name})`,
         `  id:     ${app.id}`,
         `  secret: ${secret}`,
-        'The secret is shown only now; store it safely.',
+        `  webhook signing secret: ${app.webhook_secret}`,
+        'The secrets are shown only now; store them safely.',
       ].join('\n'),
-      json: { app: appView(app), secret },
+      json: { app: appView(app), secret, webhookSecret: app.webhook_secret },
     }
   },
 }

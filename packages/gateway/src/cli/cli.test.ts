@@ -8,6 +8,7 @@ import { type TestContext, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { type DatabaseDialect, timetickNode } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, json, listen } from '@atrium/platform/testing'
+import webPush from 'web-push'
 import { type DnsAnswer, startDnsPeer } from '../../test/dns-peer.ts'
 import { SERVICE_SECRET } from '../../test/support.ts'
 import { buildGateway } from '../app.ts'
@@ -227,6 +228,7 @@ forEachDialect('bad usage exits 1 with the usage, failures exit 2', async (t, di
 })
 
 test('config prints the effective settings with secrets redacted', async (t) => {
+  const vapid = webPush.generateVAPIDKeys()
   const dir = await mkdtemp(join(tmpdir(), 'atrium-cli-'))
   t.after(() => rm(dir, { recursive: true, force: true }))
   const file = join(dir, 'atrium.json')
@@ -238,8 +240,8 @@ test('config prints the effective settings with secrets redacted', async (t) => 
         ServiceSecret: 'file-service-secret-that-is-long-enough-000',
         WebPush: {
           Enabled: true,
-          PublicKey: 'public-vapid-key',
-          PrivateKey: 'private-vapid-key',
+          PublicKey: vapid.publicKey,
+          PrivateKey: vapid.privateKey,
           Subject: 'mailto:a@b.example',
         },
         Port: 8443,
@@ -249,16 +251,45 @@ test('config prints the effective settings with secrets redacted', async (t) => 
   )
   const result = await atrium(['config'], { ATRIUM_CONFIG: file, Port: '9090' })
   assert.equal(result.code, 0, result.stderr)
-  for (const secret of ['hunter2-db-password', 'file-service-secret', 'private-vapid-key']) {
+  for (const secret of ['hunter2-db-password', 'file-service-secret', vapid.privateKey]) {
     assert.ok(!result.stdout.includes(secret), secret)
   }
   const config = JSON.parse(result.stdout)
   assert.equal(config.ServiceSecret, '[redacted]')
   assert.equal(config.WebPush.PrivateKey, '[redacted]')
-  assert.equal(config.WebPush.PublicKey, 'public-vapid-key')
+  assert.equal(config.WebPush.PublicKey, vapid.publicKey)
   assert.equal(config.GatewayDB, 'postgres://atrium:%5Bredacted%5D@db.internal:5432/gateway')
   assert.equal(config.Port, 9090, 'the environment wins over the file, as in the gateway')
   assert.equal(config.Dns.TimeoutMs, 5000)
+})
+
+test('webpush keys prints a fresh VAPID key pair that the gateway accepts', async () => {
+  const [first, second] = await Promise.all([
+    atrium(['webpush', 'keys', '--json'], {}),
+    atrium(['webpush', 'keys'], {}),
+  ])
+  assert.equal(first.code, 0, first.stderr)
+  const { publicKey, privateKey } = JSON.parse(first.stdout)
+  assert.equal(Buffer.from(publicKey, 'base64url').length, 65)
+  assert.equal(Buffer.from(privateKey, 'base64url').length, 32)
+  assert.match(second.stdout, /^WebPush__PublicKey=[A-Za-z0-9_-]{87}\nWebPush__PrivateKey=[A-Za-z0-9_-]{43}\n/)
+  assert.ok(!second.stdout.includes(publicKey), 'every run makes a new pair')
+
+  const webPushSettings = (keys: object) => ({
+    ServiceSecret: SERVICE_SECRET,
+    WebPush: { Enabled: true, Subject: 'mailto:ops@example.com', ...keys },
+  })
+  const config = loadGatewayConfig(webPushSettings({ PublicKey: publicKey, PrivateKey: privateKey }), {})
+  assert.equal(config.WebPush.PrivateKey, privateKey)
+  const other = webPush.generateVAPIDKeys()
+  assert.throws(
+    () => loadGatewayConfig(webPushSettings({ PublicKey: publicKey, PrivateKey: other.privateKey }), {}),
+    /WebPush\.PrivateKey: does not belong to WebPush\.PublicKey/,
+  )
+  assert.throws(
+    () => loadGatewayConfig(webPushSettings({ PublicKey: 'public-vapid-key', PrivateKey: privateKey }), {}),
+    /WebPush\.PublicKey: not a base64url P-256 public key/,
+  )
 })
 
 const OLD_NODE = '/usr/bin/node'

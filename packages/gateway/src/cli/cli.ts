@@ -9,6 +9,8 @@ import { appCommands, keyCommands } from './app-key-commands.ts'
 import { type CliContext, type Command, CommandFailed, UsageError } from './command.ts'
 import { configCommands, domainCommands, routeCommands } from './route-domain-commands.ts'
 import { userCommands } from './user-commands.ts'
+import { webhookCommands } from './webhook-commands.ts'
+import { webPushCommands } from './webpush-commands.ts'
 
 export const EXIT_OK = 0
 export const EXIT_USAGE = 1
@@ -35,6 +37,8 @@ const COMMANDS: Command[] = [
   ...routeCommands,
   ...domainCommands,
   ...configCommands,
+  ...webPushCommands,
+  ...webhookCommands,
   helpCommand,
 ]
 

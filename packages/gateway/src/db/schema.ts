@@ -1,7 +1,8 @@
 /**
  * The gateway database tables as Kysely sees them. Every column is NOT NULL with a default (spec:
  * no NULL fields); ids are timeticks, times are epoch milliseconds, booleans are 0/1 integers.
- * Secrets (session tokens, codes, app secrets, API keys) are stored only as SHA-256 hashes.
+ * Secrets (session tokens, codes, app secrets, API keys) are stored only as SHA-256 hashes; the one
+ * exception is an app's webhook signing secret, which the gateway needs as is to sign with.
  */
 
 /** A person who signed in at least once; the CRM id is the identity modules see in X-Crm. */
@@ -80,6 +81,11 @@ export interface AppsTable {
   event_types: string
   created: number
   timetick_update: number
+  /**
+   * Key of the webhook X-Signature (HMAC-SHA256), `whsec_…`. Kept as is, not hashed, because the
+   * gateway signs with it; it only lets its holder forge webhooks to this app, never sign in.
+   */
+  webhook_secret: string
 }
 
 /** A user or service API key. The caller presents `atr_<prefix>_<secret>`; only the hash is kept. */
@@ -156,6 +162,59 @@ export interface EventCursorsTable {
   updated: number
 }
 
+/** Where an app's webhooks stand in a module's feed: events after `tick` are not yet read. */
+export interface WebhookCursorsTable {
+  app_id: number
+  module: string
+  tick: number
+  updated: number
+}
+
+/** One webhook delivery: `pending` while it is being tried, `dead` after its last attempt failed. */
+export interface WebhookDeliveriesTable {
+  /** The delivery id (X-Delivery-Id), the same for every attempt. */
+  id: number
+  app_id: number
+  module: string
+  first_tick: number
+  last_tick: number
+  event_count: number
+  /** The exact payload bytes that are signed and sent (UTF-8 JSON). */
+  body: string
+  /** `pending` or `dead`; a delivered row is deleted. */
+  state: string
+  attempts: number
+  /** When the next attempt is due, epoch ms. */
+  next_attempt: number
+  /** HTTP status of the last attempt, 0 when there was no answer. */
+  last_status: number
+  /** Why the last attempt failed, empty before the first. */
+  last_error: string
+  created: number
+  updated: number
+}
+
+/** A browser Web Push subscription (the browser's PushSubscription), one per endpoint. */
+export interface PushSubscriptionsTable {
+  id: number
+  /** The user pushes for whom go to this browser. */
+  crm_id: number
+  /** The push service URL of the browser; unique. */
+  endpoint: string
+  /** The browser's P-256 public key (base64url) the payload is encrypted to (RFC 8291). */
+  p256dh: string
+  /** The browser's 16-byte authentication secret (base64url). */
+  auth: string
+  user_agent: string
+  created: number
+  /** When a push was last accepted by the push service, 0 for never. */
+  last_success: number
+  /** Pushes that failed since the last accepted one. */
+  failures: number
+  /** Why the last push failed, empty when it was accepted. */
+  last_error: string
+}
+
 export interface GatewayDatabase {
   users: UsersTable
   contacts: ContactsTable
@@ -167,4 +226,7 @@ export interface GatewayDatabase {
   routes: RoutesTable
   project_domains: ProjectDomainsTable
   event_cursors: EventCursorsTable
+  push_subscriptions: PushSubscriptionsTable
+  webhook_cursors: WebhookCursorsTable
+  webhook_deliveries: WebhookDeliveriesTable
 }

@@ -16,6 +16,12 @@ export interface EventHubOptions {
   now?: () => number
 }
 
+/**
+ * What the hub needs of a subscriber: an SSE stream (subscriber.ts) or a server-side one, such as
+ * the push dispatcher's subscriber of a user with Web Push subscriptions.
+ */
+export type HubSubscriber = Pick<Subscriber, 'subjects' | 'keys' | 'attach' | 'offer' | 'close'>
+
 /** A module's events endpoint with this gateway's poller on it. */
 export interface ModuleFeed {
   module: string
@@ -29,8 +35,8 @@ export interface ModuleFeed {
  * streams of that app's owners and of the app itself). Nobody receives another person's events.
  */
 export function createEventHub({ modules, settings, serviceSecret, cursors, log, now }: EventHubOptions) {
-  const subscribers = new Set<Subscriber>()
-  const byAddressee = new Map<string, Set<Subscriber>>()
+  const subscribers = new Set<HubSubscriber>()
+  const byAddressee = new Map<string, Set<HubSubscriber>>()
   const frames = new WeakMap<BroadcastEvent, string>()
 
   function deliver(module: string, chunk: number, events: AddressedEvent[]) {
@@ -47,7 +53,7 @@ export function createEventHub({ modules, settings, serviceSecret, cursors, log,
     return { module, fetchEvents, poller }
   })
 
-  function remove(subscriber: Subscriber) {
+  function remove(subscriber: HubSubscriber) {
     subscribers.delete(subscriber)
     for (const key of subscriber.keys) {
       const addressed = byAddressee.get(key)
@@ -76,7 +82,7 @@ export function createEventHub({ modules, settings, serviceSecret, cursors, log,
      * memberships by module and a function that undoes all of it.
      */
     async subscribe(
-      subscriber: Subscriber,
+      subscriber: HubSubscriber,
       floor: (module: string, membership: Membership) => number,
     ): Promise<{ memberships: Map<string, Membership>; leave: () => void }> {
       subscribers.add(subscriber)

@@ -1,9 +1,13 @@
 import type { Migrations } from '@atrium/platform'
 import * as initial from './0001-initial.ts'
 import * as eventCursors from './0002-event-cursors.ts'
+import * as pushSubscriptions from './0003-push-subscriptions.ts'
+import * as webhooks from './0004-webhooks.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
   '0001-initial': initial,
   '0002-event-cursors': eventCursors,
+  '0003-push-subscriptions': pushSubscriptions,
+  '0004-webhooks': webhooks,
 }

@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict'
+import type { TestContext } from 'node:test'
+import type { DatabaseDialect } from '@atrium/platform'
+import { forEachDialect } from '@atrium/platform/testing'
+import { openEvents, startEventsWorld } from '../../test/events.ts'
+import { notificationsClient, startPushService, webPushSettings } from '../../test/push-service.ts'
+
+/**
+ * A chat module, a gateway with Web Push polling it, a push service on loopback, and named users.
+ * Chat operations go to the chat module directly (as the gateway would forward them), so these
+ * tests exercise the event pipeline, not the proxy.
+ */
+async function startPushWorld(t: TestContext, dialect: DatabaseDialect, settings: Record<string, unknown> = {}) {
+  const webPush = webPushSettings(settings.WebPush as object)
+  const push = await startPushService(t, webPush)
+  const world = await startEventsWorld(t, dialect, { settings: { ...settings, WebPush: webPush } })
+  const { store } = world.gateway.app
+
+  /** A signed-in user with a display name and a browser subscribed at the push service. */
+  async function user(name: string, kind: 'push' | 'gone' | 'flaky' = 'push') {
+    const signed = await world.signedIn()
+    await store.db.updateTable('users').set({ name }).where('crm_id', '=', signed.crmId).execute()
+    const notifications = notificationsClient(world.gateway.url, signed.cookie, signed.csrf)
+    const browser = push.subscribe(kind)
+    const subscribed = await notifications.subscribe(browser)
+    assert.equal(subscribed.status, 200, JSON.stringify(subscribed.body))
+    return { ...signed, name, notifications, browser }
+  }
+
+  async function until(condition: () => boolean, what: string, timeoutMs = 10_000) {
+    const deadline = Date.now() + timeoutMs
+    while (!condition()) {
+      if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; received ${JSON.stringify(push.received)}`)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 400))
+  return { ...world, store, push, user, until, settle }
+}
+
+forEachDialect(
+  'a private message pushes to the recipient a notification that opens the chat with the sender',
+  async (t, dialect) => {
+    const { push, user, until, settle } = await startPushWorld(t, dialect)
+    const [alice, bob] = [await user('Alice'), await user('Bob')]
+    const chat = (await bob.direct.ok('create_chat', { type: 1, peer: String(alice.crmId) })).chat.id
+
+    await bob.direct.ok('send_message', { chat_id: chat, content: 'Hi Alice, are you free at noon?' })
+    await until(() => push.receivedAt(alice.browser.endpoint).length === 1, 'Bob’s message at Alice’s browser')
+    const [toAlice] = push.receivedAt(alice.browser.endpoint)
+    assert.deepEqual(
+      { ...toAlice!.message, tick: undefined },
+      {
+        title: 'Bob',
+        body: 'Hi Alice, are you free at noon?',
+        url: `/chat/c/${bob.crmId}`,
+        tag: `chat-${chat}`,
+        module: 'chat',
+        type: 'NewChatMessage',
+        tick: undefined,
+      },
+    )
+    assert.notEqual(toAlice!.message.url, `/chat/c/${alice.crmId}`, 'never the recipient’s own id')
+    assert.equal(typeof toAlice!.message.tick, 'number')
+
+    await alice.direct.ok('send_message', { chat_id: chat, content: 'Yes!' })
+    await until(() => push.receivedAt(bob.browser.endpoint).length === 1, 'Alice’s reply at Bob’s browser')
+    assert.equal(push.receivedAt(bob.browser.endpoint)[0]!.message.url, `/chat/c/${alice.crmId}`)
+    assert.equal(push.receivedAt(bob.browser.endpoint)[0]!.message.body, 'Yes!')
+    await settle()
+    assert.equal(push.receivedAt(alice.browser.endpoint).length, 1, 'Alice’s own reply is not pushed to her')
+    assert.equal(push.receivedAt(bob.browser.endpoint).length, 1, 'Bob’s own message is not pushed to him')
+    assert.deepEqual(push.refused, [])
+  },
+)
+
+forEachDialect('a group message opens the group, and nobody outside it is pushed', async (t, dialect) => {
+  const { push, user, until, settle } = await startPushWorld(t, dialect)
+  const [alice, bob, carol] = [await user('Alice'), await user('Bob'), await user('Carol')]
+  const group = (await carol.direct.ok('create_chat', { type: 2, name: 'Launch', members: [String(alice.crmId)] })).chat
+    .id
+
+  await carol.direct.ok('send_message', { chat_id: group, content: 'Launch moved to Friday' })
+  await until(() => push.receivedAt(alice.browser.endpoint).length === 1, 'Carol’s group message at Alice’s browser')
+  const { message } = push.receivedAt(alice.browser.endpoint)[0]!
+  assert.equal(message.url, `/chat/c/${group}`)
+  assert.equal(message.title, 'Launch')
+  assert.equal(message.body, 'Carol: Launch moved to Friday')
+  await settle()
+  assert.equal(push.receivedAt(bob.browser.endpoint).length, 0, 'Bob is not in the group and receives nothing')
+  assert.equal(push.receivedAt(carol.browser.endpoint).length, 0, 'the sender receives nothing')
+})
+
+forEachDialect('with PushSending off the event arrives on SSE but no push is sent', async (t, dialect) => {
+  const { gateway, push, user, settle } = await startPushWorld(t, dialect, { PushSending: false })
+  const [alice, bob] = [await user('Alice'), await user('Bob')]
+  const stream = openEvents(t, gateway.url, alice.cookie)
+  await stream.opened()
+  const chat = (await bob.direct.ok('create_chat', { type: 1, peer: String(alice.crmId) })).chat.id
+  await bob.direct.ok('send_message', { chat_id: chat, content: 'Only on SSE' })
+  await stream.until(() => stream.contents().includes('Only on SSE'), 'the message on Alice’s stream')
+  await settle()
+  assert.deepEqual(push.requests, [])
+})
+
+forEachDialect(
+  'a failing push service is tried MaxAttempts times; a gone subscription is removed',
+  async (t, dialect) => {
+    const { push, store, user, until, settle } = await startPushWorld(t, dialect, { WebPush: { MaxAttempts: 3 } })
+    const alice = await user('Alice')
+    const [flaky, gone] = [push.subscribe('flaky'), push.subscribe('gone')]
+    for (const browser of [flaky, gone]) assert.equal((await alice.notifications.subscribe(browser)).status, 200)
+    const bob = await user('Bob')
+    const chat = (await bob.direct.ok('create_chat', { type: 1, peer: String(alice.crmId) })).chat.id
+
+    await bob.direct.ok('send_message', { chat_id: chat, content: 'Are you there?' })
+    await until(() => push.receivedAt(alice.browser.endpoint).length === 1, 'the push at Alice’s working browser')
+    await until(() => push.requestsTo(flaky.endpoint) === 3, 'three tries at the failing push service')
+    await settle()
+    assert.equal(push.requestsTo(flaky.endpoint), 3, 'no fourth try')
+    assert.equal(push.requestsTo(gone.endpoint), 1)
+
+    const rows = await store.db.selectFrom('push_subscriptions').selectAll().where('crm_id', '=', alice.crmId).execute()
+    const byEndpoint = new Map(rows.map((row) => [row.endpoint, row]))
+    assert.equal(byEndpoint.has(gone.endpoint), false, 'the gone subscription was removed')
+    assert.equal(byEndpoint.get(flaky.endpoint)?.failures, 1)
+    assert.match(byEndpoint.get(flaky.endpoint)?.last_error ?? '', /503/)
+    assert.equal(byEndpoint.get(alice.browser.endpoint)?.failures, 0)
+    assert.ok((byEndpoint.get(alice.browser.endpoint)?.last_success ?? 0) > 0)
+  },
+)
+
+forEachDialect('a subscription stored by another gateway node is picked up by the sending node', async (t, dialect) => {
+  const { push, proxy, store, signedIn, user, until } = await startPushWorld(t, dialect, {
+    WebPush: { RefreshSeconds: 1 },
+  })
+  const alice = await signedIn()
+  const browser = push.subscribe()
+  // What a node without PushSending does on subscribe: it only stores the row.
+  await store.db
+    .insertInto('push_subscriptions')
+    .values({
+      id: store.nextTick(),
+      crm_id: alice.crmId,
+      endpoint: browser.endpoint,
+      p256dh: browser.keys.p256dh,
+      auth: browser.keys.auth,
+      user_agent: 'another node',
+      created: Date.now(),
+      last_success: 0,
+      failures: 0,
+      last_error: '',
+    })
+    .execute()
+  await until(
+    () => proxy.calls.some((call) => call.subjects.includes(`user:${alice.crmId}`)),
+    'the sending node polling Alice’s events',
+  )
+  const bob = await user('Bob')
+  const chat = (await bob.direct.ok('create_chat', { type: 1, peer: String(alice.crmId) })).chat.id
+  await bob.direct.ok('send_message', { chat_id: chat, content: 'Picked up' })
+  await until(() => push.receivedAt(browser.endpoint).length === 1, 'the push at Alice’s browser')
+  assert.equal(push.receivedAt(browser.endpoint)[0]!.message.url, `/chat/c/${bob.crmId}`)
+})

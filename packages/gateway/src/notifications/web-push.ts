@@ -1,0 +1,57 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { GatewayConfig } from '../config.ts'
+import type { EventHub } from '../events/event-hub.ts'
+import type { GatewayStore } from '../store.ts'
+import { createOutboundClient } from '../webhooks/outbound-request.ts'
+import { createPushDispatcher, type PushDispatcher } from './push-dispatcher.ts'
+import { createPushLookups } from './push-messages.ts'
+import { createPushSender } from './push-sender.ts'
+import { createPushSubscriptions, type PushSubscriptions } from './push-subscriptions.repository.ts'
+
+export interface WebPushOptions {
+  config: Pick<GatewayConfig, 'WebPush' | 'PushSending' | 'Modules' | 'ServiceSecret'>
+  store: GatewayStore
+  hub: EventHub
+  log: FastifyBaseLogger
+}
+
+/**
+ * Web Push on this node: the subscriptions, and the dispatcher only where pushes are sent, that is
+ * with WebPush.Enabled on the one node with PushSending (spec: "Limits"). `close` stops sending.
+ */
+export function createWebPush({ config, store, hub, log }: WebPushOptions): {
+  subscriptions: PushSubscriptions
+  dispatcher: PushDispatcher | undefined
+  close: () => Promise<void>
+} {
+  const settings = config.WebPush
+  const subscriptions = createPushSubscriptions(store.db, store.nextTick, store.now)
+  if (!settings.Enabled || !config.PushSending) return { subscriptions, dispatcher: undefined, close: async () => {} }
+
+  const outbound = createOutboundClient({
+    allowPrivateAddresses: settings.AllowPrivateEndpoints,
+    timeoutMs: settings.TimeoutMs,
+  })
+  const dispatcher = createPushDispatcher({
+    hub,
+    subscriptions,
+    sendPush: createPushSender({ settings, outbound }),
+    lookups: createPushLookups({
+      chatUrl: config.Modules.chat ?? '',
+      serviceSecret: config.ServiceSecret,
+      timeoutMs: settings.TimeoutMs,
+      userName: async (crmId) => (await store.users.get(crmId))?.name ?? '',
+      log,
+    }),
+    settings,
+    log,
+  })
+  return {
+    subscriptions,
+    dispatcher,
+    async close() {
+      await dispatcher.close()
+      outbound.close()
+    },
+  }
+}

@@ -1,0 +1,65 @@
+import {
+  buildInfo,
+  createDatabase,
+  createService,
+  createTimetickGenerator,
+  installServiceAuth,
+  migrateToLatest,
+  type Service,
+} from '@atrium/platform'
+import type { FastifyServerOptions } from 'fastify'
+import type { WalletConfig } from '../config.ts'
+import balancePlugin from './balance/balance.plugin.ts'
+import { walletMigrations } from './db/migrations/index.ts'
+import type { WalletDatabase } from './db/schema.ts'
+import eventsPlugin from './events/events.plugin.ts'
+import internalPlugin from './internal/internal.plugin.ts'
+import { createWalletStore } from './store.ts'
+import transactionsPlugin from './transactions/transactions.plugin.ts'
+
+const HEALTH_PATH = '/private/v1/health'
+
+/**
+ * Builds the reference wallet module with its database migrated: only what the gateway touches
+ * (balance, transactions, send under /wallet/v1; the events feed and the internal operations of
+ * a payment module under /private/v1). See docs/wallet.md. The caller listens.
+ */
+export async function buildWallet(
+  config: WalletConfig,
+  { logger = false }: { logger?: FastifyServerOptions['logger'] } = {},
+): Promise<Service> {
+  const database = createDatabase<WalletDatabase>(config.WalletDB)
+  try {
+    await migrateToLatest(database, walletMigrations)
+  } catch (error) {
+    await database.destroy()
+    throw error
+  }
+  const store = createWalletStore(database, createTimetickGenerator({ node: config.NodeNumber }))
+
+  const app = createService({
+    name: 'wallet',
+    healthPath: HEALTH_PATH,
+    domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
+    logger,
+  })
+  installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH] })
+  app.addHook('onClose', () => database.destroy())
+
+  app.register(
+    async function walletOperations(wallet: Service) {
+      wallet.register(balancePlugin, { store })
+      wallet.register(transactionsPlugin, { store, feeBasisPoints: config.TransferFeeBasisPoints })
+    },
+    { prefix: '/wallet/v1' },
+  )
+  app.register(internalPlugin, { prefix: '/private/v1', store })
+  app.register(eventsPlugin, {
+    prefix: '/private/v1',
+    events: store.events,
+    defaultLimit: config.Events.DefaultLimit,
+    maxLimit: config.Events.MaxLimit,
+    maxWaitMs: config.Events.MaxWaitMs,
+  })
+  return app
+}
