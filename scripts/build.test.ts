@@ -226,6 +226,15 @@ suite('built bundles', () => {
     assert.match(source, /export const buildInfo: BuildInfo \| null = null/, 'the checkout stays a development build')
   })
 
+  test('the chat client is built into web/chat with assets under /chat/ and its configuration', async () => {
+    const index = await readFile(join(out, 'web', 'chat', 'index.html'), 'utf8')
+    const script = /<script type="module" crossorigin src="\/chat\/(assets\/index-[\w-]+\.js)">/.exec(index)?.[1]
+    assert.ok(script, index)
+    assert.match(await readFile(join(out, 'web', 'chat', script), 'utf8'), /atrium/i)
+    const config = JSON.parse(await readFile(join(out, 'web', 'chat', 'config.json'), 'utf8'))
+    assert.equal(config.mode, 'full')
+  })
+
   test('the built gateway serves only its domain, p1-p3 and the sentinels, and stops cleanly', async (t) => {
     const gateway = await startProcess(t, join(out, 'gateway', 'main.mjs'), gatewayEnv(dir), dir)
     const health = (host: string) => getWithHost(gateway.port, '/auth/v1/health', host)

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { isIP } from 'node:net'
 import { basename, join, relative, resolve } from 'node:path'
@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util'
 import type { BuildInfo } from '@atrium/platform'
 import { build, type Plugin } from 'esbuild'
 import { COUNTRY_DATA } from '../packages/gateway/src/audit/country.ts'
+import { buildClient } from '../packages/web/build-client.ts'
 
 /** The checkout the script belongs to; entries and the root package.json are found from here. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -200,17 +201,31 @@ async function copyData({ files }: { files: string[] }, dir: string, root: strin
   )
 }
 
+/**
+ * Builds the chat client into `<out>/web/chat/`, the directory a deployed gateway serves at `/chat/`
+ * (`Static.Apps`); returns its files.
+ */
+export async function buildWebClient(out: string): Promise<BuiltFile[]> {
+  const dir = await buildClient(join(out, 'web', 'chat'))
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+  const paths = entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name))
+  return Promise.all(paths.sort().map(async (path) => ({ path, bytes: (await stat(path)).size })))
+}
+
 export interface BuildAllOptions extends BuildArgs {
   processes?: readonly ProcessName[]
+  /** Also build the chat client into `<out>/web/chat/` (default true). */
+  client?: boolean
   root?: string
   now?: Date
 }
 
-/** Builds every process (or the given ones) with one shared BuildInfo; returns the files by process. */
+/** Builds every process (or the given ones) with one shared BuildInfo, and the chat client; returns the files by bundle. */
 export async function buildAll({
   domain,
   out,
   processes = Object.keys(PROCESSES) as ProcessName[],
+  client = true,
   root = ROOT,
   now = new Date(),
 }: BuildAllOptions): Promise<Record<string, BuiltFile[]>> {
@@ -218,7 +233,9 @@ export async function buildAll({
   const info: BuildInfo = { domain, version, builtAt: now.toISOString() }
   await mkdir(out, { recursive: true })
   const built = await Promise.all(processes.map((name) => buildProcess({ name, info, out, engines, root })))
-  return Object.fromEntries(processes.map((name, index) => [name, built[index]!]))
+  const bundles: Record<string, BuiltFile[]> = Object.fromEntries(processes.map((name, index) => [name, built[index]!]))
+  if (client) bundles.web = await buildWebClient(out)
+  return bundles
 }
 
 function formatBytes(bytes: number): string {
@@ -235,9 +252,13 @@ export async function main(argv: string[]): Promise<void> {
     for (const file of files) console.log(`  ${relative(process.cwd(), file.path)}  ${formatBytes(file.bytes)}`)
   }
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
-  console.log(`built ${Object.keys(built).length} processes for ${args.domain} in ${seconds}s into ${args.out}`)
+  const processes = Object.keys(built).filter((name) => name in PROCESSES).length
+  console.log(`built ${processes} processes and the chat client for ${args.domain} in ${seconds}s into ${args.out}`)
   console.log(
     `run one with: node --enable-source-maps ${relative(process.cwd(), join(args.out, 'gateway', 'main.mjs'))}`,
+  )
+  console.log(
+    `serve the chat client with Static.Apps {"/chat/": "${relative(process.cwd(), join(args.out, 'web', 'chat'))}"}`,
   )
 }
 

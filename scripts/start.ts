@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { createInterface } from 'node:readline'
+import { buildClient, clientBuildIsStale } from '../packages/web/build-client.ts'
 
 interface ProcessPlan {
   name: string
@@ -44,7 +45,11 @@ export function plan(dataDir: string): ProcessPlan[] {
         GatewayDB: `sqlite:${dataDir}/gateway.db`,
         LocalFileStoragePath: `${dataDir}/files`,
         // The chat API is public behind the gateway: chat answers anonymous callers only for invite guests.
-        Proxy__Routes: JSON.stringify([{ Prefix: '/msg/', Upstream: 'chat', Flags: ['AppAuthAndCORS'] }]),
+        // The wallet has no guests: its route needs a session.
+        Proxy__Routes: JSON.stringify([
+          { Prefix: '/msg/', Upstream: 'chat', Flags: ['AppAuthAndCORS'] },
+          { Prefix: '/wallet/', Upstream: 'wallet', Flags: ['AppAuthAndCORS', 'RequireSession'] },
+        ]),
         Modules: JSON.stringify(
           Object.fromEntries(Object.entries(modules).map(([name, port]) => [name, moduleUrl(port)])),
         ),
@@ -76,7 +81,16 @@ async function waitHealthy(url: string, deadline: number): Promise<void> {
   throw new Error(`${url} did not become healthy`)
 }
 
+/** Builds the chat client the gateway serves at /chat/ when its build is missing or older than its sources. */
+async function ensureClientBuild() {
+  if (!(await clientBuildIsStale())) return
+  const started = performance.now()
+  const dir = await buildClient()
+  console.log(`[web] built the chat client into ${dir} in ${Math.round(performance.now() - started)} ms`)
+}
+
 async function main() {
+  await ensureClientBuild()
   const dataDir = 'data'
   mkdirSync(dataDir, { recursive: true })
   const plans = plan(dataDir)
@@ -109,7 +123,9 @@ async function main() {
   const deadline = Date.now() + 30_000
   try {
     await Promise.all(plans.map(({ health }) => waitHealthy(health, deadline)))
-    console.log('\nAtrium is running at http://localhost:8080/  (Ctrl-C stops it)\n')
+    console.log(
+      '\nAtrium is running at http://localhost:8080/ (chat: http://localhost:8080/chat/)  (Ctrl-C stops it)\n',
+    )
   } catch (error) {
     console.error((error as Error).message)
     process.exitCode = 1

@@ -1,0 +1,64 @@
+/**
+ * Builds the browser client (Preact + Vite) for the gateway's static service: `npm start` builds
+ * it when the build is missing or older than its sources, `npm run build` writes it beside the
+ * process bundles, and the browser tests build it into a temporary directory.
+ */
+import { readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import preact from '@preact/preset-vite'
+import { build, type InlineConfig } from 'vite'
+
+/** The web package's directory (Vite's root: index.html, public/, src/). */
+export const WEB_ROOT = fileURLToPath(new URL('.', import.meta.url))
+
+/** Where the gateway mounts the client (Static.Apps); every asset URL starts with it. */
+export const CLIENT_MOUNT = '/chat/'
+
+/** The development build the gateway serves by default (`Static.Apps`: `/chat/` → packages/web/dist/chat). */
+export const DEFAULT_CLIENT_DIR = join(WEB_ROOT, 'dist', 'chat')
+
+/** Inputs of the build; a change to any of them makes the build stale. Tests are not inputs. */
+const SOURCES = ['index.html', 'public', 'src', 'build-client.ts', 'vite.config.ts', 'package.json']
+const NOT_SOURCE = /(\.test\.ts|[\\/]e2e)$/
+
+/** The Vite settings of the client, writing to `outDir`. */
+export function clientViteConfig(outDir = DEFAULT_CLIENT_DIR): InlineConfig {
+  return {
+    configFile: false,
+    root: WEB_ROOT,
+    base: CLIENT_MOUNT,
+    logLevel: 'warn',
+    plugins: [preact({ prefreshEnabled: false, devToolsEnabled: false })],
+    build: { outDir, emptyOutDir: true, target: 'es2022', sourcemap: true, reportCompressedSize: false },
+  }
+}
+
+/** Builds the client into `outDir` (default: the development build the gateway serves). */
+export async function buildClient(outDir = DEFAULT_CLIENT_DIR): Promise<string> {
+  await build(clientViteConfig(outDir))
+  return outDir
+}
+
+async function newestChange(path: string): Promise<number> {
+  let info: Awaited<ReturnType<typeof stat>>
+  try {
+    info = await stat(path)
+  } catch {
+    return 0
+  }
+  if (!info.isDirectory()) return info.mtimeMs
+  const entries = await readdir(path)
+  const times = await Promise.all(
+    entries.filter((name) => !NOT_SOURCE.test(join(path, name))).map((name) => newestChange(join(path, name))),
+  )
+  return Math.max(info.mtimeMs, ...times)
+}
+
+/** True when `outDir` has no build, or one older than a source file. */
+export async function clientBuildIsStale(outDir = DEFAULT_CLIENT_DIR): Promise<boolean> {
+  const built = await newestChange(join(outDir, 'index.html'))
+  if (built === 0) return true
+  const sources = await Promise.all(SOURCES.map((source) => newestChange(join(WEB_ROOT, source))))
+  return Math.max(...sources) > built
+}

@@ -1,0 +1,93 @@
+import type { ApiClient } from './client.ts'
+
+/** What the browser tells the gateway about itself with each sign-in attempt (the login audit's fields). */
+export interface ClientInfo {
+  screen?: string
+  deviceGuid?: string
+  timezone?: string
+  language?: string
+}
+
+/** A contact of the signed-in user. */
+export interface ContactView {
+  kind: 'email' | 'phone'
+  value: string
+  verified: boolean
+  manuallyAdded: boolean
+}
+
+/** The signed-in user as the gateway shows them. */
+export interface UserView {
+  crmId: string
+  name: string
+  scopes: string[]
+  contacts: ContactView[]
+}
+
+/** GET /auth/v1/session. */
+export interface SessionView {
+  crmId: string
+  appId: string
+  keyType: string
+  scopes: string[]
+  csrf: string
+  user?: UserView
+}
+
+/** A started email or phone sign-in. */
+export interface Challenge {
+  challengeId: string
+  expiresAt: number
+}
+
+/** A completed sign-in; the session cookie came with it. */
+export interface SignedIn {
+  user: UserView
+  csrf: string
+  returnTo: string
+}
+
+/**
+ * The gateway's sign-in and session operations under /auth/v1 (email OTP with magic link, phone
+ * OTP, who-am-I, sign out). A completed sign-in hands its CSRF token to the client.
+ */
+export function createAuthApi(client: ApiClient) {
+  async function finish(path: string, body: object): Promise<SignedIn> {
+    const signedIn = await client.post<SignedIn>(path, body)
+    client.setCsrf(signedIn.csrf)
+    return signedIn
+  }
+
+  return {
+    /** The current session, or undefined when the browser is not signed in. */
+    async session(): Promise<SessionView | undefined> {
+      try {
+        const session = await client.get<SessionView>('/auth/v1/session')
+        client.setCsrf(session.csrf)
+        return session
+      } catch (error) {
+        if ((error as { kind?: string }).kind === 'SessionRequired') return undefined
+        throw error
+      }
+    },
+
+    startEmail: (email: string, returnTo: string, info: ClientInfo) =>
+      client.post<Challenge>('/auth/v1/email/start', { email, returnTo, client: info }),
+
+    verifyEmail: (challengeId: string, code: string, info: ClientInfo) =>
+      finish('/auth/v1/email/verify', { challengeId, code, client: info }),
+
+    startPhone: (phone: string, returnTo: string, info: ClientInfo) =>
+      client.post<Challenge>('/auth/v1/phone/start', { phone, returnTo, client: info }),
+
+    verifyPhone: (challengeId: string, code: string, info: ClientInfo) =>
+      finish('/auth/v1/phone/verify', { challengeId, code, client: info }),
+
+    async logout(): Promise<void> {
+      await client.post('/auth/v1/logout')
+      client.setCsrf('')
+    },
+  }
+}
+
+export type AuthApi = ReturnType<typeof createAuthApi>

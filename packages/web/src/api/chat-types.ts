@@ -1,0 +1,60 @@
+/** A chat as the caller sees it (docs/chat-api.md, ChatView). */
+export interface ChatView {
+  id: string
+  /** 1 private, 2 group, 4 info channel. */
+  type: number
+  name: string
+  description: string
+  owner: string
+  /** Private chat: the other participant; otherwise "0". */
+  peer: string
+  archived: boolean
+  role: number
+  pinned: boolean
+  hidden: boolean
+  member_count: number
+  unread: number
+  last_message: string
+  created: string
+  timetick_update: string
+}
+
+/** A reaction on a message, one entry per emoji. */
+export interface ReactionView {
+  emoji: string
+  count: number
+  mine: boolean
+}
+
+/** A message (docs/chat-api.md, MessageView). */
+export interface MessageView {
+  id: string
+  chat_id: string
+  owner: string
+  content: string
+  flags: number
+  file: { name: string; size: number } | null
+  link_kind: 'none' | 'reply'
+  linked_message_id: string
+  reply_to: { id: string; owner: string; content: string; deleted: boolean } | null
+  reactions: ReactionView[]
+  forwarded_from: string
+  pinned: boolean
+  deleted: boolean
+  edited: boolean
+  time: string
+  timetick_update: string
+}
+
+/** A page of get_chat_messages. */
+export interface MessagePage {
+  messages: MessageView[]
+  has_more: boolean
+}
+
+/** The answer of mark_read. */
+export interface ReadMarker {
+  chat_id: string
+  last_read: string
+  unread: number
+}

@@ -1,0 +1,95 @@
+import { isFailure, RequestError, readEnvelope } from './envelope.ts'
+
+/** Query parameters of a GET; undefined values are left out. */
+export type Query = Record<string, string | number | boolean | undefined>
+
+export interface ApiClientOptions {
+  /** Origin the API is on; '' (default) for the page's own origin, as when the gateway serves the client. */
+  base?: string
+  /** This device's GUID, sent as X-Device-Guid on every request. */
+  deviceGuid: string
+  fetch?: typeof fetch
+}
+
+/**
+ * The client of the gateway's API for the browser: the session cookie travels by itself
+ * (credentials: same-origin), every request names the device in X-Device-Guid, and every POST
+ * carries the session's CSRF token in X-CSRF-Token, as the gateway requires for cookie-authenticated
+ * state changes. Answers are read from the envelope; failures throw RequestError.
+ */
+export function createApiClient({
+  base = '',
+  deviceGuid,
+  fetch: send = (...args) => fetch(...args),
+}: ApiClientOptions) {
+  let csrf = ''
+
+  async function request<T>(method: 'GET' | 'POST', path: string, body?: object): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json', 'x-device-guid': deviceGuid }
+    if (method === 'POST') headers['content-type'] = 'application/json'
+    if (method === 'POST' && csrf) headers['x-csrf-token'] = csrf
+    let response: Response
+    try {
+      response = await send(`${base}${path}`, {
+        method,
+        headers,
+        credentials: 'same-origin',
+        body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
+      })
+    } catch (error) {
+      throw new RequestError('Network', 'The server could not be reached; check the connection.', {
+        details: String(error),
+      })
+    }
+    return readEnvelope<T>(response)
+  }
+
+  /** The session's CSRF token as the gateway tells it now ('' when not signed in). */
+  async function refreshCsrf(): Promise<string> {
+    try {
+      csrf = (await request<{ csrf: string }>('GET', '/auth/v1/session')).csrf
+    } catch (error) {
+      if (!isFailure(error, 'SessionRequired', 'Unauthenticated')) throw error
+      csrf = ''
+    }
+    return csrf
+  }
+
+  return {
+    deviceGuid,
+
+    /** GET `path` with the query; resolves to the envelope's result. */
+    get<T>(path: string, query: Query = {}): Promise<T> {
+      const entries = Object.entries(query).filter((entry): entry is [string, string | number | boolean] => {
+        return entry[1] !== undefined
+      })
+      const search = entries.length === 0 ? '' : `?${new URLSearchParams(entries.map(([k, v]) => [k, String(v)]))}`
+      return request<T>('GET', `${path}${search}`)
+    },
+
+    /**
+     * POST `body` as JSON to `path`. A CsrfRejected answer while a token is held means the session
+     * changed under the page (signed in again in another tab): the token is re-read once and the
+     * call repeated.
+     */
+    async post<T>(path: string, body: object = {}): Promise<T> {
+      try {
+        return await request<T>('POST', path, body)
+      } catch (error) {
+        if (!isFailure(error, 'CsrfRejected') || !csrf) throw error
+        const before = csrf
+        if ((await refreshCsrf()) === before || !csrf) throw error
+        return request<T>('POST', path, body)
+      }
+    },
+
+    /** Keeps the CSRF token a sign-in or the session answered. */
+    setCsrf(token: string) {
+      csrf = token
+    },
+
+    refreshCsrf,
+  }
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>

@@ -1,0 +1,84 @@
+import type { JSX } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import type { SignedIn, UserView } from './api/auth-api.ts'
+import { Messenger } from './chat/messenger.tsx'
+import { type ClientConfig, featuresOf } from './config/client-config.ts'
+import { navigate, useRoute } from './router/navigation.ts'
+import { MOUNT, type Route, routePath, safeNext } from './router/routes.ts'
+import { MessageScreen } from './screens/message-screen.tsx'
+import { Unavailable } from './screens/unavailable.tsx'
+import type { Services } from './services.ts'
+import { SignInPage } from './sign-in/sign-in-page.tsx'
+
+interface AppProps {
+  services: Services
+  config: ClientConfig
+  /** The signed-in user at start, if any. */
+  initialUser: UserView | undefined
+}
+
+/** Moves to `path` once rendered (a redirect decided while rendering). */
+function Redirect({ to }: { to: string }) {
+  useEffect(() => navigate(to, { replace: true }), [to])
+  return null
+}
+
+/** The path of the current location, for the sign-in page to come back to. */
+function here(): string {
+  return `${location.pathname}${location.search}`
+}
+
+/** The client: picks the screen of the route (spec: "Chat client routes") for the signed-in user and the mode. */
+export function App({ services, config, initialUser }: AppProps) {
+  const route = useRoute()
+  const [user, setUser] = useState(initialUser)
+  const features = featuresOf(config)
+
+  function signedIn(result: SignedIn) {
+    setUser(result.user)
+    navigate(safeNext(result.returnTo), { replace: true })
+  }
+
+  function signedOut() {
+    setUser(undefined)
+    navigate(routePath({ name: 'sign-in', next: MOUNT }), { replace: true })
+  }
+
+  const needsUser = (screen: () => JSX.Element) =>
+    user ? screen() : <Redirect to={routePath({ name: 'sign-in', next: safeNext(here()) })} />
+  const unavailable = (feature: string, on: boolean) => (
+    <Unavailable feature={feature} reason={on ? 'release' : 'mode'} mode={config.mode} />
+  )
+
+  const screens: { [Name in Route['name']]: (route: Extract<Route, { name: Name }>) => JSX.Element } = {
+    'sign-in': ({ next }) =>
+      user ? (
+        <Redirect to={next} />
+      ) : (
+        <SignInPage auth={services.auth} deviceGuid={services.client.deviceGuid} next={next} onSignedIn={signedIn} />
+      ),
+    messenger: ({ chatId }) =>
+      needsUser(() =>
+        features.messenger ? (
+          <Messenger services={services} me={user!} features={features} chatId={chatId} onSignedOut={signedOut} />
+        ) : (
+          unavailable('The messenger', false)
+        ),
+      ),
+    guest: () => unavailable('Joining as a guest', true),
+    support: () => unavailable('Support chat', features.support),
+    calls: () => unavailable('Calls', features.calls),
+    feedback: () => unavailable('Feedback', features.feedback),
+    files: () => unavailable('The file browser', features.fileBrowser),
+    discuss: () => unavailable('Discussions', features.allChats),
+    'not-found': ({ path }) => (
+      <MessageScreen title="Page not found">
+        <p>
+          There is no page at <code>{path}</code>.
+        </p>
+      </MessageScreen>
+    ),
+  }
+  const screen = screens[route.name] as (route: Route) => JSX.Element
+  return screen(route)
+}

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { ChatView } from '../../api/chat-types.ts'
+import type { BroadcastEvent } from '../../live-events.ts'
+import { type ChatListState, chatListReducer, compareIds, EMPTY_CHAT_LIST, orderChats } from './chat-list-state.ts'
+
+function chat(id: string, fields: Partial<ChatView> = {}): ChatView {
+  return {
+    id,
+    type: 1,
+    name: `chat ${id}`,
+    description: '',
+    owner: '1001',
+    peer: '1002',
+    archived: false,
+    role: 4,
+    pinned: false,
+    hidden: false,
+    member_count: 2,
+    unread: 0,
+    last_message: '0',
+    created: '2026-11-22T06:16:50.198Z',
+    timetick_update: id,
+    ...fields,
+  }
+}
+
+const message = (chatId: string, messageId: string, sender: string): BroadcastEvent => ({
+  module: 'chat',
+  tick: Number(messageId) + 1,
+  type: 'NewChatMessage',
+  data: { chat_id: chatId, message_id: messageId, sender, content: 'hi' },
+})
+
+function loaded(...chats: ChatView[]): ChatListState {
+  return chatListReducer(EMPTY_CHAT_LIST, { type: 'loaded', chats })
+}
+
+test('ids compare as the numbers they are', () => {
+  assert.ok(compareIds('999', '1000') < 0)
+  assert.ok(compareIds('890844816306176', '890844816171008') > 0)
+  assert.equal(compareIds('42', '42'), 0)
+})
+
+test('pinned chats come first, then the newest activity', () => {
+  const order = orderChats([
+    chat('100', { last_message: '500' }),
+    chat('200'),
+    chat('300', { last_message: '400', pinned: true }),
+  ]).map((c) => c.id)
+  assert.deepEqual(order, ['300', '100', '200'])
+})
+
+test('a message from the peer moves the chat up and counts as unread unless the chat is open', () => {
+  const state = loaded(chat('100', { last_message: '500' }), chat('200', { last_message: '400' }))
+  const event = message('200', '600', '1002')
+  const closed = chatListReducer(state, { type: 'event', event, me: '1001', openChatId: undefined })
+  assert.deepEqual(
+    closed.chats.map((c) => [c.id, c.unread, c.last_message]),
+    [
+      ['200', 1, '600'],
+      ['100', 0, '500'],
+    ],
+  )
+  const open = chatListReducer(state, { type: 'event', event, me: '1001', openChatId: '200' })
+  assert.equal(open.chats[0]?.unread, 0)
+  const own = chatListReducer(state, {
+    type: 'event',
+    event: message('200', '600', '1001'),
+    me: '1001',
+    openChatId: undefined,
+  })
+  assert.equal(own.chats[0]?.unread, 0)
+})
+
+test('events of chats the list does not know ask for a reload or a refetch', () => {
+  const state = loaded(chat('100'))
+  const unknown = chatListReducer(state, {
+    type: 'event',
+    event: message('999', '600', '1002'),
+    me: '1001',
+    openChatId: undefined,
+  })
+  assert.equal(unknown.reload, true)
+  const created: BroadcastEvent = { module: 'chat', tick: 9, type: 'ChatCreated', data: { chat_id: '777', type: 1 } }
+  const next = chatListReducer(state, { type: 'event', event: created, me: '1001', openChatId: undefined })
+  assert.deepEqual(next.refetch, ['777'])
+  assert.deepEqual(chatListReducer(next, { type: 'refetched', chatIds: ['777'] }).refetch, [])
+})
+
+test('our own read elsewhere refetches the chat; a removal takes it off the list', () => {
+  const state = loaded(chat('100', { unread: 3 }), chat('200'))
+  const read: BroadcastEvent = {
+    module: 'chat',
+    tick: 5,
+    type: 'MessageRead',
+    data: { chat_id: '100', reader: '1001' },
+  }
+  assert.deepEqual(chatListReducer(state, { type: 'event', event: read, me: '1001', openChatId: undefined }).refetch, [
+    '100',
+  ])
+  assert.deepEqual(
+    chatListReducer(state, { type: 'event', event: read, me: '1002', openChatId: undefined }).refetch,
+    [],
+  )
+  const removed: BroadcastEvent = {
+    module: 'chat',
+    tick: 6,
+    type: 'MemberRemoved',
+    data: { chat_id: '200', member: '1001' },
+  }
+  const after = chatListReducer(state, { type: 'event', event: removed, me: '1001', openChatId: undefined })
+  assert.deepEqual(
+    after.chats.map((c) => c.id),
+    ['100'],
+  )
+  assert.equal(chatListReducer(state, { type: 'read', chatId: '100', unread: 0 }).chats[0]?.unread, 0)
+})
+
+test('events of other modules leave the list alone', () => {
+  const state = loaded(chat('100'))
+  const wallet: BroadcastEvent = { module: 'wallet', tick: 1, type: 'BalanceChanged', data: { chat_id: '100' } }
+  assert.equal(chatListReducer(state, { type: 'event', event: wallet, me: '1001', openChatId: undefined }), state)
+})

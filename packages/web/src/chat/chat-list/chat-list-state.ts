@@ -1,0 +1,103 @@
+import type { ChatView } from '../../api/chat-types.ts'
+import type { BroadcastEvent } from '../../live-events.ts'
+
+/** The chat list as the messenger keeps it between server answers and live events. */
+export interface ChatListState {
+  chats: ChatView[]
+  /** The first get_chats answer arrived. */
+  loaded: boolean
+  /** Chats whose view must be fetched again (get_chat_info), e.g. after ChatCreated or a read elsewhere. */
+  refetch: string[]
+  /** The whole list must be fetched again (an event of an unknown chat, or a resync). */
+  reload: boolean
+}
+
+export type ChatListAction =
+  | { type: 'loaded'; chats: ChatView[] }
+  | { type: 'upsert'; chat: ChatView }
+  | { type: 'remove'; chatId: string }
+  | { type: 'read'; chatId: string; unread: number }
+  | { type: 'refetched'; chatIds: string[] }
+  | { type: 'resync' }
+  | { type: 'event'; event: BroadcastEvent; me: string; openChatId: string | undefined }
+
+export const EMPTY_CHAT_LIST: ChatListState = { chats: [], loaded: false, refetch: [], reload: false }
+
+/** Ids are timeticks: numbers below 2^53 written as decimal strings. */
+export function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
+}
+
+/** The server's order: pinned chats first, then by newest message, or creation for chats without one. */
+export function orderChats(chats: ChatView[]): ChatView[] {
+  const activity = (chat: ChatView) => (chat.last_message === '0' ? chat.id : chat.last_message)
+  return [...chats].sort((a, b) => Number(b.pinned) - Number(a.pinned) || compareIds(activity(b), activity(a)))
+}
+
+function withChat(state: ChatListState, chat: ChatView): ChatListState {
+  const others = state.chats.filter((known) => known.id !== chat.id)
+  return { ...state, chats: orderChats([...others, chat]) }
+}
+
+function refetching(state: ChatListState, chatId: string): ChatListState {
+  return state.refetch.includes(chatId) ? state : { ...state, refetch: [...state.refetch, chatId] }
+}
+
+/** A chat event's effect on the list (docs/chat-api.md, "Event types"). */
+function applyEvent(state: ChatListState, event: BroadcastEvent, me: string, openChatId: string | undefined) {
+  if (event.module !== 'chat') return state
+  const chatId = String(event.data.chat_id ?? '')
+  const chat = state.chats.find((known) => known.id === chatId)
+  switch (event.type) {
+    case 'NewChatMessage': {
+      if (!chat) return { ...state, reload: true }
+      const messageId = String(event.data.message_id)
+      const fromOther = String(event.data.sender) !== me
+      const unread = chat.unread + (fromOther && chatId !== openChatId ? 1 : 0)
+      const newest = compareIds(messageId, chat.last_message) > 0 ? messageId : chat.last_message
+      return withChat(state, { ...chat, unread, last_message: newest })
+    }
+    case 'MessageRead':
+      // Our own read (here or in another tab) changes our count; only the server knows what is left.
+      return chat && String(event.data.reader) === me ? refetching(state, chatId) : state
+    case 'MessageDeleted':
+      return chat && chat.unread > 0 ? refetching(state, chatId) : state
+    case 'ChatCreated':
+    case 'ChatUpdated':
+    case 'ChatArchived':
+      return refetching(state, chatId)
+    case 'MemberAdded':
+    case 'MemberUpdated':
+      return chat || String(event.data.member) === me ? refetching(state, chatId) : state
+    case 'MemberRemoved':
+      if (String(event.data.member) === me)
+        return { ...state, chats: state.chats.filter((known) => known.id !== chatId) }
+      return chat ? refetching(state, chatId) : state
+    case 'ChatDeleted':
+      return { ...state, chats: state.chats.filter((known) => known.id !== chatId) }
+    default:
+      return state
+  }
+}
+
+/** The chat list's reducer: server answers replace what they cover, live events adjust the rest. */
+export function chatListReducer(state: ChatListState, action: ChatListAction): ChatListState {
+  switch (action.type) {
+    case 'loaded':
+      return { chats: orderChats(action.chats), loaded: true, refetch: [], reload: false }
+    case 'upsert':
+      return withChat(state, action.chat)
+    case 'remove':
+      return { ...state, chats: state.chats.filter((chat) => chat.id !== action.chatId) }
+    case 'read': {
+      const chat = state.chats.find((known) => known.id === action.chatId)
+      return chat ? withChat(state, { ...chat, unread: action.unread }) : state
+    }
+    case 'refetched':
+      return { ...state, refetch: state.refetch.filter((chatId) => !action.chatIds.includes(chatId)) }
+    case 'resync':
+      return { ...state, reload: true }
+    case 'event':
+      return applyEvent(state, action.event, action.me, action.openChatId)
+  }
+}

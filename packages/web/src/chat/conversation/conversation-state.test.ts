@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { MessageView } from '../../api/chat-types.ts'
+import { conversationReducer, EMPTY_CONVERSATION, mergeMessages, newestId, oldestId } from './conversation-state.ts'
+
+function message(id: string, content = `message ${id}`, update = id): MessageView {
+  return {
+    id,
+    chat_id: '100',
+    owner: '1001',
+    content,
+    flags: 0,
+    file: null,
+    link_kind: 'none',
+    linked_message_id: '0',
+    reply_to: null,
+    reactions: [],
+    forwarded_from: '0',
+    pinned: false,
+    deleted: false,
+    edited: false,
+    time: '2026-11-22T06:16:50.231Z',
+    timetick_update: update,
+  }
+}
+
+test('pages arrive newest first and are kept oldest first', () => {
+  const first = conversationReducer(EMPTY_CONVERSATION, {
+    type: 'latest',
+    messages: [message('1005'), message('1004')],
+    hasMore: true,
+  })
+  assert.deepEqual(
+    first.messages.map((m) => m.id),
+    ['1004', '1005'],
+  )
+  assert.equal(first.hasOlder, true)
+  assert.equal(oldestId(first), '1004')
+  const older = conversationReducer(first, {
+    type: 'older',
+    messages: [message('1003'), message('999')],
+    hasMore: false,
+  })
+  assert.deepEqual(
+    older.messages.map((m) => m.id),
+    ['999', '1003', '1004', '1005'],
+  )
+  assert.equal(older.hasOlder, false)
+  assert.equal(newestId(older), '1005')
+})
+
+test('a message that arrives twice (sent, then caught up) is kept once', () => {
+  const state = conversationReducer(EMPTY_CONVERSATION, { type: 'latest', messages: [message('1001')], hasMore: false })
+  const sent = conversationReducer(state, { type: 'newer', messages: [message('1002')] })
+  const caughtUp = conversationReducer(sent, { type: 'newer', messages: [message('1002'), message('1003')] })
+  assert.deepEqual(
+    caughtUp.messages.map((m) => m.id),
+    ['1001', '1002', '1003'],
+  )
+})
+
+test('the later view of a message wins, an older one never overwrites it', () => {
+  const edited = message('1001', 'edited', '1009')
+  assert.equal(mergeMessages([message('1001')], [edited])[0]?.content, 'edited')
+  assert.equal(mergeMessages([edited], [message('1001')])[0]?.content, 'edited')
+})

@@ -1,0 +1,51 @@
+import type { MessageView } from '../../api/chat-types.ts'
+import { compareIds } from '../chat-list/chat-list-state.ts'
+
+/** The loaded part of one chat's history, oldest message first. */
+export interface ConversationState {
+  messages: MessageView[]
+  /** Older messages exist on the server (the last `before` page said has_more). */
+  hasOlder: boolean
+  loaded: boolean
+}
+
+export const EMPTY_CONVERSATION: ConversationState = { messages: [], hasOlder: false, loaded: false }
+
+/** Messages merged by id, oldest first; of two views of one message the later update wins. */
+export function mergeMessages(known: MessageView[], incoming: MessageView[]): MessageView[] {
+  const byId = new Map(known.map((message) => [message.id, message]))
+  for (const message of incoming) {
+    const current = byId.get(message.id)
+    if (!current || compareIds(message.timetick_update, current.timetick_update) >= 0) byId.set(message.id, message)
+  }
+  return [...byId.values()].sort((a, b) => compareIds(a.id, b.id))
+}
+
+export type ConversationAction =
+  /** The first page of a chat (get_chat_messages without a cursor, newest first). */
+  | { type: 'latest'; messages: MessageView[]; hasMore: boolean }
+  /** An older page (`before`, newest first). */
+  | { type: 'older'; messages: MessageView[]; hasMore: boolean }
+  /** Newer messages (`after`), a sent message, or any fresher view of loaded ones. */
+  | { type: 'newer'; messages: MessageView[] }
+
+export function conversationReducer(state: ConversationState, action: ConversationAction): ConversationState {
+  switch (action.type) {
+    case 'latest':
+      return { messages: mergeMessages([], action.messages), hasOlder: action.hasMore, loaded: true }
+    case 'older':
+      return { ...state, messages: mergeMessages(state.messages, action.messages), hasOlder: action.hasMore }
+    case 'newer':
+      return { ...state, messages: mergeMessages(state.messages, action.messages) }
+  }
+}
+
+/** The newest loaded message id, the `after` cursor for catching up. */
+export function newestId(state: ConversationState): string | undefined {
+  return state.messages.at(-1)?.id
+}
+
+/** The oldest loaded message id, the `before` cursor for paging back. */
+export function oldestId(state: ConversationState): string | undefined {
+  return state.messages[0]?.id
+}

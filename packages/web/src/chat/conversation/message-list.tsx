@@ -1,0 +1,64 @@
+import { useLayoutEffect, useRef } from 'preact/hooks'
+import type { UserView } from '../../api/auth-api.ts'
+import type { ChatView, MessageView } from '../../api/chat-types.ts'
+import { MessageItem } from '../message/message-item.tsx'
+
+interface MessageListProps {
+  chat: ChatView
+  me: UserView
+  messages: MessageView[]
+  hasOlder: boolean
+  loadingOlder: boolean
+  onLoadOlder: () => void
+}
+
+/** Pixels from the bottom within which the list counts as scrolled to the newest message. */
+const NEAR_BOTTOM = 48
+
+/**
+ * The conversation's messages, oldest first. It stays at the newest message while the reader is
+ * there (or just sent one) and keeps the reader's place when older messages are loaded above.
+ */
+export function MessageList({ chat, me, messages, hasOlder, loadingOlder, onLoadOlder }: MessageListProps) {
+  const box = useRef<HTMLDivElement>(null)
+  const place = useRef({ fromBottom: 0, atBottom: true, newest: '' })
+
+  function remember() {
+    const element = box.current
+    if (!element) return
+    const fromBottom = element.scrollHeight - element.scrollTop
+    place.current = { ...place.current, fromBottom, atBottom: fromBottom - element.clientHeight < NEAR_BOTTOM }
+  }
+
+  useLayoutEffect(() => {
+    const element = box.current
+    if (!element) return
+    const newest = messages.at(-1)
+    const sentByMe = newest !== undefined && newest.id !== place.current.newest && newest.owner === me.crmId
+    if (place.current.atBottom || sentByMe) element.scrollTop = element.scrollHeight
+    else element.scrollTop = element.scrollHeight - place.current.fromBottom
+    place.current.newest = newest?.id ?? ''
+    remember()
+  }, [messages])
+
+  return (
+    <div class="message-scroll" ref={box} onScroll={remember}>
+      {hasOlder && (
+        <button type="button" class="load-older" disabled={loadingOlder} onClick={onLoadOlder}>
+          {loadingOlder ? 'Loading…' : 'Load older messages'}
+        </button>
+      )}
+      {messages.length === 0 ? (
+        <p class="empty">No messages yet. Say hello!</p>
+      ) : (
+        <div role="log" aria-live="polite" aria-label={`Messages in ${chat.name}`}>
+          <ol class="messages">
+            {messages.map((message) => (
+              <MessageItem key={message.id} message={message} chat={chat} me={me} />
+            ))}
+          </ol>
+        </div>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,74 @@
+import { useState } from 'preact/hooks'
+import type { AuthApi, UserView } from '../../api/auth-api.ts'
+import type { ChatApi } from '../../api/chat-api.ts'
+import { failureText } from '../../api/envelope.ts'
+import { ownName } from '../message/names.ts'
+
+interface ProfilePanelProps {
+  me: UserView
+  auth: AuthApi
+  api: ChatApi
+  onSignedOut: () => void
+}
+
+/** Who is signed in, the user id others start a private chat with, the display name, and signing out. */
+export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) {
+  const [name, setName] = useState(me.name)
+  const [note, setNote] = useState('')
+  const [busy, setBusy] = useState(false)
+
+  async function saveName(event: Event) {
+    event.preventDefault()
+    setBusy(true)
+    try {
+      const saved = await api.updateProfile(name.trim())
+      setNote(`Others now see you as ${saved.name}.`)
+    } catch (failure) {
+      setNote(failureText(failure))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  async function signOut() {
+    setBusy(true)
+    try {
+      await auth.logout()
+    } catch {
+      // Signed out already (session ended): the page signs out all the same.
+    }
+    onSignedOut()
+  }
+
+  return (
+    <header class="profile">
+      <p class="me">
+        <span class="me-name">{ownName(me)}</span>
+        <span class="me-id">
+          Your user id: <strong data-testid="my-crm-id">{me.crmId}</strong>
+        </span>
+      </p>
+      <details class="profile-details">
+        <summary>Profile</summary>
+        <form onSubmit={saveName}>
+          <label for="profile-name">Display name</label>
+          <input
+            id="profile-name"
+            name="name"
+            maxLength={100}
+            required
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+          />
+          <button type="submit" disabled={busy}>
+            Save name
+          </button>
+          {note && <p role="status">{note}</p>}
+        </form>
+        <button type="button" class="sign-out" disabled={busy} onClick={signOut}>
+          Sign out
+        </button>
+      </details>
+    </header>
+  )
+}

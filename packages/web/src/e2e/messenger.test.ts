@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { Page } from 'playwright-core'
+import { launchBrowser, openPage, type System, screenshot, startSystem } from './system.ts'
+
+/** Signs in on the sign-in page by email code read from the SMTP sink; returns the user's CRM id. */
+async function signInByEmail(page: Page, system: System, email: string, shots = false): Promise<string> {
+  await page.getByLabel('Email address').fill(email)
+  if (shots) await screenshot(page, 'sign-in-email')
+  await page.getByRole('button', { name: 'Send code' }).click()
+  await page.getByLabel('Sign-in code').waitFor()
+  if (shots) await screenshot(page, 'sign-in-code')
+  const { code } = await system.mailTo(email)
+  await page.getByLabel('Sign-in code').fill(code)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  return (await page.getByTestId('my-crm-id').textContent()) ?? ''
+}
+
+async function setDisplayName(page: Page, name: string) {
+  await page.getByText('Profile', { exact: true }).click()
+  await page.getByLabel('Display name').fill(name)
+  await page.getByRole('button', { name: 'Save name' }).click()
+  await page.getByText(`Others now see you as ${name}.`).waitFor()
+  await page.getByText('Profile', { exact: true }).click()
+}
+
+/** The messages shown in the open conversation, oldest first. */
+async function shownMessages(page: Page): Promise<string[]> {
+  return page.locator('.messages .message-content').allInnerTexts()
+}
+
+test('two people sign in by email code, open a private chat and talk live, with unread badges', async (t) => {
+  const browser = await launchBrowser(t)
+  if (!browser) return
+  const system = await startSystem(t)
+  const alice = await openPage(browser)
+  const bob = await openPage(browser)
+
+  // Signed out, the messenger sends people to the sign-in page.
+  await alice.page.goto(`${system.url}/chat/`)
+  await alice.page.waitForURL(`${system.url}/chat/sign-in`)
+  const aliceId = await signInByEmail(alice.page, system, 'alice@example.com', true)
+  assert.equal(new URL(alice.page.url()).pathname, '/chat/')
+  await setDisplayName(alice.page, 'Alice')
+
+  await bob.page.goto(`${system.url}/chat/`)
+  const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
+  await setDisplayName(bob.page, 'Bob')
+  assert.notEqual(aliceId, bobId)
+  await bob.page.getByText('No chats yet').waitFor()
+
+  // Alice opens the private chat by Bob's user id and writes.
+  await alice.page.getByText('New private chat').click()
+  await alice.page.getByLabel('Their user id').fill(bobId)
+  await alice.page.getByRole('button', { name: 'Open chat' }).click()
+  await alice.page.waitForURL(/\/chat\/c\/\d+$/)
+  const chatId = new URL(alice.page.url()).pathname.split('/').at(-1)!
+  await alice.page.getByRole('heading', { name: 'Bob' }).waitFor()
+  await alice.page.getByRole('textbox', { name: 'Message' }).fill('Hello Bob, are you there?')
+  await alice.page.keyboard.press('Enter')
+  await alice.page.locator('.message.mine', { hasText: 'Hello Bob, are you there?' }).waitFor()
+
+  // Bob's list gets the chat live, with one unread message.
+  const bobsChat = bob.page.locator(`[data-chat-id="${chatId}"]`)
+  await bobsChat.locator('.unread-badge').waitFor()
+  assert.equal(await bobsChat.locator('.chat-name').textContent(), 'Alice')
+  assert.match((await bobsChat.locator('.unread-badge').textContent()) ?? '', /^1\s*unread$/)
+  await screenshot(bob.page, 'messenger-unread-badge')
+
+  await alice.page.getByRole('textbox', { name: 'Message' }).fill('Second message before you look')
+  await alice.page.getByRole('button', { name: 'Send' }).click()
+  await bobsChat.locator('.unread-badge', { hasText: '2' }).waitFor()
+
+  // Opening the chat shows the history and clears the badge.
+  await bobsChat.getByRole('link').click()
+  await bob.page.waitForURL(`${system.url}/chat/c/${chatId}`)
+  await bob.page.locator('.message', { hasText: 'Second message before you look' }).waitFor()
+  assert.deepEqual(await shownMessages(bob.page), ['Hello Bob, are you there?', 'Second message before you look'])
+  await bobsChat.locator('.unread-badge').waitFor({ state: 'detached' })
+
+  // Replies appear live in the other browser's open conversation.
+  await bob.page.getByRole('textbox', { name: 'Message' }).fill('Hi Alice! Yes, here.')
+  await bob.page.keyboard.press('Enter')
+  await alice.page.locator('.message:not(.mine)', { hasText: 'Hi Alice! Yes, here.' }).waitFor()
+  await alice.page.getByRole('textbox', { name: 'Message' }).fill('Great, see you at noon.')
+  await alice.page.keyboard.press('Enter')
+  await bob.page.locator('.message:not(.mine)', { hasText: 'Great, see you at noon.' }).waitFor()
+  assert.deepEqual(await shownMessages(alice.page), [
+    'Hello Bob, are you there?',
+    'Second message before you look',
+    'Hi Alice! Yes, here.',
+    'Great, see you at noon.',
+  ])
+  // Both have the conversation open, so nothing stays unread.
+  assert.equal(await bob.page.locator('.unread-badge').count(), 0)
+  assert.equal(await alice.page.locator('.unread-badge').count(), 0)
+  await screenshot(alice.page, 'conversation')
+  await screenshot(bob.page, 'conversation-peer')
+
+  assert.deepEqual(alice.errors, [])
+  assert.deepEqual(bob.errors, [])
+})
+
+test('a notification link to the peer leads through the magic link into the conversation', async (t) => {
+  const browser = await launchBrowser(t)
+  if (!browser) return
+  const system = await startSystem(t)
+  const alice = await openPage(browser)
+  await alice.page.goto(`${system.url}/chat/sign-in`)
+  const aliceId = await signInByEmail(alice.page, system, 'alice@example.com')
+
+  const bob = await openPage(browser, { width: 390, height: 780 })
+  // Bob signs in once so he has an id, then signs out again.
+  await bob.page.goto(`${system.url}/chat/`)
+  const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
+  await bob.page.getByText('Profile', { exact: true }).click()
+  await bob.page.getByRole('button', { name: 'Sign out' }).click()
+  await bob.page.waitForURL(`${system.url}/chat/sign-in`)
+
+  await alice.page.getByText('New private chat').click()
+  await alice.page.getByLabel('Their user id').fill(bobId)
+  await alice.page.getByRole('button', { name: 'Open chat' }).click()
+  await alice.page.getByRole('textbox', { name: 'Message' }).fill('Ping from a notification')
+  await alice.page.keyboard.press('Enter')
+  await alice.page.locator('.message.mine', { hasText: 'Ping from a notification' }).waitFor()
+
+  // A private-chat notification opens /chat/c/{peerCrmId}: signed out, Bob signs in by the mailed link.
+  await bob.page.goto(`${system.url}/chat/c/${aliceId}`)
+  await bob.page.waitForURL(`${system.url}/chat/sign-in?next=${encodeURIComponent(`/chat/c/${aliceId}`)}`)
+  const before = (await system.mailTo('bob@example.com')).count
+  await bob.page.getByLabel('Email address').fill('bob@example.com')
+  await bob.page.getByRole('button', { name: 'Send code' }).click()
+  await bob.page.getByLabel('Sign-in code').waitFor()
+  const { link } = await system.mailTo('bob@example.com', before)
+  await bob.page.goto(link)
+  await bob.page.waitForURL(`${system.url}/chat/c/${aliceId}`)
+  await bob.page.locator('.message', { hasText: 'Ping from a notification' }).waitFor()
+  // On a phone-sized screen the open conversation takes the screen, with a way back to the list.
+  assert.equal(await bob.page.locator('.sidebar').isVisible(), false)
+  await screenshot(bob.page, 'conversation-phone')
+  await bob.page.getByRole('link', { name: 'Back to the chat list' }).click()
+  await bob.page.locator('.sidebar').waitFor()
+
+  assert.deepEqual(alice.errors, [])
+  assert.deepEqual(bob.errors, [])
+})
+
+test('routes that later releases fill say so, and unknown paths are not found', async (t) => {
+  const browser = await launchBrowser(t)
+  if (!browser) return
+  const system = await startSystem(t)
+  const { page, errors } = await openPage(browser)
+  await page.goto(`${system.url}/chat/calls`)
+  await page.getByRole('heading', { name: 'Calls not available' }).waitFor()
+  assert.match((await page.locator('main').textContent()) ?? '', /not part of this release/)
+  await page.goto(`${system.url}/chat?code=invite-code-1`)
+  await page.getByRole('heading', { name: 'Joining as a guest not available' }).waitFor()
+  await page.goto(`${system.url}/chat/no/such/page`)
+  await page.getByRole('heading', { name: 'Page not found' }).waitFor()
+  await page.getByRole('link', { name: 'Back to the messenger' }).click()
+  await page.waitForURL(`${system.url}/chat/sign-in`)
+  assert.deepEqual(errors, [])
+})

@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { type AddressInfo, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { TestContext } from 'node:test'
+import { createTestDatabaseUrl } from '@atrium/platform/testing'
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { buildChat } from '../../../chat/src/app.ts'
+import { loadChatConfig } from '../../../chat/src/config.ts'
+import { startSmtpPeer } from '../../../chat/test/smtp-peer.ts'
+import { buildGateway } from '../../../gateway/src/app.ts'
+import { loadGatewayConfig } from '../../../gateway/src/config.ts'
+import { FAST_EVENTS } from '../../../gateway/test/events.ts'
+import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
+import { buildClient } from '../../build-client.ts'
+
+/** Debian's Chromium; no browser is downloaded. */
+export const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+]
+
+/** Screenshots of the main screens, kept as CI artifacts (ignored by git). */
+export const SCREENSHOTS = new URL('../../../../test-results/web/', import.meta.url).pathname
+
+const SMTP = { username: 'web-e2e', password: 'smtp-password-for-browser-tests' }
+
+let built: Promise<string> | undefined
+
+/** The client built once per test file into a temporary directory (removed when the process exits). */
+function clientBuild(): Promise<string> {
+  built ??= mkdtemp(join(tmpdir(), 'atrium-web-e2e-')).then(async (dir) => {
+    process.once('exit', () => rm(dir, { recursive: true, force: true }))
+    return buildClient(join(dir, 'chat'))
+  })
+  return built
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/**
+ * The whole system on loopback ports: a gateway serving the freshly built client at /chat/ and
+ * routing /msg/ to a chat module, whose mail (sign-in codes) goes to a real SMTP sink.
+ */
+export async function startSystem(t: TestContext) {
+  // After-hooks run in the order they were added: the gateway stops first, then the chat module
+  // cuts the connections the gateway's pollers left open (else it waits out their keep-alive).
+  let stop = async () => {}
+  t.after(() => stop())
+  const clientDir = await clientBuild()
+  const smtp = await startSmtpPeer(t, SMTP)
+  const chatConfig = loadChatConfig(
+    {
+      ChatDB: await createTestDatabaseUrl(t, 'sqlite'),
+      ServiceSecret: SERVICE_SECRET,
+      SmtpSettings: { Host: '127.0.0.1', Port: smtp.port, Username: SMTP.username, Password: SMTP.password },
+    },
+    {},
+  )
+  const chatApp = await buildChat(chatConfig, { logger: { level: 'error' } })
+  await chatApp.listen({ host: '127.0.0.1', port: 0 })
+  const chat = { base: `http://127.0.0.1:${(chatApp.server.address() as AddressInfo).port}` }
+  // The browser's Origin must be PublicOrigin (CSRF check), so the port is chosen before the gateway starts.
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const config = loadGatewayConfig(
+    {
+      GatewayDB: await createTestDatabaseUrl(t, 'sqlite'),
+      ServiceSecret: SERVICE_SECRET,
+      PublicOrigin: url,
+      Modules: { chat: chat.base },
+      Proxy: { Routes: [{ Prefix: '/msg/', Upstream: 'chat', Flags: ['AppAuthAndCORS'] }] },
+      Static: { Apps: { '/chat/': clientDir } },
+      Events: FAST_EVENTS,
+    },
+    {},
+  )
+  const gateway = await buildGateway(config)
+  stop = async () => {
+    await gateway.close()
+    const closing = chatApp.close()
+    chatApp.server.closeAllConnections()
+    await closing
+  }
+  await gateway.listen({ host: '127.0.0.1', port })
+
+  /** The code and magic link of the latest sign-in mail to `email`, waiting for it to arrive. */
+  async function mailTo(email: string, after = 0) {
+    const deadline = Date.now() + 10_000
+    for (;;) {
+      const mails = smtp.received.filter((mail) => mail.envelopeTo.includes(email))
+      const text = mails.length > after ? (mails.at(-1)!.mail.text ?? '') : ''
+      const code = /sign-in code is (\d{6})/.exec(text)?.[1]
+      const link = /(http\S+\/auth\/v1\/magic\?token=\S+)/.exec(text)?.[1]
+      if (code && link) return { code, link, count: mails.length }
+      assert.ok(Date.now() < deadline, `no sign-in mail to ${email}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+
+  return { url, smtp, chat, gateway, mailTo }
+}
+
+export type System = Awaited<ReturnType<typeof startSystem>>
+
+/**
+ * Headless Chromium, or undefined after skipping the test when it is not installed (unless
+ * ATRIUM_REQUIRE_BROWSER=1, as in CI, where a missing browser fails the test).
+ */
+export async function launchBrowser(t: TestContext): Promise<Browser | undefined> {
+  if (!existsSync(CHROMIUM)) {
+    const message = `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`
+    if (process.env.ATRIUM_REQUIRE_BROWSER === '1') assert.fail(`${message}; ATRIUM_REQUIRE_BROWSER=1 requires it`)
+    t.skip(message)
+    return undefined
+  }
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS })
+  t.after(() => browser.close())
+  return browser
+}
+
+/** A page in its own browser context (own cookies and storage), with the console errors it logs. */
+export async function openPage(browser: Browser, viewport = { width: 1100, height: 760 }) {
+  const context: BrowserContext = await browser.newContext({ viewport, locale: 'en-GB', timezoneId: 'Europe/Berlin' })
+  const page: Page = await context.newPage()
+  const errors: string[] = []
+  page.on('pageerror', (error) => errors.push(`page error: ${error.message}`))
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return
+    // Signed out, the start-up probe of GET /auth/v1/session answers 401 SessionRequired by design.
+    const { url } = message.location()
+    if (url.endsWith('/auth/v1/session') && message.text().includes('status of 401')) return
+    errors.push(`console: ${message.text()} (${url})`)
+  })
+  return { context, page, errors }
+}
+
+/** Saves a screenshot of the page as test-results/web/<name>.png. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOTS, { recursive: true })
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) })
+}

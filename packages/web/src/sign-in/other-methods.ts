@@ -1,0 +1,17 @@
+import type { FunctionComponent } from 'preact'
+import type { AuthApi, ClientInfo, SignedIn } from '../api/auth-api.ts'
+
+/** What a further sign-in method gets from the sign-in page. */
+export interface SignInMethodProps {
+  auth: AuthApi
+  info: ClientInfo
+  returnTo: string
+  onSignedIn: (signedIn: SignedIn) => void
+}
+
+/**
+ * The sign-in page's slot for methods beyond email and phone codes: the provider picker (Form0,
+ * fed by /auth/v1/federated/providers) and passkeys register their components here, and the page
+ * shows them under "Other ways to sign in". The section is left out while the list is empty.
+ */
+export const OTHER_SIGN_IN_METHODS: FunctionComponent<SignInMethodProps>[] = []
