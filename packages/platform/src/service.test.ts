@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { type AddressInfo, connect } from 'node:net'
 import { test } from 'node:test'
 import { Type } from 'typebox'
 import { ApiError } from './errors.ts'
@@ -162,4 +164,28 @@ test('a development build answers the sentinels and the dev host, and refuses ot
     assert.equal(response.status, 421, host)
     assert.equal(JSON.parse(response.body).error.code, 1007)
   }
+})
+
+test('closing drops connections that never sent a request and lets an in-flight request finish', async () => {
+  const app = createTestService()
+  app.get('/slow', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    return { done: true }
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as AddressInfo
+  // A pooled client's spare connection: open, silent. Node's idle-connection close skips it.
+  const silent = connect(port, '127.0.0.1')
+  await once(silent, 'connect')
+  const silentClosed = once(silent, 'close')
+  const inFlight = fetch(`http://127.0.0.1:${port}/slow`, { headers: { host: 'dev.atrium.test' } })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+
+  const closing = app.close()
+  await silentClosed
+  const response = await inFlight
+  assert.equal(response.status, 200)
+  assert.deepEqual((await json(response)).result, { done: true })
+  // Without the drop, the close would wait for the silent connection's headers timeout (60 s).
+  await closing
 })

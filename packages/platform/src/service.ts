@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -77,8 +78,18 @@ export function createService(options: ServiceOptions): Service {
   installDomainGuard(app, options.domainGuard)
 
   let closing = false
+  // Node's closeIdleConnections skips a connection that never sent a request (a pooled client's
+  // spare, a stalled one): it would hold the close until the headers timeout, 60 s or more.
+  // Such connections carry no work, so closing drops them, and any that arrive meanwhile.
+  const connections = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    if (closing) return socket.destroy()
+    connections.add(socket)
+    socket.once('close', () => connections.delete(socket))
+  })
   app.addHook('preClose', async () => {
     closing = true
+    for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
   })
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) return sendError(reply, new ApiError('ShuttingDown'))
