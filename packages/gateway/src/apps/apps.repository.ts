@@ -14,6 +14,9 @@ export interface NewApp {
   eventTypes?: string[]
 }
 
+/** What `update` changes; an omitted field keeps its value. */
+export type AppPatch = Partial<Omit<NewApp, 'owner'>>
+
 /** The origins an app may call from cross-origin. */
 export function appOrigins(app: App): string[] {
   return JSON.parse(app.origins) as string[]
@@ -74,6 +77,23 @@ export function createApps(db: Kysely<GatewayDatabase>, nextTick: TimetickGenera
         .where('event_types', '!=', '[]')
         .orderBy('id')
         .execute()
+    },
+
+    /** Changes the given fields (omitted ones keep their value); the updated app, or undefined when there is none. */
+    async update(id: number, patch: AppPatch): Promise<App | undefined> {
+      const { numUpdatedRows } = await db
+        .updateTable('apps')
+        .set({
+          ...(patch.name !== undefined && { name: patch.name }),
+          ...(patch.flags !== undefined && { flags: patch.flags }),
+          ...(patch.callbackUrl !== undefined && { callback_url: patch.callbackUrl }),
+          ...(patch.origins !== undefined && { origins: JSON.stringify(patch.origins) }),
+          ...(patch.eventTypes !== undefined && { event_types: JSON.stringify(patch.eventTypes) }),
+          timetick_update: nextTick(),
+        })
+        .where('id', '=', id)
+        .executeTakeFirst()
+      return numUpdatedRows > 0n ? get(id) : undefined
     },
 
     /** Gives the app a new webhook signing secret and returns it; undefined when there is no such app. */

@@ -1,10 +1,11 @@
 import { AppFlag } from '@atrium/platform'
-import { type App, appOrigins } from '../apps/apps.repository.ts'
+import { type App, type AppPatch, appOrigins } from '../apps/apps.repository.ts'
 import type { ApiKey } from '../auth/api-keys.repository.ts'
 import { parseScopes } from '../auth/caller.ts'
 import {
   type Command,
   CommandFailed,
+  type CommandInput,
   flagNames,
   formatTable,
   formatTime,
@@ -64,31 +65,46 @@ function parseOrigin(text: string): string {
   return url.origin
 }
 
+const APP_OPTIONS = {
+  name: { type: 'string' },
+  flags: { type: 'string' },
+  callback: { type: 'string' },
+  origins: { type: 'string' },
+  events: { type: 'string' },
+} as const
+
+/** The app settings given on the command line, validated; options not given are undefined. */
+function parseAppOptions(values: CommandInput['values']): AppPatch {
+  const name = stringOption(values, 'name')
+  if (name !== undefined && (name.length === 0 || name.length > 200))
+    throw new UsageError('--name must have 1 to 200 characters')
+  const flags = stringOption(values, 'flags')
+  const callback = stringOption(values, 'callback')
+  const eventTypes = values.events === undefined ? undefined : [...new Set(listOption(values, 'events'))]
+  const badEvent = eventTypes?.find((type) => !/^[A-Za-z0-9_.:-]{1,64}$/.test(type))
+  if (badEvent) throw new UsageError(`invalid event type ${JSON.stringify(badEvent)}`)
+  return {
+    name,
+    flags: flags === undefined ? undefined : parseFlags(flags, AppFlag),
+    // An empty --callback removes the webhook URL.
+    callbackUrl: callback === undefined ? undefined : callback && httpUrl(callback, '--callback').href,
+    origins: values.origins === undefined ? undefined : [...new Set(listOption(values, 'origins').map(parseOrigin))],
+    eventTypes,
+  }
+}
+
 const createApp: Command = {
   name: 'app create',
   usage: '--name n --owner <crmId> [--flags AppAuthAndCORS] [--callback url] [--origins a,b] [--events t1,t2]',
   summary: 'Create an app; its id, secret (for AppLogin) and webhook signing secret are printed once.',
   example:
     'atrium app create --name Shop --owner 123456789 --flags AppAuthAndCORS --origins https://shop.example --callback https://shop.example/hook --events NewChatMessage,ChatCreated',
-  options: {
-    name: { type: 'string' },
-    owner: { type: 'string' },
-    flags: { type: 'string' },
-    callback: { type: 'string' },
-    origins: { type: 'string' },
-    events: { type: 'string' },
-  },
+  options: { ...APP_OPTIONS, owner: { type: 'string' } },
   async run({ values }, { store }) {
     const name = stringOption(values, 'name')
-    if (!name || name.length > 200) throw new UsageError('--name is required (at most 200 characters)')
+    if (!name) throw new UsageError('--name is required (at most 200 characters)')
     const owner = parseId(stringOption(values, 'owner'), '--owner')
-    const flags = parseFlags(stringOption(values, 'flags'), AppFlag)
-    const callback = stringOption(values, 'callback')
-    const callbackUrl = callback ? httpUrl(callback, '--callback').href : ''
-    const origins = [...new Set(listOption(values, 'origins').map(parseOrigin))]
-    const eventTypes = [...new Set(listOption(values, 'events'))]
-    const badEvent = eventTypes.find((type) => !/^[A-Za-z0-9_.:-]{1,64}$/.test(type))
-    if (badEvent) throw new UsageError(`invalid event type ${JSON.stringify(badEvent)}`)
+    const { flags, callbackUrl, origins, eventTypes } = parseAppOptions(values)
     if (!(await store.users.get(owner))) throw new CommandFailed(`no user ${owner} to own the app`)
     const { app, secret } = await store.apps.create({ name, owner, flags, callbackUrl, origins, eventTypes })
     return {
@@ -100,6 +116,33 @@ const createApp: Command = {
         'The secrets are shown only now; store them safely.',
       ].join('\n'),
       json: { app: appView(app), secret, webhookSecret: app.webhook_secret },
+    }
+  },
+}
+
+const updateApp: Command = {
+  name: 'app update',
+  usage: '<appId> [--name n] [--flags f] [--callback url] [--origins a,b] [--events t1,t2]',
+  summary: 'Change an app: only the options given change; an empty value clears (--callback "" stops its webhooks).',
+  example: 'atrium app update 123456789 --callback https://shop.example/hooks/atrium --events NewChatMessage',
+  positionals: 1,
+  options: APP_OPTIONS,
+  async run({ args, values }, { store }) {
+    const id = parseId(args[0], 'app id')
+    const patch = parseAppOptions(values)
+    if (Object.values(patch).every((value) => value === undefined)) throw new UsageError('nothing to change')
+    const app = await store.apps.update(id, patch)
+    if (!app) throw new CommandFailed(`no app ${id}`)
+    const view = appView(app)
+    return {
+      text: [
+        `Updated app ${view.id} (${view.name})`,
+        `  flags:    ${flagNames(view.flags, AppFlag) || '-'}`,
+        `  origins:  ${view.origins.join(' ') || '-'}`,
+        `  callback: ${view.callbackUrl || '-'}`,
+        `  events:   ${view.eventTypes.join(' ') || '-'}`,
+      ].join('\n'),
+      json: { app: view },
     }
   },
 }
@@ -191,5 +234,5 @@ const listKeys: Command = {
   },
 }
 
-export const appCommands: Command[] = [createApp, listApps]
+export const appCommands: Command[] = [createApp, updateApp, listApps]
 export const keyCommands: Command[] = [issueKey, revokeKey, listKeys]

@@ -116,6 +116,35 @@ forEachDialect('a newcomer creates the first admin, an app and keys that the gat
   assert.equal(revoked.code, 0, revoked.stderr)
   assert.ok(!listed.stdout.includes(issued.key.split('_').at(-1)))
   assert.match(apps.stdout, /Shop\s+\d+\s+AppAuthAndCORS\s+https:\/\/shop\.example/)
+  // An update changes only what it names; an empty --callback stops the webhooks.
+  const update = await runHere(
+    'app',
+    'update',
+    shop.app.id,
+    '--events',
+    'NewChatMessage,ChatCreated',
+    '--flags',
+    '',
+    '--json',
+  )
+  assert.equal(update.code, 0, update.stderr)
+  const updated = JSON.parse(update.stdout)
+  assert.deepEqual(
+    { events: updated.app.eventTypes, flags: updated.app.flags, callback: updated.app.callbackUrl },
+    { events: ['NewChatMessage', 'ChatCreated'], flags: 0, callback: 'https://shop.example/hook' },
+  )
+  assert.deepEqual(updated.app.origins, ['https://shop.example'])
+  assert.equal((await runHere('app', 'update', shop.app.id, '--callback', '')).code, 0)
+  assert.deepEqual(await gateway.store.apps.withWebhooks(), [])
+  for (const [args, code, message] of [
+    [[shop.app.id], 1, /nothing to change/],
+    [[shop.app.id, '--callback', 'ftp://x.example'], 1, /must be http\(s\)/],
+    [['12345', '--name', 'x'], 2, /no app 12345/],
+  ] as const) {
+    const refused = await runHere('app', 'update', ...args)
+    assert.equal(refused.code, code, refused.stderr)
+    assert.match(refused.stderr, message)
+  }
   assert.ok(!apps.stdout.includes(shop.secret))
   const again = await runHere('key', 'revoke', issued.apiKey.id)
   assert.equal(again.code, 2)
