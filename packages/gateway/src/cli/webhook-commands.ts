@@ -1,4 +1,4 @@
-import { createOutboundClient } from '../webhooks/outbound-request.ts'
+import { createOutboundClient } from '../outbound/outbound-request.ts'
 import { attemptDelivery } from '../webhooks/webhook-delivery.ts'
 import { createWebhooks, type WebhookDelivery } from '../webhooks/webhooks.repository.ts'
 import { type Command, CommandFailed, formatTable, formatTime, parseId, stringOption, UsageError } from './command.ts'

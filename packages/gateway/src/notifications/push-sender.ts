@@ -1,6 +1,6 @@
 import webPush from 'web-push'
 import type { GatewayConfig } from '../config.ts'
-import { type OutboundClient, OutboundError } from '../webhooks/outbound-request.ts'
+import { type OutboundClient, OutboundError } from '../outbound/outbound-request.ts'
 import type { PushSubscription } from './push-subscriptions.repository.ts'
 
 /**

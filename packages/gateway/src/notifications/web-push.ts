@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { GatewayConfig } from '../config.ts'
 import type { EventHub } from '../events/event-hub.ts'
 import type { GatewayStore } from '../store.ts'
-import { createOutboundClient } from '../webhooks/outbound-request.ts'
+import { createOutboundClient } from '../outbound/outbound-request.ts'
 import { createPushDispatcher, type PushDispatcher } from './push-dispatcher.ts'
 import { createPushLookups } from './push-messages.ts'
 import { createPushSender } from './push-sender.ts'
@@ -31,6 +31,7 @@ export function createWebPush({ config, store, hub, log }: WebPushOptions): {
   const outbound = createOutboundClient({
     allowPrivateAddresses: settings.AllowPrivateEndpoints,
     timeoutMs: settings.TimeoutMs,
+    allowSetting: 'WebPush.AllowPrivateEndpoints',
   })
   const dispatcher = createPushDispatcher({
     hub,

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto'
-import { type OutboundClient, OutboundError } from './outbound-request.ts'
+import { type OutboundClient, OutboundError } from '../outbound/outbound-request.ts'
 
 /** Hex HMAC-SHA256 of the raw body, keyed with the app's webhook signing secret (spec: "Authentication" 8). */
 export const SIGNATURE_HEADER = 'x-signature'

@@ -3,7 +3,7 @@ import { type EventBatch, subjectOf, timetickAt, toWebhookEvent } from '@atrium/
 import type { FastifyBaseLogger } from 'fastify'
 import type { App, Apps } from '../apps/apps.repository.ts'
 import type { GatewayConfig } from '../config.ts'
-import { createOutboundClient } from './outbound-request.ts'
+import { createOutboundClient } from '../outbound/outbound-request.ts'
 import { attemptDelivery } from './webhook-delivery.ts'
 import type { WebhookDelivery, Webhooks } from './webhooks.repository.ts'
 

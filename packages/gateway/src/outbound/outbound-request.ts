@@ -16,7 +16,7 @@ export class OutboundError extends Error {
 }
 
 export interface OutboundClientOptions {
-  /** Webhooks.AllowPrivateAddresses: reach loopback, private and link-local addresses too. */
+  /** Reach loopback, private and link-local addresses too (development and tests). */
   allowPrivateAddresses: boolean
   /** Time one request may take, from resolving the host to the end of the answer. */
   timeoutMs: number
