@@ -52,7 +52,7 @@ export const gatewaySettings = Type.Object(
           default: 10,
           minimum: 1,
           maximum: 1000,
-          description: 'Sessions one user may hold; one more sign-in ends the oldest.',
+          description: 'Sessions one user (or one app, through AppLogin) may hold; one more sign-in ends the oldest.',
         }),
         SweepSeconds: Type.Integer({
           default: 300,

@@ -48,6 +48,27 @@ forEachDialect('the per-user limit keeps the newest sessions: limit-1, limit, li
   assert.equal((await store.sessions.list(7)).length, 3)
 })
 
+forEachDialect('an app signing in with AppLogin again and again keeps only its newest sessions', async (t, dialect) => {
+  const clock = createClock()
+  const { store } = await startGateway(t, dialect, { settings: { Sessions: limits }, now: clock.now })
+  const appSession = (appId: number) => ({ crmId: 0, appId, method: 'app_login', ip: '127.0.0.1', userAgent: 'test' })
+  const tokens: string[] = []
+  for (let i = 0; i < 5; i++) {
+    clock.advance(1)
+    tokens.push((await store.sessions.create(appSession(41))).token)
+  }
+  const other = await store.sessions.create(appSession(42))
+  const user = await store.sessions.create(session(7))
+  const live = await Promise.all(tokens.map((token) => store.sessions.resolve(token)))
+  assert.deepEqual(
+    live.map((found) => found !== undefined),
+    [false, false, true, true, true],
+    'the two oldest of five ended',
+  )
+  assert.ok(await store.sessions.resolve(other.token), 'another app is not affected')
+  assert.ok(await store.sessions.resolve(user.token), 'users are not affected')
+})
+
 forEachDialect('the sweep deletes expired sessions and keeps live ones', async (t, dialect) => {
   const clock = createClock()
   const { store } = await startGateway(t, dialect, { settings: { Sessions: limits }, now: clock.now })

@@ -7,7 +7,7 @@ export interface SessionLimits {
   IdleSeconds: number
   /** A session older than this is expired, however active: at exactly created + AbsoluteSeconds it is refused. */
   AbsoluteSeconds: number
-  /** Sessions one user may hold; signing in once more ends the oldest. */
+  /** Sessions one user (or one app, through AppLogin) may hold; signing in once more ends the oldest. */
   MaxPerUser: number
 }
 
@@ -78,12 +78,13 @@ export function createSessions(db: Kysely<GatewayDatabase>, limits: SessionLimit
       }
       const evicted = await db.transaction().execute(async (trx) => {
         await trx.insertInto('sessions').values(session).execute()
-        if (crmId === 0) return []
+        // The cap is per holder: a user, or an app signed in with AppLogin.
+        if (crmId === 0 && appId === 0) return []
         const rows = await trx
           .selectFrom('sessions')
           .select('id')
           .where('crm_id', '=', crmId)
-          .where('app_id', '=', 0)
+          .where('app_id', '=', appId)
           .orderBy('created', 'desc')
           .orderBy('id')
           .offset(limits.MaxPerUser)

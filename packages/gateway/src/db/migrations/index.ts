@@ -3,6 +3,7 @@ import * as initial from './0001-initial.ts'
 import * as eventCursors from './0002-event-cursors.ts'
 import * as pushSubscriptions from './0003-push-subscriptions.ts'
 import * as webhooks from './0004-webhooks.ts'
+import * as sessionHolders from './0005-session-holders.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
@@ -10,4 +11,5 @@ export const gatewayMigrations: Migrations = {
   '0002-event-cursors': eventCursors,
   '0003-push-subscriptions': pushSubscriptions,
   '0004-webhooks': webhooks,
+  '0005-session-holders': sessionHolders,
 }
