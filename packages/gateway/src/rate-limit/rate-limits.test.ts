@@ -1,44 +1,16 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
-import { Agent, createServer, request as httpRequest } from 'node:http'
+import { Agent, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type TestContext, test } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
-import { forEachDialect } from '@atrium/platform/testing'
+import { forEachDialect, type RawResponse, requestWithHeaders as send } from '@atrium/platform/testing'
 import { createClock, startGateway } from '../../test/support.ts'
 
 const OFF = { Connection: { Requests: 0 }, Session: { Requests: 0 }, ApiKey: { Requests: 0 }, Bandwidth: { Bytes: 0 } }
 
-interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
-}
-
-function send(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {},
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      url,
-      { method: options.method ?? 'GET', headers: options.headers, agent: options.agent },
-      (res) => {
-        let body = ''
-        res.setEncoding('utf8')
-        res.on('data', (chunk: string) => {
-          body += chunk
-        })
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }))
-      },
-    )
-    req.on('error', reject)
-    req.end(options.body)
-  })
-}
-
 /** Asserts a RateLimited refusal of the scope with Retry-After in the header and the details. */
-function assertRefused(answer: Answer, scope: string, retryAfterSeconds: number) {
+function assertRefused(answer: RawResponse, scope: string, retryAfterSeconds: number) {
   assert.equal(answer.status, 429)
   assert.equal(answer.headers['retry-after'], String(retryAfterSeconds))
   const { error } = JSON.parse(answer.body)

@@ -1,45 +1,24 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { type ClientHttp2Session, connect as connectHttp2, type OutgoingHttpHeaders } from 'node:http2'
+import { writeFile } from 'node:fs/promises'
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { after, type TestContext, test } from 'node:test'
+import { dirname, join } from 'node:path'
+import { type TestContext, test } from 'node:test'
 import type { ConnectionOptions } from 'node:tls'
 import { createTestDatabaseUrl } from '@atrium/platform/testing'
 import { generate } from 'selfsigned'
 import { createClock, SERVICE_SECRET } from '../../test/support.ts'
+import { createTestCertificate, type H2Answer, h2Connect, h2Request } from '../../test/tls.ts'
 import { buildGateway } from '../app.ts'
 import { loadGatewayConfig } from '../config.ts'
 
-// A certificate made at test time for 127.0.0.1 and localhost, trusted by the clients as their CA.
-const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
-  keyType: 'ec',
-  curve: 'P-256',
-  extensions: [
-    {
-      name: 'subjectAltName',
-      altNames: [
-        { type: 2, value: 'localhost' },
-        { type: 7, ip: '127.0.0.1' },
-      ],
-    },
-  ],
-})
-const dir = mkdtempSync(join(tmpdir(), 'atrium-tls-'))
-after(() => rmSync(dir, { recursive: true, force: true }))
-const certFile = join(dir, 'cert.pem')
-const keyFile = join(dir, 'key.pem')
-writeFileSync(certFile, pems.cert)
-writeFileSync(keyFile, pems.private)
-
-/** Starts a TLS gateway with a slow test route, for requests in flight during a shutdown. */
+/** Starts a TLS gateway (a fresh certificate, trusted as `ca`) with a slow test route, for requests in flight during a shutdown. */
 async function startTlsGateway(t: TestContext, settings: Record<string, unknown> = {}, now?: () => number) {
+  const certificate = await createTestCertificate(t)
   const config = loadGatewayConfig(
     {
       GatewayDB: await createTestDatabaseUrl(t, 'sqlite'),
       ServiceSecret: SERVICE_SECRET,
-      Tls: { CertFile: certFile, KeyFile: keyFile },
+      Tls: { CertFile: certificate.certFile, KeyFile: certificate.keyFile },
       ...settings,
     },
     {},
@@ -52,50 +31,17 @@ async function startTlsGateway(t: TestContext, settings: Record<string, unknown>
   t.after(() => app.close())
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as { port: number }
-  return { app, origin: `https://127.0.0.1:${port}` }
-}
-
-interface Answer {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
-}
-
-function h2Request(session: ClientHttp2Session, path: string, headers: OutgoingHttpHeaders = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const stream = session.request({ ':path': path, ...headers })
-    let status = 0
-    let responseHeaders: Answer['headers'] = {}
-    let body = ''
-    stream.setEncoding('utf8')
-    stream.on('response', (received) => {
-      status = Number(received[':status'])
-      responseHeaders = received
-    })
-    stream.on('data', (chunk: string) => {
-      body += chunk
-    })
-    stream.on('end', () => resolve({ status, headers: responseHeaders, body }))
-    stream.on('error', reject)
-  })
-}
-
-function h2Connect(t: TestContext, origin: string): Promise<ClientHttp2Session> {
-  const session = connectHttp2(origin, { ca: pems.cert })
-  t.after(() => session.destroy())
-  return new Promise((resolve, reject) => {
-    session.once('connect', () => resolve(session))
-    session.once('error', reject)
-  })
+  return { app, origin: `https://127.0.0.1:${port}`, ca: certificate.cert }
 }
 
 /** An HTTPS request over HTTP/1.1, offering only `http/1.1` in ALPN; reports the negotiated protocol. */
 function h1Request(
   url: string,
+  ca: string,
   options: { headers?: Record<string, string>; agent?: Agent } = {},
-): Promise<Answer & { alpn: string | false }> {
+): Promise<H2Answer & { alpn: string | false }> {
   const requestOptions: RequestOptions & ConnectionOptions = {
-    ca: pems.cert,
+    ca,
     servername: 'localhost',
     ALPNProtocols: ['http/1.1'],
     headers: options.headers,
@@ -117,8 +63,8 @@ function h1Request(
 }
 
 test('an HTTP/2 client negotiates h2 by ALPN and gets the health endpoint', async (t) => {
-  const { origin } = await startTlsGateway(t)
-  const session = await h2Connect(t, origin)
+  const { origin, ca } = await startTlsGateway(t)
+  const session = await h2Connect(t, origin, ca)
   assert.equal(session.alpnProtocol, 'h2')
   const answer = await h2Request(session, '/auth/v1/health')
   assert.equal(answer.status, 200)
@@ -129,27 +75,27 @@ test('an HTTP/2 client negotiates h2 by ALPN and gets the health endpoint', asyn
 })
 
 test('an HTTP/1.1 client on the same port negotiates http/1.1 and gets the health endpoint', async (t) => {
-  const { origin } = await startTlsGateway(t)
-  const answer = await h1Request(`${origin}/auth/v1/health`)
+  const { origin, ca } = await startTlsGateway(t)
+  const answer = await h1Request(`${origin}/auth/v1/health`, ca)
   assert.equal(answer.alpn, 'http/1.1')
   assert.equal(answer.status, 200)
   assert.equal(JSON.parse(answer.body).result.status, 'ok')
 })
 
 test('the domain guard refuses a foreign :authority over HTTP/2 and a foreign Host over HTTPS', async (t) => {
-  const { origin } = await startTlsGateway(t)
-  const session = await h2Connect(t, origin)
+  const { origin, ca } = await startTlsGateway(t)
+  const session = await h2Connect(t, origin, ca)
   const h2 = await h2Request(session, '/auth/v1/health', { ':authority': 'evil.example' })
   assert.equal(h2.status, 421)
   assert.equal(JSON.parse(h2.body).error.code, 1007)
-  const h1 = await h1Request(`${origin}/auth/v1/health`, { headers: { host: 'evil.example' } })
+  const h1 = await h1Request(`${origin}/auth/v1/health`, ca, { headers: { host: 'evil.example' } })
   assert.equal(h1.status, 421)
   assert.equal(JSON.parse(h1.body).error.code, 1007)
 })
 
 test('errors keep the envelope over HTTP/2', async (t) => {
-  const { origin } = await startTlsGateway(t)
-  const session = await h2Connect(t, origin)
+  const { origin, ca } = await startTlsGateway(t)
+  const session = await h2Connect(t, origin, ca)
   const answer = await h2Request(session, '/auth/v1/no-such-thing')
   assert.equal(answer.status, 404)
   const body = JSON.parse(answer.body)
@@ -158,8 +104,8 @@ test('errors keep the envelope over HTTP/2', async (t) => {
 })
 
 test('closing lets an in-flight HTTP/2 request finish and ends the session', async (t) => {
-  const { app, origin } = await startTlsGateway(t)
-  const session = await h2Connect(t, origin)
+  const { app, origin, ca } = await startTlsGateway(t)
+  const session = await h2Connect(t, origin, ca)
   const goaway = new Promise((resolve) => session.once('goaway', resolve))
   const sessionClosed = new Promise((resolve) => session.once('close', resolve))
   const inFlight = h2Request(session, '/test/slow')
@@ -177,11 +123,11 @@ test('closing lets an in-flight HTTP/2 request finish and ends the session', asy
 })
 
 test('closing lets an in-flight HTTPS/1.1 request finish and closes its keep-alive connection', async (t) => {
-  const { app, origin } = await startTlsGateway(t)
+  const { app, origin, ca } = await startTlsGateway(t)
   const agent = new Agent({ keepAlive: true })
   t.after(() => agent.destroy())
-  assert.equal((await h1Request(`${origin}/auth/v1/health`, { agent })).status, 200)
-  const inFlight = h1Request(`${origin}/test/slow`, { agent })
+  assert.equal((await h1Request(`${origin}/auth/v1/health`, ca, { agent })).status, 200)
+  const inFlight = h1Request(`${origin}/test/slow`, ca, { agent })
   await new Promise((resolve) => setTimeout(resolve, 100))
   const started = Date.now()
   await Promise.all([app.close(), inFlight])
@@ -192,6 +138,8 @@ test('closing lets an in-flight HTTPS/1.1 request finish and closes its keep-ali
 })
 
 test('TLS settings are both or neither, and unreadable files are named at startup', async (t) => {
+  const { certFile, keyFile } = await createTestCertificate(t)
+  const dir = dirname(certFile)
   assert.throws(
     () => loadGatewayConfig({ ServiceSecret: SERVICE_SECRET, Tls: { CertFile: certFile } }, {}),
     /Tls: CertFile and KeyFile are set together/,
@@ -208,25 +156,25 @@ test('TLS settings are both or neither, and unreadable files are named at startu
   const swapped = { ...config, Tls: { CertFile: keyFile, KeyFile: keyFile } }
   await assert.rejects(buildGateway(swapped), /Tls\.CertFile: .* holds no PEM CERTIFICATE/)
   const otherKey = join(dir, 'other-key.pem')
-  writeFileSync(otherKey, (await generate([{ name: 'commonName', value: 'other' }], { keyType: 'ec' })).private)
+  await writeFile(otherKey, (await generate([{ name: 'commonName', value: 'other' }], { keyType: 'ec' })).private)
   const mismatched = { ...config, Tls: { CertFile: certFile, KeyFile: otherKey } }
   await assert.rejects(buildGateway(mismatched), /Tls\.KeyFile: .*other-key\.pem does not fit Tls\.CertFile/)
 })
 
 test('the connection rate limit counts an HTTP/2 session as one connection', async (t) => {
   const clock = createClock()
-  const { origin } = await startTlsGateway(
+  const { origin, ca } = await startTlsGateway(
     t,
     { RateLimits: { Connection: { Requests: 2, WindowSeconds: 10 } } },
     clock.now,
   )
-  const session = await h2Connect(t, origin)
+  const session = await h2Connect(t, origin, ca)
   const answers = await Promise.all([1, 2, 3].map(() => h2Request(session, '/auth/v1/health')))
   assert.deepEqual(answers.map((answer) => answer.status).sort(), [200, 200, 429])
   const refused = answers.find((answer) => answer.status === 429)!
   assert.equal(refused.headers['retry-after'], '10')
   assert.deepEqual(JSON.parse(refused.body).error.details, { scope: 'connection', retryAfterSeconds: 10 })
-  const another = await h2Connect(t, origin)
+  const another = await h2Connect(t, origin, ca)
   assert.equal((await h2Request(another, '/auth/v1/health')).status, 200)
   clock.advance(10_000)
   assert.equal((await h2Request(session, '/auth/v1/health')).status, 200)

@@ -1,4 +1,4 @@
-import { request as httpRequest } from 'node:http'
+import { type Agent, request as httpRequest } from 'node:http'
 import { connect } from 'node:net'
 import type { TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
@@ -18,13 +18,17 @@ export interface RawResponse {
   body: string
 }
 
-/** A request with headers fetch refuses to set (Host, Connection), over node:http. */
+/**
+ * A request with headers fetch refuses to set (Host, Connection), over node:http; `agent` picks the
+ * connection (a keep-alive agent of the test's own, to count requests of one connection).
+ */
 export function requestWithHeaders(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers }, (res) => {
+    const { method = 'GET', headers, agent } = options
+    const req = httpRequest(url, { method, headers, agent }, (res) => {
       let body = ''
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => {
