@@ -31,6 +31,7 @@ const PUBLIC = [
   'post /auth/v1/phone/start',
   'post /auth/v1/phone/verify',
   'get /auth/v1/magic',
+  'post /auth/v1/magic',
   'post /auth/v1/app/login',
 ]
 
@@ -149,8 +150,13 @@ forEachDialect(
         assert.deepEqual(required, ['result', 'id'], `${name} ${status} answers in the envelope`)
       }
     }
-    const magic = document.paths['/auth/v1/magic']!.get!
-    assert.ok(magic.responses['303']?.description, 'the magic link documents its redirect')
+    const magic = document.paths['/auth/v1/magic']!
+    assert.ok(magic.get!.responses['200']?.content?.['text/html'], 'opening the magic link answers a page')
+    assert.ok(magic.post!.responses['303']?.description, 'the magic link form post documents its redirect')
+    assert.deepEqual(Object.keys(magic.post!.requestBody!.content).sort(), [
+      'application/json',
+      'application/x-www-form-urlencoded',
+    ])
     const stream = document.paths['/auth/v1/subscribe']!.get!.responses['200']!
     assert.ok(stream.content?.['text/event-stream'], 'the event stream is text/event-stream')
   },

@@ -8,9 +8,10 @@ import {
   type Users,
 } from '../users/users.repository.ts'
 import type { ChallengeKind, Challenges } from './challenges.repository.ts'
+import magicLinkPlugin from './magic-link.plugin.ts'
 import type { OtpDelivery } from './otp-delivery.ts'
-import { returnUrl, validateReturnAddress } from './return-address.ts'
-import { type ClientInfo, codeVerify, emailStart, magicLink, phoneStart } from './sign-in.schema.ts'
+import { validateReturnAddress } from './return-address.ts'
+import { type ClientInfo, codeVerify, emailStart, phoneStart } from './sign-in.schema.ts'
 import type { SignIn } from './sign-in.ts'
 
 export interface OtpPluginOptions {
@@ -46,8 +47,8 @@ const PHONE: Flow = {
 /**
  * Email OTP with magic link, and phone OTP (spec: "Authentication", OTP methods), under /auth/v1.
  * A start answers the same whether or not the address belongs to a user, so it tells nobody who
- * has an account; the user is created when the code is proven. Proving a code or opening the link
- * marks the contact Verified and signs in with a new session.
+ * has an account; the user is created when the code is proven. Proving a code or posting the link's
+ * token (magic-link.plugin.ts) marks the contact Verified and signs in with a new session.
  */
 export default async function otpPlugin(app: Service, options: OtpPluginOptions) {
   const { challenges, delivery, signIn, users, publicOrigin, maxAttempts } = options
@@ -145,16 +146,5 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
     verify(request, reply, PHONE, request.body),
   )
 
-  // The token is in the query: logLevel warn keeps the request line (with the URL) out of the log.
-  app.get('/magic', { schema: magicLink, logLevel: 'warn' }, async (request, reply) => {
-    const challenge = await challenges.useLink(request.query.token)
-    if (!challenge) {
-      await signIn.record(request, { method: 'magic_link', success: false, reason: 'expired' })
-      throw new ApiError('ChallengeExpired', 'This sign-in link expired or was already used; ask for a new one.')
-    }
-    const { user } = await users.userForContact(ContactKind.Email, challenge.target, ContactFlags.Verified)
-    const path = challenge.return_to || '/'
-    await signIn.finish(request, reply, { user, method: 'magic_link', returnTo: path })
-    return reply.redirect(returnUrl(publicOrigin, path), 303)
-  })
+  app.register(magicLinkPlugin, { challenges, signIn, users, publicOrigin })
 }

@@ -1,3 +1,4 @@
+import { ErrorEnvelopeSchema } from '@atrium/platform'
 import { type Static, Type } from 'typebox'
 import { UserView } from '../users/user-view.ts'
 import { MAX_RETURN_ADDRESS_LENGTH } from './return-address.ts'
@@ -70,14 +71,43 @@ export const phoneStart = {
 /** POST /auth/v1/email/verify and /auth/v1/phone/verify. */
 export const codeVerify = { security: PUBLIC, body: verifyBody, response: { 200: SignedIn } }
 
-/** GET /auth/v1/magic: signs in and redirects; a failure answers the error envelope. */
-export const magicLink = {
+/** The token of a magic link: base64url, so it can be put into a page without breaking out. */
+const MagicToken = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[A-Za-z0-9_-]+$',
+  description: 'The token from the mailed link.',
+})
+
+/** GET /auth/v1/magic: the page that signs in by posting the token; opening it consumes nothing. */
+export const magicLinkPage = {
   security: PUBLIC,
-  querystring: Type.Object({ token: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+  querystring: Type.Object({ token: MagicToken }, { additionalProperties: false }),
   response: {
+    200: {
+      description:
+        'An HTML page whose script posts the token with the client fields to POST /auth/v1/magic; without JavaScript it shows a Sign in button that posts the form.',
+      content: { 'text/html': { schema: Type.String() } },
+    },
+  },
+}
+
+/** POST /auth/v1/magic: consumes the link's token and signs in. */
+export const magicLinkSignIn = {
+  security: PUBLIC,
+  consumes: ['application/json', 'application/x-www-form-urlencoded'],
+  body: Type.Object({ token: MagicToken, client: Type.Optional(Client) }, { additionalProperties: false }),
+  response: {
+    200: SignedIn,
     303: Type.Null({
-      description: 'Signed in: the session cookie is set and Location is the return address on PublicOrigin.',
+      description:
+        'Form post (application/x-www-form-urlencoded, `token` only): signed in, the session cookie is set and Location is the return address on PublicOrigin.',
       headers: { location: Type.String() },
     }),
+    401: {
+      description:
+        'An expired or used link: ChallengeExpired in the error envelope, or for a form post an HTML page saying so.',
+      content: { 'application/json': { schema: ErrorEnvelopeSchema }, 'text/html': { schema: Type.String() } },
+    },
   },
 }
