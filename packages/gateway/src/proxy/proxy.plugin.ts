@@ -1,9 +1,9 @@
-import { ApiError, hasFlag, RouteFlags, sendError } from '@atrium/platform'
-import replyFrom from '@fastify/reply-from'
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import { ApiError, hasFlag, RouteFlags } from '@atrium/platform'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { GatewayConfig } from '../config.ts'
 import { type Cors, corsResponseHeaders } from '../cors/cors.ts'
 import { createClientAddress } from './client-address.ts'
+import { createForwarder } from './forward.ts'
 import { createForwardedHeaders } from './forwarded-headers.ts'
 import { createResponseHeaders } from './response-headers.ts'
 import type { Routes } from './routes.repository.ts'
@@ -28,11 +28,6 @@ export interface ProxyPluginOptions {
   lookupCountry: (ip: string) => string
 }
 
-/** Status reply-from gives the upstream failures that mean "did not answer in time" rather than "failed". */
-const TIMEOUT_STATUS = 504
-
-type FromOptions = NonNullable<Parameters<FastifyReply['from']>[1]>
-
 /**
  * The reverse proxy: every request no gateway route handles is matched against the route map and
  * streamed to the route's module through a keep-alive pool, with the identity headers set by the
@@ -51,20 +46,6 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
   reload.unref()
   app.addHook('onClose', async () => clearInterval(reload))
 
-  await app.register(replyFrom, {
-    undici: {
-      connections: settings.Connections,
-      pipelining: 1,
-      keepAliveTimeout: settings.KeepAliveMs,
-      keepAliveMaxTimeout: settings.KeepAliveMs,
-      headersTimeout: settings.ResponseTimeoutMs,
-      bodyTimeout: settings.BodyTimeoutMs,
-      connect: { timeout: settings.ConnectTimeoutMs, rejectUnauthorized: true },
-    },
-    disableRequestLogging: true,
-    destroyAgent: true,
-  })
-
   // Bodies stream through untouched: the raw request is the body, whatever its type or size.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
@@ -79,27 +60,19 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     lookupCountry: options.lookupCountry,
   })
   const responseHeaders = createResponseHeaders(options.cookieName)
-
-  const rewriteResponseHeaders: FromOptions['rewriteHeaders'] = (headers, request) => {
-    const rewritten = responseHeaders(headers)
-    const origin = request?.corsOrigin ?? ''
-    if (origin !== '') {
-      Object.assign(rewritten, corsResponseHeaders(origin))
-      rewritten.vary = rewritten.vary ? `${rewritten.vary}, Origin` : 'Origin'
-    }
-    return rewritten
-  }
-
-  const onUpstreamError: FromOptions['onError'] = (reply, { error }) => {
-    const timedOut = (error as { statusCode?: number }).statusCode === TIMEOUT_STATUS
-    reply.request.log.warn({ err: error.cause ?? error }, 'upstream failed')
-    sendError(
-      reply as FastifyReply,
-      timedOut
-        ? new ApiError('GatewayTimeout', 'the module did not answer in time')
-        : new ApiError('BadGateway', 'the module failed or could not be reached'),
-    )
-  }
+  const forwarder = createForwarder({
+    settings,
+    responseHeaders(headers, request: FastifyRequest) {
+      const rewritten = responseHeaders(headers)
+      const origin = request.corsOrigin
+      if (origin !== '') {
+        Object.assign(rewritten, corsResponseHeaders(origin))
+        rewritten.vary = rewritten.vary ? `${rewritten.vary}, Origin` : 'Origin'
+      }
+      return rewritten
+    },
+  })
+  app.addHook('onClose', async () => forwarder.close())
 
   // Hidden from the OpenAPI document: the modules publish their own.
   app.all('/*', { config: { envelope: false }, schema: { hide: true } }, async function proxy(request, reply) {
@@ -114,7 +87,7 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     }
 
     const target = upstreamTarget(route.upstream)
-    // The URL is parsed once here, so the path signed is exactly the path reply-from sends. It is
+    // The URL is parsed once here, so the path signed is exactly the path sent. It is
     // concatenated, never resolved against the origin: resolved, `//host/x` would name another host.
     const url = new URL(target.origin + target.basePath + request.url)
     const path = url.pathname + url.search
@@ -126,12 +99,7 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     const address = clientAddress(request.socket.remoteAddress, request.headers['x-forwarded-for'])
     const headers = forwardedHeaders(request, { caller, address, appId, url: path })
 
-    return reply.from(url.href, {
-      rewriteRequestHeaders: () => headers,
-      rewriteHeaders: rewriteResponseHeaders,
-      onError: onUpstreamError,
-      // Never retried: a request may not be idempotent, and a 503 is the module's answer to pass on.
-      retryDelay: () => null,
-    })
+    // Never retried: a request may not be idempotent, and a 503 is the module's answer to pass on.
+    return forwarder.forward(request, reply, { origin: target.origin, path, headers })
   })
 }

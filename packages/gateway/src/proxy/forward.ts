@@ -1,0 +1,182 @@
+import { Readable } from 'node:stream'
+import { ApiError, sendError } from '@atrium/platform'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Agent, type Dispatcher } from 'undici'
+import type { GatewayConfig } from '../config.ts'
+
+type Headers = Record<string, string | string[] | undefined>
+
+/** Errors of undici that mean the module did not answer in time, rather than failed. */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
+
+export interface UpstreamRequest {
+  /** The module's origin (`http://host:port`). */
+  origin: string
+  /** Path and query exactly as signed. */
+  path: string
+  headers: Headers
+}
+
+export interface ForwarderOptions {
+  settings: GatewayConfig['Proxy']
+  /** The response headers the client gets from the module's (filtered, CORS added). */
+  responseHeaders: (headers: Headers, request: FastifyRequest) => Headers
+}
+
+/** The envelope error a failed upstream exchange answers with. */
+function upstreamError(error: Error): ApiError {
+  const code = (error as { code?: string }).code ?? ''
+  return TIMEOUT_CODES.has(code)
+    ? new ApiError('GatewayTimeout', 'the module did not answer in time')
+    : new ApiError('BadGateway', 'the module failed or could not be reached')
+}
+
+/**
+ * Returns the function that sends a request to its module over a keep-alive pool (undici) and
+ * the module's answer back through the reply, with Fastify's response hooks. Bodies stream both
+ * ways and are never collected: the answer is sent with the module's first chunk, as that chunk
+ * alone when it is the whole body (one write, no stream), otherwise as a stream paused while the
+ * client is slower than the module. Connection failures and timeouts before anything was sent
+ * answer BadGateway or GatewayTimeout; a failure in the middle of a streamed body cuts the
+ * client's response. Nothing is retried.
+ */
+export function createForwarder({ settings, responseHeaders }: ForwarderOptions) {
+  const agent = new Agent({
+    connections: settings.Connections,
+    pipelining: 1,
+    keepAliveTimeout: settings.KeepAliveMs,
+    keepAliveMaxTimeout: settings.KeepAliveMs,
+    headersTimeout: settings.ResponseTimeoutMs,
+    bodyTimeout: settings.BodyTimeoutMs,
+    connect: { timeout: settings.ConnectTimeoutMs, rejectUnauthorized: true },
+  })
+
+  function forward(request: FastifyRequest, reply: FastifyReply, upstream: UpstreamRequest): FastifyReply {
+    const method = request.method
+    const body = method === 'GET' || method === 'HEAD' ? null : ((request.body as Readable | undefined) ?? null)
+    agent.dispatch(
+      {
+        origin: upstream.origin,
+        path: upstream.path,
+        method: method as Dispatcher.HttpMethod,
+        headers: upstream.headers,
+        body,
+      },
+      new ResponseHandler(request, reply, responseHeaders),
+    )
+    return reply
+  }
+
+  return { forward, close: () => agent.destroy() }
+}
+
+/** One exchange with a module: its answer goes to the reply, streamed. */
+class ResponseHandler implements Dispatcher.DispatchHandler {
+  private readonly request: FastifyRequest
+  private readonly reply: FastifyReply
+  private readonly rewrite: ForwarderOptions['responseHeaders']
+  private controller: Dispatcher.DispatchController | undefined
+  private status = 0
+  private headers: Headers = {}
+  /** The body length the module announced; -1 when unknown (chunked, server-sent events). */
+  private length = -1
+  /** Set once the final answer's headers arrived and until the reply was sent. */
+  private pending = false
+  private stream: Readable | undefined
+
+  constructor(request: FastifyRequest, reply: FastifyReply, rewrite: ForwarderOptions['responseHeaders']) {
+    this.request = request
+    this.reply = reply
+    this.rewrite = rewrite
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Headers): void {
+    // 1xx informational answers are not passed on; the final answer follows.
+    if (statusCode < 200) return
+    // The client went away while the module was answering: nothing to send it.
+    if (this.clientGone()) {
+      controller.abort(new Error('the client went away'))
+      return
+    }
+    this.status = statusCode
+    this.headers = this.rewrite(headers, this.request)
+    // An HTTP/1 connection cannot take another request before this one's body was read (HTTP/2
+    // forbids the header; its streams end on their own).
+    if (!this.request.raw.complete && this.request.raw.httpVersionMajor === 1) this.headers.connection = 'close'
+    const length = Number(headers['content-length'])
+    this.length = Number.isSafeInteger(length) && length >= 0 ? length : -1
+    this.pending = true
+    // Nothing follows: answer now rather than wait for the end.
+    if (this.request.method === 'HEAD' || this.length === 0 || statusCode === 204 || statusCode === 304) {
+      this.sendWhole(Buffer.alloc(0))
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.pending) {
+      // The whole body in one chunk (a small answer's usual case): sent as it is, no stream.
+      if (chunk.length === this.length) {
+        this.sendWhole(chunk)
+        return
+      }
+      this.pending = false
+      this.stream = new Readable({
+        read: () => controller.resume(),
+        destroy: (error, done) => {
+          // The client went away (Fastify destroys the payload): stop reading from the module.
+          if (!controller.aborted && this.stream?.readableEnded === false)
+            controller.abort(error ?? new Error('closed'))
+          done(error)
+        },
+      })
+      if (!this.send(this.stream)) return
+    }
+    if (this.stream && !this.stream.push(chunk)) controller.pause()
+  }
+
+  onResponseEnd(): void {
+    if (this.pending) this.sendWhole(Buffer.alloc(0))
+    else this.stream?.push(null)
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.stream) {
+      this.stream.destroy(error)
+      return
+    }
+    if (this.clientGone()) return
+    this.request.log.warn({ err: error }, 'upstream failed')
+    sendError(this.reply, upstreamError(error))
+  }
+
+  /**
+   * Whether the client can no longer get an answer. Not `request.raw.destroyed`: Node destroys a
+   * request once its body was read to the end, which is how every forwarded body ends.
+   */
+  private clientGone(): boolean {
+    return this.reply.sent || this.reply.raw.destroyed
+  }
+
+  private sendWhole(body: Buffer) {
+    this.pending = false
+    this.send(body)
+  }
+
+  /** Sends the module's status, headers and body; false (the exchange aborted) when Fastify cannot send the status. */
+  private send(payload: Buffer | Readable): boolean {
+    try {
+      this.reply.code(this.status)
+    } catch {
+      this.request.log.warn({ status: this.status }, 'upstream answered an invalid status')
+      sendError(this.reply, new ApiError('BadGateway', 'the module answered an invalid status'))
+      this.controller?.abort(new Error('invalid status'))
+      return false
+    }
+    this.reply.headers(this.headers).send(payload)
+    return true
+  }
+}
