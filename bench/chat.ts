@@ -18,6 +18,7 @@ import {
   describeData,
   pick,
   seededRandom,
+  vacuum,
   WORDS,
 } from './chat-data.ts'
 import { call, createChats, provisionDatabase, runLoad, SECRET, type Server, startServer } from './chat-setup.ts'
@@ -33,8 +34,9 @@ const { values: args } = parseArgs({
     only: { type: 'string', default: '' },
   },
 })
-// `--only send` (a prefix of phase names, comma-separated) runs just those phases, e.g. to profile one.
-const only = args.only.split(',').filter(Boolean)
+// `--only send` (prefixes of phase names, separated by commas without a space after them, so that
+// `--only 'events, 3'` names one phase) runs just those phases, e.g. to profile one.
+const only = args.only.split(/,(?! )/).filter(Boolean)
 const dialect = args.db
 if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error('--db must be sqlite or postgres')
 const messages = Number(args.messages)
@@ -232,8 +234,10 @@ try {
     await database.reset()
     data = undefined
   }
-  if (data) console.log(`reusing ${database.url}`)
-  else ({ data, loadSeconds } = await loadData(database.url))
+  if (data) {
+    console.log(`reusing ${database.url}`)
+    await vacuum(database.url)
+  } else ({ data, loadSeconds } = await loadData(database.url))
   const bigMembers = data.chats.find((chat) => chat.id === data!.bigChat)!.members.length
   console.log(
     `data: ${number(data.messages)} messages, ${number(data.events)} events, ${data.chats.length} chats ` +

@@ -5,6 +5,7 @@ import * as messageEdited from './0003-message-edited.ts'
 import * as visibleMessages from './0004-visible-messages.ts'
 import * as postgresFunctions from './0005-postgres-functions.ts'
 import * as flagStatistics from './0006-flag-statistics.ts'
+import * as postSequencedEvents from './0007-post-sequenced-events.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -14,4 +15,5 @@ export const chatMigrations: Migrations = {
   '0004-visible-messages': visibleMessages,
   '0005-postgres-functions': postgresFunctions,
   '0006-flag-statistics': flagStatistics,
+  '0007-post-sequenced-events': postSequencedEvents,
 }
