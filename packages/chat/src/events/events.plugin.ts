@@ -78,6 +78,10 @@ export default async function eventsPlugin(
     response: { 200: EventBatchSchema },
   }
 
+  // A stopping service answers its waiting long-polls at once, before its database closes.
+  const stopping = new AbortController()
+  app.addHook('preClose', async () => stopping.abort())
+
   app.get('/events', { schema, serializerCompiler: () => sendBuffer }, async (request, reply) => {
     const { since, limit, wait } = request.query
     const subjects = parseSubjects(request.query)
@@ -85,9 +89,11 @@ export default async function eventsPlugin(
     const closed = new AbortController()
     // The response closes early when the poller goes away; stop waiting then.
     reply.raw.once('close', () => closed.abort())
+    const stop = AbortSignal.any([closed.signal, stopping.signal])
     let batch = await events.list({ since, subjects, limit })
-    while (batch.Events.length === 0 && Date.now() < deadline && !closed.signal.aborted) {
-      await events.waitForSequencing(Math.min(RECHECK_MS, deadline - Date.now()), closed.signal)
+    while (batch.Events.length === 0 && Date.now() < deadline && !stop.aborted) {
+      await events.waitForSequencing(Math.min(RECHECK_MS, deadline - Date.now()), stop)
+      if (stop.aborted) break
       batch = await events.list({ since: batch.LastTick, subjects, limit })
     }
     // The schema documents the answer; serializeEnvelope writes each item's DataJson as its Data.

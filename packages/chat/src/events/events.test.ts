@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
-import type { EventBatch } from '@atrium/platform'
-import { createTestDatabaseUrl, forEachDialect, onlyWithPostgres } from '@atrium/platform/testing'
-import { type ChatClient, createGroup, startChat, startChatOn } from '../../test/support.ts'
+import { type TestContext, test } from 'node:test'
+import type { DatabaseDialect, EventBatch } from '@atrium/platform'
+import { createTestDatabaseUrl, forEachDialect, listen, onlyWithPostgres } from '@atrium/platform/testing'
+import {
+  type ChatClient,
+  createChatClient,
+  createGroup,
+  SERVICE_SECRET,
+  startChat,
+  startChatOn,
+} from '../../test/support.ts'
+import { buildChat } from '../app.ts'
+import { loadChatConfig } from '../config.ts'
 
 async function readAll(chat: ChatClient, query: Record<string, string | number> = {}) {
   const { status, result, error } = await chat.events({ limit: 1000, ...query })
@@ -193,4 +202,40 @@ forEachDialect('an app subject receives its chats’ events once, with no member
     ],
   )
   assert.deepEqual((await readAll(chat, { subjects: 'app:8' })).Events, [])
+})
+
+/** A chat module whose error log the test reads, and its client. */
+async function startLoggedChat(t: TestContext, dialect: DatabaseDialect) {
+  const errors: string[] = []
+  const config = loadChatConfig({ ChatDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET }, {})
+  const app = await buildChat(config, { logger: { level: 'error', stream: { write: (line) => errors.push(line) } } })
+  const chat = createChatClient(await listen(t, app))
+  const { result: head } = await chat.events({ limit: 1 })
+  return { app, chat, errors, since: head.LastTick }
+}
+
+forEachDialect('a stopping module answers its waiting long-polls at once, with an empty batch', async (t, dialect) => {
+  const { app, chat, errors, since } = await startLoggedChat(t, dialect)
+  const poll = chat.events({ since, limit: 10, wait: 30_000 })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const closed = app.close()
+  const answer = await Promise.race([poll, new Promise((resolve) => setTimeout(resolve, 20_000, 'still waiting'))])
+  assert.notEqual(answer, 'still waiting', 'the long-poll was answered without waiting out its 30 s')
+  const { status, result } = answer as Awaited<typeof poll>
+  assert.equal(status, 200)
+  assert.deepEqual(result.Events, [], 'an empty batch: the poller asks again')
+  await closed
+  assert.deepEqual(errors, [])
+})
+
+forEachDialect('a long-poll cut by a crash-like stop runs no query on the closed database', async (t, dialect) => {
+  const { app, chat, errors, since } = await startLoggedChat(t, dialect)
+  const poll = chat.events({ since, limit: 10, wait: 30_000 })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  app.server.closeAllConnections()
+  await app.close()
+  await assert.rejects(poll, 'the connection was cut')
+  // The handler wakes up after the database closed; a query then would log "driver has already been destroyed".
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  assert.deepEqual(errors, [])
 })

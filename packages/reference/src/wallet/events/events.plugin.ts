@@ -62,6 +62,10 @@ export default async function eventsPlugin(
     response: { 200: EventBatchSchema },
   }
 
+  // A stopping service answers its waiting long-polls at once, before its database closes.
+  const stopping = new AbortController()
+  app.addHook('preClose', async () => stopping.abort())
+
   app.get('/events', { schema }, async (request, reply) => {
     const { since, limit, wait } = request.query
     const subjects = parseSubjects(request.query)
@@ -69,9 +73,11 @@ export default async function eventsPlugin(
     const closed = new AbortController()
     // The response closes early when the poller goes away; stop waiting then.
     reply.raw.once('close', () => closed.abort())
+    const stop = AbortSignal.any([closed.signal, stopping.signal])
     let batch = await events.list({ since, subjects, limit })
-    while (batch.Events.length === 0 && Date.now() < deadline && !closed.signal.aborted) {
-      await events.waitForCommit(Math.min(RECHECK_MS, deadline - Date.now()), closed.signal)
+    while (batch.Events.length === 0 && Date.now() < deadline && !stop.aborted) {
+      await events.waitForCommit(Math.min(RECHECK_MS, deadline - Date.now()), stop)
+      if (stop.aborted) break
       batch = await events.list({ since: batch.LastTick, subjects, limit })
     }
     return batch
