@@ -1,0 +1,112 @@
+/**
+ * The gateway of the SSE benchmark (bench/sse.ts) in its own process, so its CPU time and memory can
+ * be read from /proc: `node bench/sse-gateway.ts < spec.json` builds the gateway on `db` with the
+ * chat module as its one module, creates `users` users with a session each through the gateway's
+ * store, writes them to `usersFile` as JSON `[{crmId, token}]`, listens on an ephemeral loopback port
+ * and prints one JSON line (SseGatewayReady). SIGUSR2 starts the V8 CPU profiler and the next
+ * SIGUSR2 writes the profile to `profile` (what `--cpu-prof` records, but only the window under load);
+ * SIGHUP collects garbage (with --expose-gc) and writes the memory use to `memoryFile`; SIGTERM closes the gateway.
+ */
+import { renameSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
+import { text } from 'node:stream/consumers'
+import { buildGateway } from '../packages/gateway/src/app.ts'
+import { loadGatewayConfig } from '../packages/gateway/src/config.ts'
+
+export interface SseGatewaySpec {
+  /** Database URL of the gateway. */
+  db: string
+  /** Base URL of the chat module. */
+  chat: string
+  serviceSecret: string
+  users: number
+  usersFile: string
+  /** Where SIGHUP writes `process.memoryUsage()` after the collection. */
+  memoryFile: string
+  profile: string
+  /** Events.* settings to override (the defaults otherwise). */
+  events: Record<string, number>
+}
+
+export interface SseGatewayReady {
+  port: number
+  cookieName: string
+}
+
+const NO_LIMIT = 1_000_000_000_000
+const CREATE_CONCURRENCY = 16
+
+async function main() {
+  const spec = JSON.parse(await text(process.stdin)) as SseGatewaySpec
+  const config = loadGatewayConfig(
+    {
+      GatewayDB: spec.db,
+      ServiceSecret: spec.serviceSecret,
+      LogLevel: 'silent',
+      Modules: { chat: spec.chat },
+      Events: spec.events,
+      // The limiters stay on, so their cost is measured, with limits no benchmark run reaches.
+      RateLimits: {
+        Connection: { Requests: NO_LIMIT },
+        Session: { Requests: NO_LIMIT },
+        ApiKey: { Requests: NO_LIMIT },
+        Bandwidth: { Bytes: NO_LIMIT },
+      },
+    },
+    {},
+  )
+  const app = await buildGateway(config, { logger: false })
+  const users: { crmId: number; token: string }[] = new Array(spec.users)
+  let next = 0
+  async function createLoop() {
+    while (next < spec.users) {
+      const index = next++
+      const user = await app.store.users.create({ name: `Subscriber ${index + 1}` })
+      const session = { crmId: user.crm_id, method: 'bench', ip: '127.0.0.1', userAgent: 'sse-bench' }
+      const { token } = await app.store.sessions.create(session)
+      users[index] = { crmId: user.crm_id, token }
+    }
+  }
+  await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, createLoop))
+  writeFileSync(spec.usersFile, JSON.stringify(users))
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  if (!address || typeof address === 'string') throw new Error('no port')
+  profileOnSignal(spec.profile)
+  // bench/sse.ts reads the memory after a collection (the process runs with --expose-gc).
+  process.on('SIGHUP', () => {
+    globalThis.gc?.()
+    writeFileSync(`${spec.memoryFile}.partial`, JSON.stringify(process.memoryUsage()))
+    renameSync(`${spec.memoryFile}.partial`, spec.memoryFile)
+  })
+  const ready: SseGatewayReady = { port: address.port, cookieName: config.Sessions.CookieName }
+  process.stdout.write(`${JSON.stringify(ready)}\n`)
+  // Ends with the benchmark even when it could not stop its children.
+  const parent = process.ppid
+  setInterval(() => process.ppid !== parent && process.exit(0), 1000).unref()
+  process.once('SIGTERM', () => {
+    setTimeout(() => process.exit(0), 5000).unref()
+    app.close().then(() => process.exit(0))
+  })
+}
+
+/** Toggles the CPU profiler on SIGUSR2: the first starts it, the second writes the profile to `path`. */
+function profileOnSignal(path: string) {
+  let session: Session | undefined
+  process.on('SIGUSR2', async () => {
+    if (!session) {
+      session = new Session()
+      session.connect()
+      await session.post('Profiler.enable')
+      await session.post('Profiler.start')
+      return
+    }
+    const { profile } = await session.post('Profiler.stop')
+    session.disconnect()
+    session = undefined
+    writeFileSync(`${path}.partial`, JSON.stringify(profile))
+    renameSync(`${path}.partial`, path)
+  })
+}
+
+await main()
