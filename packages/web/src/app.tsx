@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { SignedIn, UserView } from './api/auth-api.ts'
 import { Messenger } from './chat/messenger.tsx'
 import { type ClientConfig, featuresOf } from './config/client-config.ts'
+import { GuestPage } from './guest/guest-page.tsx'
 import { navigate, useRoute } from './router/navigation.ts'
 import { MOUNT, type Route, routePath, safeNext } from './router/routes.ts'
 import { MessageScreen } from './screens/message-screen.tsx'
@@ -65,7 +66,7 @@ export function App({ services, config, initialUser }: AppProps) {
           unavailable('The messenger', false)
         ),
       ),
-    guest: () => unavailable('Joining as a guest', true),
+    guest: ({ code }) => <GuestPage key={code} code={code} services={services} user={user} />,
     support: () => unavailable('Support chat', features.support),
     calls: () => unavailable('Calls', features.calls),
     feedback: () => unavailable('Feedback', features.feedback),

@@ -1,4 +1,15 @@
-import type { ChatView, MessagePage, MessageView, ReadMarker } from './chat-types.ts'
+import type {
+  ChatView,
+  InviteView,
+  JoinedInvite,
+  MemberPage,
+  MemberView,
+  MessagePage,
+  MessageView,
+  ReactionToggle,
+  ReadMarker,
+  SearchPage,
+} from './chat-types.ts'
 import type { ApiClient } from './client.ts'
 
 const MSG = '/msg/v1'
@@ -35,9 +46,71 @@ export function createChatApi(client: ApiClient) {
       return client.post(`${MSG}/create_private_chat`, { peer })
     },
 
+    /** The caller's chats including those they hid (the list shows them behind a toggle). */
+    async getChatsWithHidden(): Promise<ChatView[]> {
+      return (await client.get<{ chats: ChatView[] }>(`${MSG}/get_chats`, { include_hidden: true })).chats
+    },
+    /** Creates a group (type 2) or info channel (type 4) owned by the caller. */
+    async createChat(fields: { type: 2 | 4; name: string; description?: string; members?: string[] }) {
+      return (await client.post<{ chat: ChatView; created: boolean }>(`${MSG}/create_chat`, fields)).chat
+    },
+    /** One page of members in ascending id order; `after` is the last member of the previous page. */
+    getChatMembers: (chatId: string, page: { after?: string; limit?: number } = {}) =>
+      client.get<MemberPage>(`${MSG}/get_chat_members`, { chat_id: chatId, ...page }),
+    addChatMember: (chatId: string, member: string, admin = false) =>
+      client.post<MemberView>(`${MSG}/add_chat_member`, { chat_id: chatId, member, admin }),
+    removeMember: (chatId: string, member: string) =>
+      client.post<{ chat_id: string; member: string }>(`${MSG}/remove_member`, { chat_id: chatId, member }),
+    /** Grants or revokes Admin of `member`, or sets the caller's own pinned and hidden (omit `member`). */
+    updateMember: (chatId: string, fields: { member?: string; admin?: boolean; pinned?: boolean; hidden?: boolean }) =>
+      client.post<MemberView>(`${MSG}/update_member`, { chat_id: chatId, ...fields }),
+    leaveChat: (chatId: string) => client.post<{ chat_id: string }>(`${MSG}/leave_chat`, { chat_id: chatId }),
+    /** Archives (or with `false` unarchives) a private chat for both participants. */
+    archiveChat: (chatId: string, archived = true) =>
+      client.post<ChatView>(`${MSG}/archive_chat`, { chat_id: chatId, archived }),
+    /** A personal invite (a guest gets a private chat with the caller) or a group invite to `chatId`. */
+    createInvite: (kind: 'personal' | 'group', chatId?: string) =>
+      client.post<InviteView>(`${MSG}/create_invite`, chatId ? { kind, chat_id: chatId } : { kind }),
+    /** Joins an invite: as the guest of this device (X-Device-Guid) or, signed in, as a member of a group. */
+    joinInvite: (code: string) => client.post<JoinedInvite>(`${MSG}/join_invite`, { code }),
     /** Sets the caller's own display name, shown to others as the name of private chats. */
     updateProfile: (name: string) => client.post<{ member: string; name: string }>(`${MSG}/update_profile`, { name }),
+
+    ...createMessageActionsApi(client),
   }
 }
 
 export type ChatApi = ReturnType<typeof createChatApi>
+
+/** The operations on single messages of an open conversation and the message search (docs/chat-api.md, Messages and Search). */
+export function createMessageActionsApi(client: ApiClient) {
+  return {
+    /** Sends `content` as a reply to `replyTo`, a message of the same chat. */
+    sendReply: (chatId: string, content: string, replyTo: string) =>
+      client.post<MessageView>(`${MSG}/send_message`, { chat_id: chatId, content, reply_to: replyTo }),
+
+    /** Replaces the content of the caller's own message. */
+    editMessage: (messageId: string, content: string) =>
+      client.post<MessageView>(`${MSG}/edit_message`, { message_id: messageId, content }),
+
+    /** Marks the message deleted (the author, or the chat's owner or an admin outside private chats). */
+    softDeleteMessage: (messageId: string) =>
+      client.post<MessageView>(`${MSG}/soft_delete_message`, { message_id: messageId }),
+
+    pinMessage: (messageId: string) => client.post<MessageView>(`${MSG}/pin_message`, { message_id: messageId }),
+
+    unpinMessage: (messageId: string) => client.post<MessageView>(`${MSG}/unpin_message`, { message_id: messageId }),
+
+    /** Adds the caller's reaction with `emoji`, or removes it when the caller already reacted with it. */
+    toggleReaction: (messageId: string, emoji: string) =>
+      client.post<ReactionToggle>(`${MSG}/toggle_message_reaction`, { message_id: messageId, emoji }),
+
+    /** Posts a copy of the message into another chat of the caller. */
+    forwardMessage: (messageId: string, toChatId: string) =>
+      client.post<MessageView>(`${MSG}/forward_message`, { message_id: messageId, to_chat_id: toChatId }),
+
+    /** Messages of the caller's chats (or of `chat_id`) containing every word of `q`, newest first. */
+    searchMessages: (q: string, options: { chat_id?: string; before?: string; limit?: number } = {}) =>
+      client.get<SearchPage>(`${MSG}/search_messages`, { q, ...options }),
+  }
+}

@@ -58,3 +58,50 @@ export interface ReadMarker {
   last_read: string
   unread: number
 }
+
+/** A member of a chat (docs/chat-api.md, MemberView). */
+export interface MemberView {
+  /** CRM id, or guest id. */
+  member: string
+  role: number
+  owner: boolean
+  admin: boolean
+  joined: string
+  last_read: string
+}
+
+/** A page of get_chat_members, members in ascending id order. */
+export interface MemberPage {
+  members: MemberView[]
+  member_count: number
+  has_more: boolean
+}
+
+/** An invite code and the client route that opens it (create_invite). */
+export interface InviteView {
+  code: string
+  kind: 'personal' | 'group'
+  chat_id: string
+  path: string
+}
+
+/** The answer of join_invite: who the caller is in the conversation, and the conversation. */
+export interface JoinedInvite {
+  member: string
+  guest: boolean
+  kind: 'personal' | 'group'
+  calls_allowed: boolean
+  chat: ChatView
+}
+
+/** The answer of toggle_message_reaction: whether the reaction was added, and the reacted message. */
+export interface ReactionToggle {
+  added: boolean
+  message: MessageView
+}
+
+/** A page of search_messages, newest first; reaction rows come with `link_kind` "reaction". */
+export interface SearchPage {
+  messages: MessageView[]
+  has_more: boolean
+}

@@ -1,17 +1,19 @@
-import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
 import type { Features } from '../config/client-config.ts'
-import { type LiveStatus, openLiveEvents } from '../live-events.ts'
+import { type LiveStatus, openLiveEvents, type TickStorage } from '../live-events.ts'
 import { navigate } from '../router/navigation.ts'
-import { routePath } from '../router/routes.ts'
+import { MOUNT, routePath } from '../router/routes.ts'
 import type { Services } from '../services.ts'
 import { ChatList } from './chat-list/chat-list.tsx'
 import { chatListReducer, EMPTY_CHAT_LIST } from './chat-list/chat-list-state.ts'
 import { NewPrivateChat } from './chat-list/new-private-chat.tsx'
 import { Conversation } from './conversation/conversation.tsx'
 import { createEventBus } from './live/event-bus.ts'
+import { ChatPanel } from './manage/chat-panel.tsx'
+import { NewGroupChat } from './manage/new-group-chat.tsx'
 import { ChatType } from './message/names.ts'
 import { ProfilePanel } from './profile/profile-panel.tsx'
 
@@ -33,6 +35,27 @@ function findChat(chats: ChatView[], chatId: string | undefined): ChatView | und
   )
 }
 
+/** Keeps the largest event tick for as long as the page lives (see the live stream below). */
+function memoryTickStorage(): TickStorage {
+  const items = new Map<string, string>()
+  return { getItem: (key) => items.get(key) ?? null, setItem: (key, value) => void items.set(key, value) }
+}
+
+/** The browser's idea of being online (navigator.onLine), following its online and offline events. */
+function useOnline(): boolean {
+  const [online, setOnline] = useState(() => navigator.onLine)
+  useEffect(() => {
+    const update = () => setOnline(navigator.onLine)
+    window.addEventListener('online', update)
+    window.addEventListener('offline', update)
+    return () => {
+      window.removeEventListener('online', update)
+      window.removeEventListener('offline', update)
+    }
+  }, [])
+  return online
+}
+
 /**
  * The messenger at /chat/ and /chat/c/{chatId}: the chat list with unread badges beside the open
  * conversation, kept current by the gateway's live events.
@@ -44,17 +67,21 @@ export function Messenger({ services, me, features, chatId, onSignedOut }: Messe
   const [error, setError] = useState('')
   const [missing, setMissing] = useState('')
   const bus = useMemo(createEventBus, [])
+  const [panelOpen, setPanelOpen] = useState(false)
+  const panelToggle = useRef<HTMLButtonElement>(null)
 
   const visibleChats = features.allChats ? list.chats : list.chats.filter((chat) => chat.type === ChatType.Private)
   const openChat = findChat(visibleChats, chatId)
   const openChatId = useRef<string | undefined>(undefined)
   openChatId.current = openChat?.id
 
-  // The list, at start and whenever live events say it is out of date.
-  useEffect(() => {
+  // The list, at start and whenever live events say it is out of date. A layout effect, so the
+  // request leaves before the first paint rather than a frame after it (the first render of a
+  // conversation waits for it; bench/web-render.ts).
+  useLayoutEffect(() => {
     if (list.loaded && !list.reload) return
     api
-      .getChats()
+      .getChatsWithHidden()
       .then((chats) => dispatch({ type: 'loaded', chats }))
       .catch((failure) => setError(failureText(failure)))
   }, [api, list.reload])
@@ -76,9 +103,19 @@ export function Messenger({ services, me, features, chatId, onSignedOut }: Messe
 
   // The list is fetched at every page start, so the stream starts fresh too (no stored tick):
   // replaying older events would count them twice. Reconnects replay with since=<largest tick>.
+  // The tick lives in memory for the page, so a stream reopened after the browser went offline
+  // and online again also resumes with since=<largest tick>: a dead connection (a dropped Wi-Fi)
+  // can take minutes to notice, the browser's online event does not.
+  const ticks = useMemo(memoryTickStorage, [])
+  const online = useOnline()
   useEffect(() => {
+    if (!online) {
+      setStatus('offline')
+      return
+    }
     const live = openLiveEvents({
       url: services.subscribeUrl,
+      storage: ticks,
       onEvent(event) {
         dispatch({ type: 'event', event, me: me.crmId, openChatId: openChatId.current })
         bus.publish(event)
@@ -90,7 +127,7 @@ export function Messenger({ services, me, features, chatId, onSignedOut }: Messe
       onStatus: setStatus,
     })
     return () => live.close()
-  }, [services.subscribeUrl, me.crmId, bus])
+  }, [services.subscribeUrl, me.crmId, bus, online, ticks])
 
   // A chat the list does not hold (yet): ask for it once, so a shared link or a fresh chat opens.
   const needsLookup = chatId !== undefined && list.loaded && !openChat && missing !== chatId
@@ -110,6 +147,17 @@ export function Messenger({ services, me, features, chatId, onSignedOut }: Messe
     navigate(routePath({ name: 'messenger', chatId: chat.id }))
   }
 
+  function closePanel() {
+    setPanelOpen(false)
+    panelToggle.current?.focus()
+  }
+
+  function left(leftChatId: string) {
+    setPanelOpen(false)
+    dispatch({ type: 'remove', chatId: leftChatId })
+    navigate(MOUNT, { replace: true })
+  }
+
   const notAllowed = openChat === undefined && missing === chatId && chatId !== undefined
   const outsideMode = openChat === undefined && findChat(list.chats, chatId) !== undefined
   return (
@@ -117,6 +165,7 @@ export function Messenger({ services, me, features, chatId, onSignedOut }: Messe
       <aside class="sidebar">
         <ProfilePanel me={me} auth={auth} api={api} onSignedOut={onSignedOut} />
         <NewPrivateChat api={api} onOpened={opened} />
+        {features.allChats && <NewGroupChat api={api} channels={features.channels} onCreated={opened} />}
         {error && (
           <p class="form-error" role="alert">
             {error}
@@ -124,16 +173,42 @@ export function Messenger({ services, me, features, chatId, onSignedOut }: Messe
         )}
         <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} />
       </aside>
-      <section class="conversation-pane">
+      <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>
         {openChat ? (
-          <Conversation
-            key={openChat.id}
-            api={api}
-            chat={openChat}
-            me={me}
-            bus={bus}
-            onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
-          />
+          <>
+            <div class="open-chat">
+              <button
+                type="button"
+                class="chat-info-toggle secondary"
+                ref={panelToggle}
+                aria-expanded={panelOpen}
+                aria-controls="chat-panel"
+                aria-label="Chat info"
+                onClick={() => (panelOpen ? closePanel() : setPanelOpen(true))}
+              >
+                Info
+              </button>
+              <Conversation
+                key={openChat.id}
+                api={api}
+                chat={openChat}
+                me={me}
+                bus={bus}
+                onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
+              />
+            </div>
+            {panelOpen && (
+              <ChatPanel
+                key={openChat.id}
+                api={api}
+                chat={openChat}
+                me={me}
+                onChat={(chat) => dispatch({ type: 'upsert', chat })}
+                onLeft={left}
+                onClose={closePanel}
+              />
+            )}
+          </>
         ) : outsideMode ? (
           <p class="empty">Groups and channels are not shown in this deployment's client mode.</p>
         ) : notAllowed ? (

@@ -154,7 +154,7 @@ test('routes that later releases fill say so, and unknown paths are not found', 
   await page.getByRole('heading', { name: 'Calls not available' }).waitFor()
   assert.match((await page.locator('main').textContent()) ?? '', /not part of this release/)
   await page.goto(`${system.url}/chat?code=invite-code-1`)
-  await page.getByRole('heading', { name: 'Joining as a guest not available' }).waitFor()
+  await page.getByRole('heading', { name: 'Could not join' }).waitFor()
   await page.goto(`${system.url}/chat/no/such/page`)
   await page.getByRole('heading', { name: 'Page not found' }).waitFor()
   await page.getByRole('link', { name: 'Back to the messenger' }).click()

@@ -18,7 +18,8 @@ import { buildClient } from '../../build-client.ts'
 
 /** Debian's Chromium; no browser is downloaded. */
 export const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_FLAGS = [
+/** Flags of every headless run (tests and bench/web-render.ts): no GPU, no background traffic. */
+export const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -52,11 +53,16 @@ async function freePort(): Promise<number> {
   return port
 }
 
+/** Where startSystem registers its cleanups: a test's context, or a benchmark's own list. */
+export type Cleanups = Pick<TestContext, 'after'>
+
 /**
  * The whole system on loopback ports: a gateway serving the freshly built client at /chat/ and
  * routing /msg/ to a chat module, whose mail (sign-in codes) goes to a real SMTP sink.
  */
-export async function startSystem(t: TestContext) {
+export async function startSystem(cleanups: Cleanups) {
+  // The database and SMTP helpers take a TestContext but use only its after().
+  const t = cleanups as TestContext
   // After-hooks run in the order they were added: the gateway stops first, then the chat module
   // cuts the connections the gateway's pollers left open (else it waits out their keep-alive).
   let stop = async () => {}
@@ -147,6 +153,18 @@ export async function openPage(browser: Browser, viewport = { width: 1100, heigh
     errors.push(`console: ${message.text()} (${url})`)
   })
   return { context, page, errors }
+}
+
+/** Signs in on the sign-in page (already open) by the email code the SMTP sink received; returns the CRM id. */
+export async function signInByEmail(page: Page, system: System, email: string): Promise<string> {
+  const before = system.smtp.received.filter((mail) => mail.envelopeTo.includes(email)).length
+  await page.getByLabel('Email address').fill(email)
+  await page.getByRole('button', { name: 'Send code' }).click()
+  await page.getByLabel('Sign-in code').waitFor()
+  const { code } = await system.mailTo(email, before)
+  await page.getByLabel('Sign-in code').fill(code)
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
+  return (await page.getByTestId('my-crm-id').textContent()) ?? ''
 }
 
 /** Saves a screenshot of the page as test-results/web/<name>.png. */

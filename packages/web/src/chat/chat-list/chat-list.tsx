@@ -1,9 +1,11 @@
+import { useState } from 'preact/hooks'
 import type { ChatView } from '../../api/chat-types.ts'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
 import { chatKind } from '../message/names.ts'
 
 interface ChatListProps {
+  /** The caller's chats, hidden ones included. */
   chats: ChatView[]
   openChatId: string | undefined
   loaded: boolean
@@ -19,34 +21,67 @@ function UnreadBadge({ count }: { count: number }) {
   )
 }
 
-/** The caller's chats, pinned first, each with its unread count; the open one is marked. */
+function ChatItems({ chats, openChatId }: { chats: ChatView[]; openChatId: string | undefined }) {
+  return (
+    <ul class="chat-list">
+      {chats.map((chat) => (
+        <li key={chat.id} data-chat-id={chat.id} class={chat.unread > 0 ? 'has-unread' : undefined}>
+          <Link
+            href={routePath({ name: 'messenger', chatId: chat.id })}
+            class="chat-link"
+            aria-current={chat.id === openChatId ? 'page' : undefined}
+          >
+            <span class="chat-name">
+              {chat.pinned && (
+                <span class="pin" title="Pinned">
+                  📌<span class="visually-hidden">Pinned: </span>
+                </span>
+              )}
+              {chat.name}
+            </span>
+            <span class="chat-kind">{chat.archived ? 'Archived' : chatKind(chat)}</span>
+            <UnreadBadge count={chat.unread} />
+          </Link>
+        </li>
+      ))}
+    </ul>
+  )
+}
+
+/**
+ * The caller's chats, pinned first, each with its unread count; the open one is marked. Chats the
+ * caller hid are listed only after "Show hidden chats".
+ */
 export function ChatList({ chats, openChatId, loaded }: ChatListProps) {
+  const [showHidden, setShowHidden] = useState(false)
   if (!loaded) return <p class="loading">Loading chats…</p>
-  if (chats.length === 0) return <p class="empty">No chats yet. Start one with someone's user id.</p>
+  const shown = chats.filter((chat) => !chat.hidden)
+  const hidden = chats.filter((chat) => chat.hidden)
   return (
     <nav aria-label="Chats">
-      <ul class="chat-list">
-        {chats.map((chat) => (
-          <li key={chat.id} data-chat-id={chat.id} class={chat.unread > 0 ? 'has-unread' : undefined}>
-            <Link
-              href={routePath({ name: 'messenger', chatId: chat.id })}
-              class="chat-link"
-              aria-current={chat.id === openChatId ? 'page' : undefined}
-            >
-              <span class="chat-name">
-                {chat.pinned && (
-                  <span class="pin" title="Pinned">
-                    📌<span class="visually-hidden">Pinned: </span>
-                  </span>
-                )}
-                {chat.name}
-              </span>
-              <span class="chat-kind">{chat.archived ? 'Archived' : chatKind(chat)}</span>
-              <UnreadBadge count={chat.unread} />
-            </Link>
-          </li>
-        ))}
-      </ul>
+      {shown.length === 0 ? (
+        <p class="empty">
+          {hidden.length === 0 ? "No chats yet. Start one with someone's user id." : 'All your chats are hidden.'}
+        </p>
+      ) : (
+        <ChatItems chats={shown} openChatId={openChatId} />
+      )}
+      {hidden.length > 0 && (
+        <button
+          type="button"
+          class="link-button hidden-toggle"
+          aria-expanded={showHidden}
+          aria-controls="hidden-chats"
+          onClick={() => setShowHidden(!showHidden)}
+        >
+          {showHidden ? 'Hide hidden chats' : `Show hidden chats (${hidden.length})`}
+        </button>
+      )}
+      {showHidden && hidden.length > 0 && (
+        <section id="hidden-chats" aria-label="Hidden chats" class="hidden-chats">
+          <ChatItems chats={hidden} openChatId={openChatId} />
+        </section>
+      )}
     </nav>
   )
 }

@@ -1,5 +1,7 @@
 import type { MessageView } from '../../api/chat-types.ts'
+import type { BroadcastEvent } from '../../live-events.ts'
 import { compareIds } from '../chat-list/chat-list-state.ts'
+import { applyMessageEvent } from './message-events.ts'
 
 /** The loaded part of one chat's history, oldest message first. */
 export interface ConversationState {
@@ -28,6 +30,8 @@ export type ConversationAction =
   | { type: 'older'; messages: MessageView[]; hasMore: boolean }
   /** Newer messages (`after`), a sent message, or any fresher view of loaded ones. */
   | { type: 'newer'; messages: MessageView[] }
+  /** A live edit, deletion, pin or reaction of this chat, applied to the loaded messages. */
+  | { type: 'event'; event: BroadcastEvent; me: string }
 
 export function conversationReducer(state: ConversationState, action: ConversationAction): ConversationState {
   switch (action.type) {
@@ -37,6 +41,10 @@ export function conversationReducer(state: ConversationState, action: Conversati
       return { ...state, messages: mergeMessages(state.messages, action.messages), hasOlder: action.hasMore }
     case 'newer':
       return { ...state, messages: mergeMessages(state.messages, action.messages) }
+    case 'event': {
+      const messages = applyMessageEvent(state.messages, action.event, action.me)
+      return messages === state.messages ? state : { ...state, messages }
+    }
   }
 }
 

@@ -1,16 +1,29 @@
 import { useCallback, useEffect, useReducer, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
-import type { ChatView } from '../../api/chat-types.ts'
+import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
 import { Link } from '../../router/link.tsx'
-import { MOUNT } from '../../router/routes.ts'
+import { navigate } from '../../router/navigation.ts'
+import { MOUNT, routePath } from '../../router/routes.ts'
+import { ForwardDialog } from '../actions/forward-dialog.tsx'
 import { compareIds } from '../chat-list/chat-list-state.ts'
 import type { EventBus } from '../live/event-bus.ts'
 import { chatKind, mayPost } from '../message/names.ts'
+import { MessageSearch } from '../search/message-search.tsx'
 import { Composer } from './composer.tsx'
-import { conversationReducer, EMPTY_CONVERSATION, newestId, oldestId } from './conversation-state.ts'
-import { MessageList } from './message-list.tsx'
+import {
+  type ConversationAction,
+  type ConversationState,
+  conversationReducer,
+  EMPTY_CONVERSATION,
+  newestId,
+  oldestId,
+} from './conversation-state.ts'
+import { MESSAGE_CHANGE_EVENTS } from './message-events.ts'
+import { type FocusRequest, MessageList } from './message-list.tsx'
+import { PinnedBar } from './pinned-bar.tsx'
+import { useMessageActions } from './use-message-actions.ts'
 
 interface ConversationProps {
   api: ChatApi
@@ -24,8 +37,21 @@ interface ConversationProps {
 /** Messages per page of history. */
 const PAGE = 50
 
-/** Event types that bring new or changed messages of a chat. */
-const MESSAGE_EVENTS = new Set(['NewChatMessage', 'MessageEdited', 'MessageDeleted'])
+/** Pages (of the largest size) loaded back at most to reach a message that is jumped to. */
+const JUMP_PAGES = 10
+const JUMP_PAGE = 200
+
+/** The location's `#message-{id}`: a search result of another chat opens the chat at that message. */
+const MESSAGE_HASH = /^#message-([1-9][0-9]{0,15})$/
+
+/** The path that opens `message` in its chat. */
+export function messagePath(message: MessageView): string {
+  return `${routePath({ name: 'messenger', chatId: message.chat_id })}#message-${message.id}`
+}
+
+function holds(state: ConversationState, messageId: string): boolean {
+  return state.messages.some((message) => message.id === messageId)
+}
 
 /**
  * One open chat: its history (paged back on demand), live arrivals, the composer, and the read
@@ -36,8 +62,20 @@ export function Conversation({ api, chat, me, bus, onRead }: ConversationProps) 
   const [error, setError] = useState('')
   const [loadingOlder, setLoadingOlder] = useState(false)
   const [visible, setVisible] = useState(() => document.visibilityState === 'visible')
+  const [searching, setSearching] = useState(false)
+  const [focus, setFocus] = useState<FocusRequest>()
+  const [notice, setNotice] = useState<{ text: string; chat?: ChatView }>()
   const latest = useRef(state)
   latest.current = state
+  const jumps = useRef(0)
+
+  /** Dispatches and keeps `latest` current for the rest of an async loop. */
+  function apply(action: ConversationAction) {
+    dispatch(action)
+    latest.current = conversationReducer(latest.current, action)
+  }
+
+  const actions = useMessageActions({ api, chat, me, dispatch: apply, onError: setError, jumpTo })
 
   useEffect(() => {
     api
@@ -73,19 +111,77 @@ export function Conversation({ api, chat, me, bus, onRead }: ConversationProps) 
     while (more) {
       const after = newestId(latest.current)
       const page = await api.getChatMessages(chat.id, after ? { after, limit: PAGE } : { limit: PAGE })
-      dispatch({ type: 'newer', messages: page.messages })
-      latest.current = conversationReducer(latest.current, { type: 'newer', messages: page.messages })
+      apply({ type: 'newer', messages: page.messages })
       more = Boolean(after) && page.has_more
+    }
+  }
+
+  /** The current view of one loaded message: reaction counts of others are settled by the server's answer. */
+  async function refresh(messageId: string) {
+    if (!holds(latest.current, messageId)) return
+    try {
+      const before = (BigInt(messageId) + 1n).toString()
+      const page = await api.getChatMessages(chat.id, { before, limit: 1 })
+      const view = page.messages[0]
+      if (view?.id === messageId) apply({ type: 'newer', messages: [view] })
+    } catch (failure) {
+      setError(failureText(failure))
     }
   }
 
   useEffect(
     () =>
       bus.subscribe((event) => {
-        if (event === 'resync' || (MESSAGE_EVENTS.has(event.type) && event.data.chat_id === chat.id)) catchUp()
+        if (event === 'resync') {
+          catchUp()
+          return
+        }
+        if (event.data.chat_id !== chat.id) return
+        if (event.type === 'NewChatMessage') catchUp()
+        else if (MESSAGE_CHANGE_EVENTS.has(event.type)) {
+          apply({ type: 'event', event, me: me.crmId })
+          if (event.type === 'ReactionChanged' && event.data.by !== me.crmId) refresh(String(event.data.message_id))
+        }
       }),
     [bus, chat.id, catchUp],
   )
+
+  /** Brings a message into view, paging back through the history when it is older than what is loaded. */
+  async function jumpTo(messageId: string) {
+    try {
+      const newest = newestId(latest.current)
+      if (!holds(latest.current, messageId) && newest && compareIds(messageId, newest) > 0) await catchUp()
+      for (let pages = 0; !holds(latest.current, messageId) && latest.current.hasOlder && pages < JUMP_PAGES; pages++) {
+        const before = oldestId(latest.current)
+        if (!before) break
+        const page = await api.getChatMessages(chat.id, { before, limit: JUMP_PAGE })
+        apply({ type: 'older', messages: page.messages, hasMore: page.has_more })
+      }
+      jumps.current += 1
+      if (holds(latest.current, messageId)) setFocus({ id: messageId, seq: jumps.current })
+      else setNotice({ text: 'That message is no longer in this chat, or too far back to show here.' })
+    } catch (failure) {
+      setError(failureText(failure))
+    }
+  }
+
+  // Opened from a search result of another chat: go to the message once the history is there.
+  useEffect(() => {
+    if (!state.loaded) return
+    const target = MESSAGE_HASH.exec(location.hash)?.[1]
+    if (!target) return
+    history.replaceState(history.state, '', `${location.pathname}${location.search}`)
+    jumpTo(target)
+  }, [state.loaded])
+
+  function openResult(message: MessageView) {
+    if (message.chat_id !== chat.id) {
+      navigate(messagePath(message))
+      return
+    }
+    setSearching(false)
+    jumpTo(message.id)
+  }
 
   useEffect(() => {
     const update = () => setVisible(document.visibilityState === 'visible')
@@ -121,29 +217,44 @@ export function Conversation({ api, chat, me, bus, onRead }: ConversationProps) 
     }
   }
 
-  async function send(text: string) {
-    try {
-      const message = await api.sendMessage(chat.id, text)
-      dispatch({ type: 'newer', messages: [message] })
-    } catch (failure) {
-      throw new Error(failureText(failure))
-    }
-  }
-
   return (
     <article class="conversation" aria-label={chat.name}>
       <header class="conversation-header">
         <Link href={MOUNT} class="back-link" aria-label="Back to the chat list">
           ←
         </Link>
-        <div>
+        <div class="conversation-title">
           <h2>{chat.name}</h2>
           <p class="chat-kind">{chatKind(chat)}</p>
         </div>
+        <button
+          type="button"
+          class="secondary search-toggle"
+          aria-expanded={searching}
+          onClick={() => setSearching(!searching)}
+        >
+          Search
+        </button>
       </header>
+      {searching && <MessageSearch api={api} chat={chat} onOpen={openResult} onClose={() => setSearching(false)} />}
+      <PinnedBar messages={state.messages} onJump={jumpTo} />
       {error && (
         <p class="form-error" role="alert">
           {error}
+        </p>
+      )}
+      {notice && (
+        <p class="notice-line" role="status">
+          {notice.text}
+          {notice.chat && (
+            <>
+              {' '}
+              <Link href={routePath({ name: 'messenger', chatId: notice.chat.id })}>Open {notice.chat.name}</Link>
+            </>
+          )}
+          <button type="button" class="link-button" onClick={() => setNotice(undefined)}>
+            Dismiss
+          </button>
         </p>
       )}
       {state.loaded ? (
@@ -154,12 +265,31 @@ export function Conversation({ api, chat, me, bus, onRead }: ConversationProps) 
           hasOlder={state.hasOlder}
           loadingOlder={loadingOlder}
           onLoadOlder={loadOlder}
+          actionsFor={actions.actionsFor}
+          handlers={actions.handlers}
+          focus={focus}
         />
       ) : (
         <p class="loading">Loading messages…</p>
       )}
+      {actions.forwarding && (
+        <ForwardDialog
+          api={api}
+          message={actions.forwarding}
+          fromChatId={chat.id}
+          onForwarded={(target) => {
+            actions.closeForward()
+            setNotice({ text: `Forwarded to ${target.name}.`, chat: target })
+          }}
+          onClose={actions.closeForward}
+        />
+      )}
       {mayPost(chat) ? (
-        <Composer onSend={send} />
+        <Composer
+          onSend={actions.send}
+          context={actions.composerContext}
+          onCancelContext={actions.cancelComposerContext}
+        />
       ) : (
         <p class="read-only">{chat.archived ? 'This chat is archived and read-only.' : 'Only admins post here.'}</p>
       )}

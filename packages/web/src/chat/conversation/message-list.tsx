@@ -1,7 +1,14 @@
 import { useLayoutEffect, useRef } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
+import type { MessageActionHandlers } from '../actions/message-actions.tsx'
 import { MessageItem } from '../message/message-item.tsx'
+
+/** A message to bring into view and focus; `seq` repeats a jump to the same message. */
+export interface FocusRequest {
+  id: string
+  seq: number
+}
 
 interface MessageListProps {
   chat: ChatView
@@ -10,6 +17,10 @@ interface MessageListProps {
   hasOlder: boolean
   loadingOlder: boolean
   onLoadOlder: () => void
+  /** The message whose actions are shown. */
+  actionsFor: string | undefined
+  handlers: MessageActionHandlers
+  focus: FocusRequest | undefined
 }
 
 /** Pixels from the bottom within which the list counts as scrolled to the newest message. */
@@ -19,7 +30,8 @@ const NEAR_BOTTOM = 48
  * The conversation's messages, oldest first. It stays at the newest message while the reader is
  * there (or just sent one) and keeps the reader's place when older messages are loaded above.
  */
-export function MessageList({ chat, me, messages, hasOlder, loadingOlder, onLoadOlder }: MessageListProps) {
+export function MessageList(props: MessageListProps) {
+  const { chat, me, messages, hasOlder, loadingOlder, onLoadOlder, actionsFor, handlers, focus } = props
   const box = useRef<HTMLDivElement>(null)
   const place = useRef({ fromBottom: 0, atBottom: true, newest: '' })
 
@@ -41,6 +53,15 @@ export function MessageList({ chat, me, messages, hasOlder, loadingOlder, onLoad
     remember()
   }, [messages])
 
+  useLayoutEffect(() => {
+    if (!focus) return
+    const target = box.current?.querySelector<HTMLElement>(`[data-message-id="${focus.id}"]`)
+    if (!target) return
+    target.scrollIntoView({ block: 'center' })
+    target.focus({ preventScroll: true })
+    remember()
+  }, [focus])
+
   return (
     <div class="message-scroll" ref={box} onScroll={remember}>
       {hasOlder && (
@@ -54,7 +75,14 @@ export function MessageList({ chat, me, messages, hasOlder, loadingOlder, onLoad
         <div role="log" aria-live="polite" aria-label={`Messages in ${chat.name}`}>
           <ol class="messages">
             {messages.map((message) => (
-              <MessageItem key={message.id} message={message} chat={chat} me={me} />
+              <MessageItem
+                key={message.id}
+                message={message}
+                chat={chat}
+                me={me}
+                actionsOpen={actionsFor === message.id}
+                handlers={handlers}
+              />
             ))}
           </ol>
         </div>

@@ -1,29 +1,108 @@
+import { ChatMessFlags } from '@atrium/platform/flags'
+import { useRef } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
-import { senderName } from './names.ts'
+import { type MessageActionHandlers, MessageActions } from '../actions/message-actions.tsx'
+import { MarkdownContent, PlainText } from './markdown-content.tsx'
+import { messagePermissions, senderName } from './names.ts'
 
 interface MessageItemProps {
   message: MessageView
   chat: ChatView
   me: UserView
+  /** This message's action buttons are shown. */
+  actionsOpen: boolean
+  handlers: MessageActionHandlers
 }
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
 
-/** One message of a conversation. Text is shown as written; markdown rendering comes with the shared renderer. */
-export function MessageItem({ message, chat, me }: MessageItemProps) {
+/**
+ * One message of a conversation: the preview of the message it replies to, its Markdown content,
+ * marks (forwarded, edited, pinned), reaction chips that toggle the caller's own reaction, and a
+ * button that shows its actions.
+ */
+export function MessageItem({ message, chat, me, actionsOpen, handlers }: MessageItemProps) {
+  const toggle = useRef<HTMLButtonElement>(null)
   const mine = message.owner === me.crmId
   const sent = new Date(message.time)
+  const permissions = messagePermissions(message, chat, me)
+  const hasActions = Object.values(permissions).some(Boolean)
+  const reply = message.reply_to
+  const classes = ['message', mine && 'mine', message.pinned && 'pinned', message.deleted && 'deleted']
   return (
-    <li class={mine ? 'message mine' : 'message'} data-message-id={message.id}>
+    <li class={classes.filter(Boolean).join(' ')} data-message-id={message.id} tabIndex={-1}>
+      {reply && (
+        <button
+          type="button"
+          class="reply-preview"
+          title="Go to the replied message"
+          onClick={() => handlers.jumpTo(reply.id)}
+        >
+          <span class="reply-sender">{senderName(reply.owner, chat, me)}</span>
+          <span class="reply-text">{reply.deleted ? 'Message deleted' : <PlainText source={reply.content} />}</span>
+        </button>
+      )}
       <div class="message-meta">
         <span class="sender">{senderName(message.owner, chat, me)}</span>
         <time dateTime={message.time} title={sent.toLocaleString()}>
           {timeFormat.format(sent)}
         </time>
-        {message.edited && <span class="edited">edited</span>}
+        {message.forwarded_from !== '0' && <span class="forwarded">forwarded</span>}
+        {message.edited && !message.deleted && <span class="edited">edited</span>}
+        {message.pinned && <span class="pin-mark">📌 pinned</span>}
       </div>
-      <div class="message-content">{message.deleted ? <em>Message deleted</em> : message.content}</div>
+      {message.deleted ? (
+        <div class="message-content">
+          <em>Message deleted</em>
+        </div>
+      ) : message.flags & ChatMessFlags.Widget ? (
+        <div class="message-content">{message.content}</div>
+      ) : (
+        <MarkdownContent source={message.content} />
+      )}
+      {message.reactions.length > 0 && !message.deleted && (
+        <ul class="reactions" aria-label="Reactions">
+          {message.reactions.map((reaction) => (
+            <li key={reaction.emoji}>
+              <button
+                type="button"
+                class="reaction-chip"
+                aria-pressed={reaction.mine}
+                aria-label={`${reaction.emoji} ${reaction.count}${reaction.mine ? ', including you' : ''}`}
+                disabled={!permissions.react}
+                onClick={() => handlers.react(message, reaction.emoji)}
+              >
+                {reaction.emoji} {reaction.count}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {hasActions && (
+        <button
+          ref={toggle}
+          type="button"
+          class="actions-toggle"
+          aria-expanded={actionsOpen}
+          aria-label="Actions"
+          title="Actions"
+          onClick={() => handlers.showActions(actionsOpen ? undefined : message.id)}
+        >
+          ⋯
+        </button>
+      )}
+      {actionsOpen && (
+        <MessageActions
+          message={message}
+          permissions={permissions}
+          handlers={handlers}
+          onClose={() => {
+            handlers.showActions(undefined)
+            toggle.current?.focus()
+          }}
+        />
+      )}
     </li>
   )
 }

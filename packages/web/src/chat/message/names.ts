@@ -1,5 +1,6 @@
+import { ChatMessFlags } from '@atrium/platform/flags'
 import type { UserView } from '../../api/auth-api.ts'
-import type { ChatView } from '../../api/chat-types.ts'
+import type { ChatView, MessageView } from '../../api/chat-types.ts'
 
 /** Chat type flags (spec: "Chat type flags"). */
 export const ChatType = { Private: 1, Group: 2, InfoChannel: 4 } as const
@@ -31,3 +32,27 @@ export function mayPost(chat: ChatView): boolean {
 export function ownName(me: UserView): string {
   return me.name || me.contacts[0]?.value || `User ${me.crmId}`
 }
+
+/** Message kinds whose content is not text the author wrote (widgets, calls), so they are not edited. */
+const NOT_TEXT = ChatMessFlags.Widget | ChatMessFlags.Call | ChatMessFlags.WidgetCommand
+
+/** The caller owns or administers the chat. */
+function manages(chat: ChatView): boolean {
+  return (chat.role & MANAGES) !== 0
+}
+
+/** What the caller may do with one message, as the chat module decides it (docs/chat-api.md, Messages). */
+export function messagePermissions(message: MessageView, chat: ChatView, me: UserView) {
+  const open = !chat.archived && !message.deleted
+  const mine = message.owner === me.crmId
+  return {
+    reply: open && mayPost(chat),
+    react: open,
+    edit: open && mine && (message.flags & NOT_TEXT) === 0,
+    delete: open && (mine || (chat.type !== ChatType.Private && manages(chat))),
+    pin: open && (chat.type === ChatType.Private || manages(chat)),
+    forward: !message.deleted,
+  }
+}
+
+export type MessagePermissions = ReturnType<typeof messagePermissions>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import type { AuthApi, UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import { failureText } from '../../api/envelope.ts'
+import { InviteLink } from '../manage/invite-link.tsx'
 import { ownName } from '../message/names.ts'
 
 interface ProfilePanelProps {
@@ -11,7 +12,10 @@ interface ProfilePanelProps {
   onSignedOut: () => void
 }
 
-/** Who is signed in, the user id others start a private chat with, the display name, and signing out. */
+/**
+ * Who is signed in, the user id others start a private chat with, the display name, a personal
+ * invite link for guests, and signing out.
+ */
 export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) {
   const [name, setName] = useState(me.name)
   const [note, setNote] = useState('')
@@ -68,6 +72,11 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
         <button type="button" class="sign-out" disabled={busy} onClick={signOut}>
           Sign out
         </button>
+      </details>
+      <details class="invite-guest">
+        <summary>Invite a guest</summary>
+        <p class="hint">Someone without an account opens the link and gets a private chat with you.</p>
+        <InviteLink api={api} kind="personal" label="Create an invite link" />
       </details>
     </header>
   )

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { Page } from 'playwright-core'
+import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+
+/** Opens the private chat with `peer` from the chat list's form; returns the chat id. */
+async function openPrivateChat(page: Page, peer: string): Promise<string> {
+  // The form stays open after a chat was opened with it.
+  if (!(await page.getByLabel('Their user id').isVisible())) await page.getByText('New private chat').click()
+  await page.getByLabel('Their user id').fill(peer)
+  const before = new URL(page.url()).pathname
+  await page.getByRole('button', { name: 'Open chat' }).click()
+  await page.waitForURL((url) => url.pathname !== before && /^\/chat\/c\/\d+$/.test(url.pathname))
+  return new URL(page.url()).pathname.split('/').at(-1)!
+}
+
+/** Writes a message in the open conversation; returns its id once it shows as sent (as `shown`, rendered). */
+async function send(page: Page, text: string, shown = text): Promise<string> {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text)
+  await page.keyboard.press('Enter')
+  const sent = page.locator('.message.mine', { hasText: shown }).last()
+  await sent.waitFor()
+  return (await sent.getAttribute('data-message-id')) ?? ''
+}
+
+/** One message of the open conversation by id. */
+const messageOf = (page: Page, id: string) => page.locator(`.messages [data-message-id="${id}"]`)
+
+/** Opens a message's actions and presses one of them. */
+async function act(page: Page, id: string, action: string) {
+  await messageOf(page, id).getByRole('button', { name: 'Actions', exact: true }).click()
+  await messageOf(page, id).getByRole('button', { name: action, exact: true }).click()
+}
+
+test('reply, react, edit, pin, delete, forward and search in an open conversation', async (t) => {
+  const browser = await launchBrowser(t)
+  if (!browser) return
+  const system = await startSystem(t)
+  const alice = await openPage(browser)
+  // Bob uses a phone-sized screen.
+  const bob = await openPage(browser, { width: 390, height: 780 })
+  const carol = await openPage(browser)
+  await alice.page.goto(`${system.url}/chat/sign-in`)
+  await signInByEmail(alice.page, system, 'alice@example.com')
+  await bob.page.goto(`${system.url}/chat/sign-in`)
+  const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
+  await carol.page.goto(`${system.url}/chat/sign-in`)
+  const carolId = await signInByEmail(carol.page, system, 'carol@example.com')
+  // A stream starts at the events' head: wait until each page follows it, so none misses its new chat.
+  for (const { page } of [alice, bob, carol]) await page.locator('.live-status').waitFor({ state: 'detached' })
+
+  const carolChat = await openPrivateChat(alice.page, carolId)
+  const bobChat = await openPrivateChat(alice.page, bobId)
+  const release = await send(alice.page, 'Release **1.2** is on Friday, see [notes](/chat/)', 'Friday, see')
+  const plain = await send(alice.page, 'A second message <img src=x onerror=alert(1)>')
+  // The shared renderer runs in the browser: Markdown becomes markup, raw HTML stays text.
+  await messageOf(alice.page, release).locator('.message-content strong', { hasText: '1.2' }).waitFor()
+  assert.equal(await messageOf(alice.page, release).locator('a').getAttribute('href'), '/chat/')
+  await messageOf(alice.page, plain).locator('.message-content.markdown').waitFor()
+  assert.equal(await messageOf(alice.page, plain).locator('img').count(), 0)
+  assert.match((await messageOf(alice.page, plain).textContent()) ?? '', /<img src=x onerror=alert\(1\)>/)
+
+  await bob.page.locator(`[data-chat-id="${bobChat}"] a`).click()
+  await messageOf(bob.page, plain).waitFor()
+
+  let reply = ''
+  await t.test('a reply quotes its message in the composer and shows the preview to the other person', async () => {
+    // By keyboard: the actions open from their button, Escape closes them and gives the focus back.
+    const toggle = messageOf(bob.page, release).getByRole('button', { name: 'Actions', exact: true })
+    await toggle.focus()
+    await bob.page.keyboard.press('Enter')
+    await messageOf(bob.page, release).getByRole('button', { name: 'Reply', exact: true }).waitFor()
+    await bob.page.keyboard.press('Escape')
+    assert.equal(await toggle.evaluate((element) => element === document.activeElement), true)
+    await bob.page.keyboard.press('Enter')
+    await messageOf(bob.page, release).getByRole('button', { name: 'Reply', exact: true }).press('Enter')
+    assert.match(
+      (await bob.page.locator('.composer .quoted').textContent()) ?? '',
+      /Replying to[\s\S]*Release 1\.2 is on Friday/,
+    )
+    reply = await send(bob.page, 'Ship it.')
+    await messageOf(alice.page, reply).locator('.reply-preview', { hasText: 'Release 1.2 is on Friday' }).waitFor()
+    await screenshot(bob.page, 'conversation-reply-phone')
+  })
+
+  await t.test('a reaction shows as a chip to both, and the chip toggles the own reaction', async () => {
+    await act(alice.page, reply, 'React with 👍')
+    await messageOf(bob.page, reply).locator('.reaction-chip', { hasText: '👍 1' }).waitFor()
+    await messageOf(bob.page, reply).locator('.reaction-chip').click()
+    await messageOf(alice.page, reply).locator('.reaction-chip[aria-pressed="true"]', { hasText: '👍 2' }).waitFor()
+    await messageOf(alice.page, reply).locator('.reaction-chip').click()
+    await messageOf(bob.page, reply).locator('.reaction-chip[aria-pressed="true"]', { hasText: '👍 1' }).waitFor()
+  })
+
+  await t.test('an edit changes the message and the preview of its reply', async () => {
+    await act(alice.page, release, 'Edit')
+    const field = alice.page.getByRole('textbox', { name: 'Message' })
+    // The composer takes the message's source text.
+    await alice.page.waitForFunction(
+      (text) => (document.getElementById('composer-text') as HTMLTextAreaElement | null)?.value === text,
+      'Release **1.2** is on Friday, see [notes](/chat/)',
+    )
+    await field.fill('Release **1.2** is on Monday')
+    await alice.page.getByRole('button', { name: 'Save' }).click()
+    await messageOf(bob.page, release).locator('.message-content', { hasText: 'Release 1.2 is on Monday' }).waitFor()
+    await messageOf(bob.page, release).locator('.edited').waitFor()
+    await messageOf(bob.page, reply).locator('.reply-preview', { hasText: 'Release 1.2 is on Monday' }).waitFor()
+    await alice.page.getByRole('button', { name: 'Send' }).waitFor()
+    assert.equal(await field.inputValue(), '')
+  })
+
+  await t.test('a pinned message shows in the bar for both until it is unpinned', async () => {
+    await act(bob.page, release, 'Pin')
+    await alice.page.locator('.pinned-bar', { hasText: 'Release 1.2 is on Monday' }).waitFor()
+    await messageOf(alice.page, release).locator('.pin-mark').waitFor()
+    await screenshot(alice.page, 'conversation-actions')
+    await act(alice.page, release, 'Unpin')
+    await bob.page.locator('.pinned-bar').waitFor({ state: 'detached' })
+  })
+
+  await t.test('a deleted message shows as deleted to both', async () => {
+    await messageOf(alice.page, plain).getByRole('button', { name: 'Actions', exact: true }).click()
+    await messageOf(alice.page, plain).getByRole('button', { name: 'Delete', exact: true }).click()
+    await messageOf(alice.page, plain).getByText('Delete this message for everyone?').waitFor()
+    await messageOf(alice.page, plain).getByRole('button', { name: 'Delete', exact: true }).click()
+    await messageOf(bob.page, plain).getByText('Message deleted').waitFor()
+    await messageOf(alice.page, plain).getByText('Message deleted').waitFor()
+  })
+
+  await t.test('a message is forwarded into another chat, where it arrives live', async () => {
+    await act(alice.page, reply, 'Forward')
+    const dialog = alice.page.getByRole('dialog', { name: 'Forward message' })
+    await dialog.getByRole('button', { name: carolId }).click()
+    await alice.page.getByRole('status').filter({ hasText: 'Forwarded to' }).waitFor()
+    await carol.page.locator(`[data-chat-id="${carolChat}"] a`).click()
+    await carol.page.locator('.message', { hasText: 'Ship it.' }).locator('.forwarded').waitFor()
+  })
+
+  await t.test('search finds messages by a partial word, and a result opens its chat at the message', async () => {
+    await carol.page.getByRole('button', { name: 'Search', exact: true }).click()
+    await carol.page.getByRole('searchbox', { name: 'Search messages' }).fill('hip')
+    await carol.page.keyboard.press('Enter')
+    await carol.page.locator('.search-result', { hasText: 'Ship it.' }).waitFor()
+
+    await alice.page.goto(`${system.url}/chat/c/${carolChat}`)
+    await alice.page.getByRole('button', { name: 'Search', exact: true }).click()
+    await alice.page.getByLabel('All chats').check()
+    await alice.page.getByRole('searchbox', { name: 'Search messages' }).fill('onda')
+    await alice.page.keyboard.press('Enter')
+    const result = alice.page.locator('.search-result', { hasText: 'Release **1.2** is on Monday' })
+    await result.waitFor()
+    await screenshot(alice.page, 'conversation-search')
+    await result.click()
+    await alice.page.waitForURL(new RegExp(`/chat/c/${bobChat}(#.*)?$`))
+    await alice.page.waitForFunction((id) => document.activeElement?.getAttribute('data-message-id') === id, release)
+  })
+
+  assert.deepEqual(alice.errors, [])
+  assert.deepEqual(bob.errors, [])
+  assert.deepEqual(carol.errors, [])
+})

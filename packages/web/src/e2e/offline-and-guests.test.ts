@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { Page } from 'playwright-core'
+import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+
+/** Writes a message in the open conversation and waits until it shows as sent. */
+async function send(page: Page, text: string) {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text)
+  await page.keyboard.press('Enter')
+  await page.locator('.message.mine', { hasText: text }).waitFor()
+}
+
+/** The id in the path of a messenger URL (/chat/c/{id}). */
+const chatIdOf = (page: Page) => new URL(page.url()).pathname.split('/').at(-1)!
+
+/** Offline emulation breaks the page's requests and its SSE stream; the browser logs each failure. */
+const notOfflineNoise = (errors: string[]) => errors.filter((error) => !error.includes('ERR_INTERNET_DISCONNECTED'))
+
+test('offline catch-up, groups with members, and guests through an invite link', async (t) => {
+  const browser = await launchBrowser(t)
+  if (!browser) return
+  const system = await startSystem(t)
+  const alice = await openPage(browser)
+  const bob = await openPage(browser)
+  await alice.page.goto(`${system.url}/chat/sign-in`)
+  await screenshot(alice.page, 'sign-in')
+  await signInByEmail(alice.page, system, 'alice@example.com')
+  await bob.page.goto(`${system.url}/chat/sign-in`)
+  const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
+
+  await t.test('a browser that was offline sees the messages it missed, without a reload', async () => {
+    await alice.page.getByText('New private chat').click()
+    await alice.page.getByLabel('Their user id').fill(bobId)
+    await alice.page.getByRole('button', { name: 'Open chat' }).click()
+    await alice.page.waitForURL(/\/chat\/c\/\d+$/)
+    const chatId = chatIdOf(alice.page)
+    await send(alice.page, 'Before the break')
+    await bob.page.locator(`[data-chat-id="${chatId}"] a`).click()
+    await bob.page.locator('.message', { hasText: 'Before the break' }).waitFor()
+    await bob.page.evaluate(() => Object.assign(window, { samePage: true }))
+
+    await bob.context.setOffline(true)
+    await bob.page.getByRole('status').filter({ hasText: 'Offline' }).waitFor()
+    await send(alice.page, 'Missed while offline')
+    await send(alice.page, 'Also missed')
+    await bob.context.setOffline(false)
+
+    await bob.page.locator('.message', { hasText: 'Also missed' }).waitFor()
+    assert.deepEqual(await bob.page.locator('.messages .message-content').allInnerTexts(), [
+      'Before the break',
+      'Missed while offline',
+      'Also missed',
+    ])
+    assert.equal(await bob.page.evaluate(() => (window as { samePage?: boolean }).samePage), true, 'no reload')
+    await screenshot(bob.page, 'conversation')
+  })
+
+  await t.test('the owner creates a group, adds a member and sees the member count', async () => {
+    await alice.page.getByText('New group or channel').click()
+    await alice.page.getByLabel('Name', { exact: true }).fill('Release crew')
+    await alice.page.getByRole('button', { name: 'Create group' }).click()
+    await alice.page.getByRole('heading', { name: 'Release crew' }).waitFor()
+    await alice.page.getByRole('button', { name: 'Chat info' }).click()
+    const count = alice.page.getByTestId('member-count')
+    await count.filter({ hasText: /^1$/ }).waitFor()
+    await alice.page.getByLabel('Add a member by user id').fill(bobId)
+    await alice.page.getByRole('button', { name: 'Add', exact: true }).click()
+    await count.filter({ hasText: /^2$/ }).waitFor()
+    const bobRow = alice.page.locator(`.member-list [data-member-id="${bobId}"]`)
+    assert.equal(await bobRow.locator('.role').textContent(), 'Member')
+    assert.equal(await alice.page.locator('.member-list .role-owner').count(), 1)
+    await alice.page.getByText('Group · 2 members').first().waitFor()
+    await screenshot(alice.page, 'members-panel')
+    // Bob's list gets the group live.
+    await bob.page.locator('.chat-list .chat-name', { hasText: 'Release crew' }).waitFor()
+    await screenshot(bob.page, 'chat-list')
+
+    // Keyboard: Escape closes the panel and gives focus back to its button; Enter opens it again.
+    await alice.page.getByRole('heading', { name: 'Chat info' }).waitFor()
+    await alice.page.keyboard.press('Escape')
+    await alice.page.locator('#chat-panel').waitFor({ state: 'detached' })
+    assert.equal(await alice.page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Chat info')
+    await alice.page.keyboard.press('Enter')
+    await alice.page.locator('#chat-panel').waitFor()
+  })
+
+  await t.test('a guest joins twice from one device into the same conversation, and the owner reads it', async () => {
+    await alice.page.getByRole('button', { name: 'Create a guest invite link' }).click()
+    const link = await alice.page.getByLabel('Invite link').inputValue()
+    assert.match(link, /\/chat\?code=[A-Za-z0-9]{16}$/)
+
+    const guest = await openPage(browser, { width: 375, height: 740 })
+    await guest.page.goto(link)
+    await guest.page.getByRole('heading', { name: 'Release crew' }).waitFor()
+    const conversation = guest.page.locator('article.conversation')
+    const firstChat = await conversation.getAttribute('data-chat-id')
+    await send(guest.page, 'Hello from a guest')
+    // No upload, file browser or search for guests.
+    assert.equal(await guest.page.locator('input[type=file], [role=search], a[href*="/files/"]').count(), 0)
+    await screenshot(guest.page, 'guest-view')
+
+    await guest.page.goto(link)
+    await guest.page.locator('.message.mine', { hasText: 'Hello from a guest' }).waitFor()
+    assert.equal(await conversation.getAttribute('data-chat-id'), firstChat)
+    assert.equal(chatIdOf(alice.page), firstChat)
+
+    await alice.page.locator('.message:not(.mine)', { hasText: 'Hello from a guest' }).waitFor()
+    await alice.page.getByTestId('member-count').filter({ hasText: /^3$/ }).waitFor()
+    assert.deepEqual(guest.errors, [])
+  })
+
+  await t.test('on a phone-sized screen the chat info covers the conversation and Escape closes it', async () => {
+    await alice.page.setViewportSize({ width: 375, height: 740 })
+    const panel = alice.page.locator('#chat-panel')
+    assert.deepEqual(await panel.boundingBox(), { x: 0, y: 0, width: 375, height: 740 })
+    await screenshot(alice.page, 'members-panel-phone')
+    await alice.page.getByRole('button', { name: 'Close chat info' }).focus()
+    await alice.page.keyboard.press('Escape')
+    await panel.waitFor({ state: 'detached' })
+    await alice.page.getByRole('link', { name: 'Back to the chat list' }).click()
+    await alice.page.locator('.sidebar').waitFor()
+  })
+
+  assert.deepEqual(alice.errors, [])
+  assert.deepEqual(notOfflineNoise(bob.errors), [])
+})

@@ -1,0 +1,90 @@
+import { useEffect, useMemo, useState } from 'preact/hooks'
+import type { UserView } from '../api/auth-api.ts'
+import type { JoinedInvite } from '../api/chat-types.ts'
+import { failureText, isFailure } from '../api/envelope.ts'
+import { chatKind } from '../chat/message/names.ts'
+import { navigate } from '../router/navigation.ts'
+import { MOUNT, routePath } from '../router/routes.ts'
+import { MessageScreen } from '../screens/message-screen.tsx'
+import type { Services } from '../services.ts'
+import { createGuestChatApi } from './guest-api.ts'
+import { GuestConversation } from './guest-conversation.tsx'
+import { GuestName } from './guest-name.tsx'
+
+interface GuestPageProps {
+  code: string
+  services: Services
+  /** The signed-in user, if any: they join a group invite as themselves. */
+  user: UserView | undefined
+}
+
+/** The chat module's invite codes: 8–64 letters and digits (docs/chat-api.md, join_invite). */
+const INVITE_CODE = /^[A-Za-z0-9]{8,64}$/
+
+const NOT_VALID = 'This invite link is not valid: it was mistyped or has been revoked.'
+
+type Joining = { state: 'joining' } | { state: 'joined'; joined: JoinedInvite } | { state: 'failed'; error: unknown }
+
+/**
+ * `/chat?code=<invite_code>` (spec: "Chat client routes"): a visitor without a session joins as
+ * the guest of this device, identified by the invite code and the device GUID kept in local
+ * storage, so the same code on the same device always opens the same conversation. A signed-in
+ * user joins a group invite as a member and goes on in the messenger.
+ */
+export function GuestPage({ code, services, user }: GuestPageProps) {
+  const api = useMemo(
+    () => (user ? services.chat : createGuestChatApi(code, services.client.deviceGuid)),
+    [code, services, user],
+  )
+  const [joining, setJoining] = useState<Joining>({ state: 'joining' })
+
+  useEffect(() => {
+    if (!INVITE_CODE.test(code)) return
+    setJoining({ state: 'joining' })
+    api
+      .joinInvite(code)
+      .then((joined) => {
+        if (joined.guest) setJoining({ state: 'joined', joined })
+        else navigate(routePath({ name: 'messenger', chatId: joined.chat.id }), { replace: true })
+      })
+      .catch((error: unknown) => setJoining({ state: 'failed', error }))
+  }, [api, code])
+
+  if (!INVITE_CODE.test(code)) {
+    return (
+      <MessageScreen title="Could not join">
+        <p>{NOT_VALID}</p>
+      </MessageScreen>
+    )
+  }
+  if (joining.state === 'joining') return <p class="loading guest-loading">Joining the conversation…</p>
+  if (joining.state === 'failed') {
+    const { error } = joining
+    const text = isFailure(error, 'InviteNotFound', 'Unauthenticated')
+      ? NOT_VALID
+      : isFailure(error, 'WrongChatType')
+        ? 'This invite is for guests. You are signed in: open a private chat with the person who sent it instead.'
+        : failureText(error)
+    return (
+      <MessageScreen title="Could not join">
+        <p>{text}</p>
+      </MessageScreen>
+    )
+  }
+  const { chat, member } = joining.joined
+  const me: UserView = { crmId: member, name: '', scopes: [], contacts: [] }
+  return (
+    <div class="guest">
+      <header class="conversation-header guest-header">
+        <div>
+          <h1>{chat.name}</h1>
+          <p class="chat-kind">
+            {chatKind(chat)} · you are a guest · <a href={routePath({ name: 'sign-in', next: MOUNT })}>Sign in</a>
+          </p>
+        </div>
+        <GuestName api={api} />
+      </header>
+      <GuestConversation api={api} chat={chat} me={me} />
+    </div>
+  )
+}
