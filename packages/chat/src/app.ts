@@ -93,6 +93,7 @@ export async function buildChat(config: ChatConfig, { logger = false }: ChatOpti
     defaultLimit: config.Events.DefaultLimit,
     maxLimit: config.Events.MaxLimit,
     maxWaitMs: config.Events.MaxWaitMs,
+    wakeWindowMs: config.Events.WakeWindowMs,
   })
   return app
 }

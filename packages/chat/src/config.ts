@@ -39,6 +39,13 @@ export const chatSettings = Type.Object(
           maximum: 300_000,
           description: 'Longest accepted wait (long-poll) of /private/v1/events, in ms.',
         }),
+        WakeWindowMs: Type.Integer({
+          default: 20,
+          minimum: 0,
+          maximum: 1000,
+          description:
+            'Waiting long-polls of /private/v1/events: the first commit after a quiet window wakes them at once, later commits within this many ms are coalesced into one wake at its end (bounds their re-reads under load); 0: every commit wakes them.',
+        }),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -209,8 +209,9 @@ export const gatewaySettings = Type.Object(
         ChunkSubjects: Type.Integer({
           default: 200,
           minimum: 1,
-          maximum: 1000,
-          description: 'Subjects per long-poll; more subscribers open more parallel polls, each with its own cursor.',
+          maximum: 600,
+          description:
+            'Subjects per long-poll; more subscribers open more parallel polls, each with its own cursor. At most 600: the subjects travel in the URL of each poll, which past about 750 exceeds the 16 KiB header limit of Node.js (431).',
         }),
         RetryMinMs: Type.Integer({
           default: 500,

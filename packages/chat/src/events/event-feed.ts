@@ -1,4 +1,4 @@
-import { EventEmitter, once } from 'node:events'
+import { EventEmitter } from 'node:events'
 import type { Database, EventBatchItem, TimetickGenerator } from '@atrium/platform'
 import { type Kysely, sql } from 'kysely'
 import type { ChatDatabase } from '../db/schema.ts'
@@ -222,18 +222,16 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return items
   }
 
-  /** Resolves when newly committed events became readable here, or when the time is up (other instances' writes are seen by re-reading). */
-  async function waitForSequencing(ms: number, signal?: AbortSignal): Promise<void> {
-    const timeout = AbortSignal.timeout(ms)
-    const stop = signal ? AbortSignal.any([signal, timeout]) : timeout
-    try {
-      await once(sequenced, 'sequenced', { signal: stop })
-    } catch {
-      // time is up or the caller went away
-    }
+  /**
+   * Calls `listener` each time newly committed events became readable here (other instances' writes
+   * are seen only by re-reading); returns the function that stops the calls.
+   */
+  function onSequenced(listener: () => void): () => void {
+    sequenced.on('sequenced', listener)
+    return () => sequenced.off('sequenced', listener)
   }
 
-  return { append, committed, announce, list, waitForSequencing }
+  return { append, committed, announce, list, onSequenced }
 }
 
 export type EventFeed = ReturnType<typeof createEventFeed>

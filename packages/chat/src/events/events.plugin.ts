@@ -1,12 +1,15 @@
 import { ApiError, type EventBatch, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { EventFeed, FeedBatch, Subjects } from './event-feed.ts'
+import { createWakeThrottle } from './wake-throttle.ts'
 
 export interface EventsPluginOptions {
   events: EventFeed
   defaultLimit: number
   maxLimit: number
   maxWaitMs: number
+  /** Commits within this window after a wake of the waiting long-polls are coalesced into one wake at its end. */
+  wakeWindowMs: number
 }
 
 // Long-polls re-read at least this often, so writes committed by other instances are seen too.
@@ -52,7 +55,7 @@ const EventBatchSchema = Type.Object({
 /** GET /private/v1/events: the module's EventBatch feed for the gateway's poller. */
 export default async function eventsPlugin(
   app: Service,
-  { events, defaultLimit, maxLimit, maxWaitMs }: EventsPluginOptions,
+  { events, defaultLimit, maxLimit, maxWaitMs, wakeWindowMs }: EventsPluginOptions,
 ) {
   const schema = {
     querystring: Type.Object(
@@ -80,7 +83,14 @@ export default async function eventsPlugin(
 
   // A stopping service answers its waiting long-polls at once, before its database closes.
   const stopping = new AbortController()
-  app.addHook('preClose', async () => stopping.abort())
+  // Issue 5: one wake per window, not one per commit, so long-polls re-read at a bounded rate.
+  const throttle = createWakeThrottle(wakeWindowMs)
+  const stopListening = events.onSequenced(throttle.notify)
+  app.addHook('preClose', async () => {
+    stopping.abort()
+    stopListening()
+    throttle.close()
+  })
 
   app.get('/events', { schema, serializerCompiler: () => sendBuffer }, async (request, reply) => {
     const { since, limit, wait } = request.query
@@ -90,10 +100,13 @@ export default async function eventsPlugin(
     // The response closes early when the poller goes away; stop waiting then.
     reply.raw.once('close', () => closed.abort())
     const stop = AbortSignal.any([closed.signal, stopping.signal])
+    // The wake count is taken before each read: a wake during the read makes the next wait return at once.
+    let seen = throttle.wakes
     let batch = await events.list({ since, subjects, limit })
     while (batch.Events.length === 0 && Date.now() < deadline && !stop.aborted) {
-      await events.waitForSequencing(Math.min(RECHECK_MS, deadline - Date.now()), stop)
+      await throttle.wait(seen, Math.min(RECHECK_MS, deadline - Date.now()), stop)
       if (stop.aborted) break
+      seen = throttle.wakes
       batch = await events.list({ since: batch.LastTick, subjects, limit })
     }
     // The schema documents the answer; serializeEnvelope writes each item's DataJson as its Data.
