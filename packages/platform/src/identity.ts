@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
@@ -45,14 +45,23 @@ function headerValue(headers: HeaderBag, name: string): string {
   return Array.isArray(value) ? value.join(',') : (value ?? '')
 }
 
+/** The secret last used as a prepared key: a process signs with one secret, so it is made once. */
+let preparedSecret: string | undefined
+let preparedKey: KeyObject | undefined
+
+function hmacKey(secret: string): KeyObject {
+  if (secret !== preparedSecret || !preparedKey) {
+    preparedKey = createSecretKey(secret, 'utf8')
+    preparedSecret = secret
+  }
+  return preparedKey
+}
+
 function signature(secret: string, hop: Hop, time: number): string {
-  const canonical = [
-    hop.method.toUpperCase(),
-    hop.url,
-    String(time),
-    ...IDENTITY_HEADERS.map((name) => headerValue(hop.headers, name)),
-  ]
-  return createHmac('sha256', secret).update(canonical.join('\n')).digest('hex')
+  // Method, path with query, time and every identity header, one per line.
+  let canonical = `${hop.method.toUpperCase()}\n${hop.url}\n${time}`
+  for (const name of IDENTITY_HEADERS) canonical += `\n${headerValue(hop.headers, name)}`
+  return createHmac('sha256', hmacKey(secret)).update(canonical).digest('hex')
 }
 
 /** The X-Service-Auth value for a hop; identity headers must already be set on `hop.headers`. */

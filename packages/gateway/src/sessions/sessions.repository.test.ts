@@ -80,3 +80,27 @@ forEachDialect('the sweep deletes expired sessions and keeps live ones', async (
   assert.equal(await store.sessions.resolve(old.token), undefined)
   assert.ok(await store.sessions.resolve(fresh.token))
 })
+
+forEachDialect(
+  'a session resolved from memory is still refused once revoked or removed elsewhere',
+  async (t, dialect) => {
+    const clock = createClock()
+    const { store } = await startGateway(t, dialect, { settings: { Sessions: limits }, now: clock.now })
+    const one = await store.sessions.create(session(1))
+    const two = await store.sessions.create(session(2))
+    const three = await store.sessions.create(session(3))
+    for (const { token } of [one, two, three]) assert.ok(await store.sessions.resolve(token), 'resolved, now in memory')
+
+    await store.sessions.revoke(one.session.id)
+    assert.equal(await store.sessions.resolve(one.token), undefined, 'revoked on this instance: refused at once')
+    assert.equal(await store.sessions.resolve(one.token), undefined, 'and stays refused')
+    assert.equal(await store.sessions.revokeAll(2), 1)
+    assert.equal(await store.sessions.resolve(two.token), undefined, 'all of a user revoked: refused at once')
+
+    // Another instance removes the third: this one reads it again within the 5 s it trusts its copy.
+    await store.db.deleteFrom('sessions').where('id', '=', three.session.id).execute()
+    clock.advance(5_000)
+    assert.equal(await store.sessions.resolve(three.token), undefined, 'removed elsewhere: refused after 5 s')
+    assert.equal(await store.sessions.resolve(three.token), undefined)
+  },
+)

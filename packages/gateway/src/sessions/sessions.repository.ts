@@ -30,6 +30,8 @@ interface Cached {
   readAt: number
   /** last_seen as stored in the database. */
   stored: number
+  /** The cookie token the session was last resolved with (kept to forget it with the entry). */
+  token: string | undefined
 }
 
 /**
@@ -43,11 +45,23 @@ export function createSessions(db: Kysely<GatewayDatabase>, limits: SessionLimit
   const absoluteMs = limits.AbsoluteSeconds * 1000
   const touchMs = Math.min(60_000, Math.floor(idleMs / 10))
   const cache = new Map<string, Cached>()
+  // Cookie token → session id, so a cached session is found without hashing its token again. A
+  // token is here only while its session is in `cache` (forget() removes both), so it is trusted
+  // no longer than the cache, and revocation applies to it exactly as to the cache.
+  const tokenIds = new Map<string, string>()
 
-  function remember(session: Session, at: number) {
-    cache.delete(session.id)
-    cache.set(session.id, { session, readAt: at, stored: session.last_seen })
-    if (cache.size > CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!)
+  function forget(id: string) {
+    const entry = cache.get(id)
+    if (!entry) return
+    if (entry.token !== undefined) tokenIds.delete(entry.token)
+    cache.delete(id)
+  }
+
+  function remember(session: Session, at: number, token?: string) {
+    forget(session.id)
+    cache.set(session.id, { session, readAt: at, stored: session.last_seen, token })
+    if (token !== undefined) tokenIds.set(token, session.id)
+    if (cache.size > CACHE_MAX_ENTRIES) forget(cache.keys().next().value!)
   }
 
   function expired(session: Session, at: number): boolean {
@@ -56,7 +70,7 @@ export function createSessions(db: Kysely<GatewayDatabase>, limits: SessionLimit
 
   async function deleteIds(ids: string[]) {
     if (ids.length === 0) return
-    for (const id of ids) cache.delete(id)
+    for (const id of ids) forget(id)
     await db.deleteFrom('sessions').where('id', 'in', ids).execute()
   }
 
@@ -94,25 +108,25 @@ export function createSessions(db: Kysely<GatewayDatabase>, limits: SessionLimit
         if (ids.length > 0) await trx.deleteFrom('sessions').where('id', 'in', ids).execute()
         return ids
       })
-      for (const id of evicted) cache.delete(id)
-      remember(session, at)
+      for (const id of evicted) forget(id)
+      remember(session, at, token)
       return { token, session }
     },
 
     /** The live session of a cookie token, its last use moved to now; undefined when unknown or expired (then deleted). */
     async resolve(token: string): Promise<Session | undefined> {
       if (token.length < 20 || token.length > 128) return undefined
-      const id = hashSecret(token)
+      const id = tokenIds.get(token) ?? hashSecret(token)
       const at = now()
       let entry = cache.get(id)
       if (!entry || at - entry.readAt >= CACHE_TRUST_MS) {
         const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst()
         if (!row) {
-          cache.delete(id)
+          forget(id)
           return undefined
         }
         if (entry) row.last_seen = Math.max(row.last_seen, entry.session.last_seen)
-        remember(row, at)
+        remember(row, at, token)
         entry = cache.get(id)!
       }
       const { session } = entry
