@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { ApiError } from './errors.ts'
 import { isTimetick } from './timetick.ts'
 
 /**
@@ -97,6 +98,59 @@ export function parseSubject(text: string): { kind: SubjectKind; id: number } | 
   if (!match) return undefined
   const id = Number(match[2])
   return isTimetick(id) ? { kind: match[1] as SubjectKind, id } : undefined
+}
+
+/** The limits a module sets on its events endpoint. */
+export interface EventsQueryLimits {
+  defaultLimit: number
+  maxLimit: number
+  maxWaitMs: number
+}
+
+/** Schema of the query of a module's `GET /private/v1/events` (spec: "Module events endpoint"). */
+export function eventsQuerySchema({ defaultLimit, maxLimit, maxWaitMs }: EventsQueryLimits) {
+  return Type.Object(
+    {
+      since: Type.Integer({ minimum: 0, default: 0, description: 'Cursor: events with TickUpdate above it.' }),
+      subjects: Type.Optional(
+        Type.String({ maxLength: 65_536, description: 'Comma-separated user:, app:, code: subjects.' }),
+      ),
+      users: Type.Optional(Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated user ids.' })),
+      apps: Type.Optional(Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated app ids.' })),
+      limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit }),
+      wait: Type.Integer({
+        minimum: 0,
+        maximum: maxWaitMs,
+        default: 0,
+        description: 'Long-poll: ms to wait for an event.',
+      }),
+    },
+    { additionalProperties: false },
+  )
+}
+
+/**
+ * The subjects of an events query: `subjects` and the legacy `users` and `apps` aliases, parsed;
+ * undefined when none is given (every addressee). A malformed subject is InvalidRequest.
+ */
+export function querySubjects(query: {
+  subjects?: string
+  users?: string
+  apps?: string
+}): { kind: SubjectKind; id: number }[] | undefined {
+  if (query.subjects === undefined && query.users === undefined && query.apps === undefined) return undefined
+  const items = [
+    ...(query.subjects ?? '').split(','),
+    ...(query.users ?? '').split(',').map((id) => id && `user:${id.trim()}`),
+    ...(query.apps ?? '').split(',').map((id) => id && `app:${id.trim()}`),
+  ].filter((item) => item.trim() !== '')
+  return items.map((item) => {
+    const subject = parseSubject(item.trim())
+    if (!subject) {
+      throw new ApiError('InvalidRequest', `subject ${JSON.stringify(item)} is not user:<id>, app:<id> or code:<id>`)
+    }
+    return subject
+  })
 }
 
 function isIdField(value: unknown): value is number {

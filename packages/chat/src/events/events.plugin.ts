@@ -1,5 +1,4 @@
-import { ApiError, type EventBatch, type Service } from '@atrium/platform'
-import { Type } from 'typebox'
+import { type EventBatch, EventBatchSchema, eventsQuerySchema, querySubjects, type Service } from '@atrium/platform'
 import type { EventFeed, FeedBatch, Subjects } from './event-feed.ts'
 import { createWakeThrottle } from './wake-throttle.ts'
 
@@ -15,42 +14,14 @@ export interface EventsPluginOptions {
 // Long-polls re-read at least this often, so writes committed by other instances are seen too.
 const RECHECK_MS = 250
 
-const SUBJECT = /^(user|app|code):([1-9][0-9]{0,15})$/
-
-/** Parses `subjects` and the legacy `users` and `apps` aliases; undefined when none is given (every addressee). */
+/** The query's subjects for the feed; undefined when none is given (every addressee). Guests (`code:`) are members too. */
 export function parseSubjects(query: { subjects?: string; users?: string; apps?: string }): Subjects | undefined {
-  if (query.subjects === undefined && query.users === undefined && query.apps === undefined) return undefined
+  const parsed = querySubjects(query)
+  if (!parsed) return undefined
   const subjects: Subjects = { members: [], apps: [] }
-  const items = [
-    ...(query.subjects ?? '').split(','),
-    ...(query.users ?? '').split(',').map((id) => id && `user:${id.trim()}`),
-    ...(query.apps ?? '').split(',').map((id) => id && `app:${id.trim()}`),
-  ].filter((item) => item.trim() !== '')
-  for (const item of items) {
-    const match = SUBJECT.exec(item.trim())
-    if (!match)
-      throw new ApiError('InvalidRequest', `subject ${JSON.stringify(item)} is not user:<id>, app:<id> or code:<id>`)
-    const id = Number(match[2])
-    if (!Number.isSafeInteger(id)) throw new ApiError('InvalidRequest', `subject ${item} is out of range`)
-    if (match[1] === 'app') subjects.apps.push(id)
-    else subjects.members.push(id)
-  }
+  for (const { kind, id } of parsed) (kind === 'app' ? subjects.apps : subjects.members).push(id)
   return subjects
 }
-
-const EventBatchSchema = Type.Object({
-  Events: Type.Array(
-    Type.Object({
-      CrmId: Type.Integer(),
-      AppId: Type.Integer(),
-      Timetick: Type.Integer(),
-      TickUpdate: Type.Integer(),
-      EventType: Type.String(),
-      Data: Type.Object({}, { additionalProperties: true }),
-    }),
-  ),
-  LastTick: Type.Integer(),
-})
 
 /** GET /private/v1/events: the module's EventBatch feed for the gateway's poller. */
 export default async function eventsPlugin(
@@ -58,26 +29,7 @@ export default async function eventsPlugin(
   { events, defaultLimit, maxLimit, maxWaitMs, wakeWindowMs }: EventsPluginOptions,
 ) {
   const schema = {
-    querystring: Type.Object(
-      {
-        since: Type.Integer({ minimum: 0, default: 0, description: 'Cursor: events with TickUpdate above it.' }),
-        subjects: Type.Optional(
-          Type.String({ maxLength: 65_536, description: 'Comma-separated user:, app:, code: subjects.' }),
-        ),
-        users: Type.Optional(
-          Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated user ids.' }),
-        ),
-        apps: Type.Optional(Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated app ids.' })),
-        limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit }),
-        wait: Type.Integer({
-          minimum: 0,
-          maximum: maxWaitMs,
-          default: 0,
-          description: 'Long-poll: ms to wait for an event.',
-        }),
-      },
-      { additionalProperties: false },
-    ),
+    querystring: eventsQuerySchema({ defaultLimit, maxLimit, maxWaitMs }),
     response: { 200: EventBatchSchema },
   }
 

@@ -1,5 +1,4 @@
-import { ApiError, EventBatchSchema, parseSubject, type Service } from '@atrium/platform'
-import { Type } from 'typebox'
+import { EventBatchSchema, eventsQuerySchema, querySubjects, type Service } from '@atrium/platform'
 import type { EventFeed, Subjects } from './event-feed.ts'
 
 export interface EventsPluginOptions {
@@ -12,23 +11,14 @@ export interface EventsPluginOptions {
 // Long-polls re-read at least this often, so writes committed by other instances are seen too.
 const RECHECK_MS = 250
 
-/** Parses `subjects` and the legacy `users` and `apps` aliases; undefined when none is given (every addressee). */
+/** The query's subjects for the feed; undefined when none is given (every addressee). Guests (`code:`) have no wallet. */
 export function parseSubjects(query: { subjects?: string; users?: string; apps?: string }): Subjects | undefined {
-  if (query.subjects === undefined && query.users === undefined && query.apps === undefined) return undefined
+  const parsed = querySubjects(query)
+  if (!parsed) return undefined
   const subjects: Subjects = { users: [], apps: [] }
-  const items = [
-    ...(query.subjects ?? '').split(','),
-    ...(query.users ?? '').split(',').map((id) => id && `user:${id.trim()}`),
-    ...(query.apps ?? '').split(',').map((id) => id && `app:${id.trim()}`),
-  ].filter((item) => item.trim() !== '')
-  for (const item of items) {
-    const subject = parseSubject(item.trim())
-    if (!subject) {
-      throw new ApiError('InvalidRequest', `subject ${JSON.stringify(item)} is not user:<id>, app:<id> or code:<id>`)
-    }
-    if (subject.kind === 'user') subjects.users.push(subject.id)
-    else if (subject.kind === 'app') subjects.apps.push(subject.id)
-    // code: subjects are chat guests, who have no wallet: they match nothing here.
+  for (const { kind, id } of parsed) {
+    if (kind === 'user') subjects.users.push(id)
+    else if (kind === 'app') subjects.apps.push(id)
   }
   return subjects
 }
@@ -39,26 +29,7 @@ export default async function eventsPlugin(
   { events, defaultLimit, maxLimit, maxWaitMs }: EventsPluginOptions,
 ) {
   const schema = {
-    querystring: Type.Object(
-      {
-        since: Type.Integer({ minimum: 0, default: 0, description: 'Cursor: events with TickUpdate above it.' }),
-        subjects: Type.Optional(
-          Type.String({ maxLength: 65_536, description: 'Comma-separated user:, app:, code: subjects.' }),
-        ),
-        users: Type.Optional(
-          Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated user ids.' }),
-        ),
-        apps: Type.Optional(Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated app ids.' })),
-        limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit }),
-        wait: Type.Integer({
-          minimum: 0,
-          maximum: maxWaitMs,
-          default: 0,
-          description: 'Long-poll: ms to wait for an event.',
-        }),
-      },
-      { additionalProperties: false },
-    ),
+    querystring: eventsQuerySchema({ defaultLimit, maxLimit, maxWaitMs }),
     response: { 200: EventBatchSchema },
   }
 
