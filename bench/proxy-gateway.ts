@@ -6,13 +6,12 @@
  * profiler and the next SIGUSR2 writes the profile to `profile` (what `--cpu-prof` records, but only
  * the window under load, not the start-up); SIGTERM closes the gateway cleanly.
  */
-import { renameSync, writeFileSync } from 'node:fs'
-import { Session } from 'node:inspector/promises'
 import { join } from 'node:path'
 import { text } from 'node:stream/consumers'
 import { RouteFlags } from '@atrium/platform'
 import { buildGateway } from '../packages/gateway/src/app.ts'
 import { loadGatewayConfig } from '../packages/gateway/src/config.ts'
+import { profileOnSignal, stopWithParent } from './child-process.ts'
 
 export interface GatewaySpec {
   /** Directory for the database. */
@@ -73,32 +72,7 @@ async function main() {
   }
   profileOnSignal(spec.profile)
   process.stdout.write(`${JSON.stringify(ready)}\n`)
-  // Ends with the benchmark even when it could not stop its children.
-  const parent = process.ppid
-  setInterval(() => process.ppid !== parent && process.exit(0), 1000).unref()
-  process.once('SIGTERM', () => {
-    setTimeout(() => process.exit(0), 5000).unref()
-    app.close().then(() => process.exit(0))
-  })
-}
-
-/** Toggles the CPU profiler on SIGUSR2: the first starts it, the second writes the profile to `path`. */
-function profileOnSignal(path: string) {
-  let session: Session | undefined
-  process.on('SIGUSR2', async () => {
-    if (!session) {
-      session = new Session()
-      session.connect()
-      await session.post('Profiler.enable')
-      await session.post('Profiler.start')
-      return
-    }
-    const { profile } = await session.post('Profiler.stop')
-    session.disconnect()
-    session = undefined
-    writeFileSync(`${path}.partial`, JSON.stringify(profile))
-    renameSync(`${path}.partial`, path)
-  })
+  stopWithParent(() => app.close())
 }
 
 await main()

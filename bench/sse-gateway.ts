@@ -7,11 +7,11 @@
  * SIGUSR2 writes the profile to `profile` (what `--cpu-prof` records, but only the window under load);
  * SIGHUP collects garbage (with --expose-gc) and writes the memory use to `memoryFile`; SIGTERM closes the gateway.
  */
-import { renameSync, writeFileSync } from 'node:fs'
-import { Session } from 'node:inspector/promises'
+import { writeFileSync } from 'node:fs'
 import { text } from 'node:stream/consumers'
 import { buildGateway } from '../packages/gateway/src/app.ts'
 import { loadGatewayConfig } from '../packages/gateway/src/config.ts'
+import { profileOnSignal, stopWithParent, writeFileAtomically } from './child-process.ts'
 
 export interface SseGatewaySpec {
   /** Database URL of the gateway. */
@@ -76,37 +76,11 @@ async function main() {
   // bench/sse.ts reads the memory after a collection (the process runs with --expose-gc).
   process.on('SIGHUP', () => {
     globalThis.gc?.()
-    writeFileSync(`${spec.memoryFile}.partial`, JSON.stringify(process.memoryUsage()))
-    renameSync(`${spec.memoryFile}.partial`, spec.memoryFile)
+    writeFileAtomically(spec.memoryFile, JSON.stringify(process.memoryUsage()))
   })
   const ready: SseGatewayReady = { port: address.port, cookieName: config.Sessions.CookieName }
   process.stdout.write(`${JSON.stringify(ready)}\n`)
-  // Ends with the benchmark even when it could not stop its children.
-  const parent = process.ppid
-  setInterval(() => process.ppid !== parent && process.exit(0), 1000).unref()
-  process.once('SIGTERM', () => {
-    setTimeout(() => process.exit(0), 5000).unref()
-    app.close().then(() => process.exit(0))
-  })
-}
-
-/** Toggles the CPU profiler on SIGUSR2: the first starts it, the second writes the profile to `path`. */
-function profileOnSignal(path: string) {
-  let session: Session | undefined
-  process.on('SIGUSR2', async () => {
-    if (!session) {
-      session = new Session()
-      session.connect()
-      await session.post('Profiler.enable')
-      await session.post('Profiler.start')
-      return
-    }
-    const { profile } = await session.post('Profiler.stop')
-    session.disconnect()
-    session = undefined
-    writeFileSync(`${path}.partial`, JSON.stringify(profile))
-    renameSync(`${path}.partial`, path)
-  })
+  stopWithParent(() => app.close())
 }
 
 await main()

@@ -4,14 +4,10 @@
  * listens on an ephemeral loopback port and prints `{"base": "http://127.0.0.1:<port>"}`.
  */
 import { startServer } from './chat-setup.ts'
+import { stopWithParent } from './child-process.ts'
 
 const url = process.argv[2]
 if (!url) throw new Error('usage: node bench/sse-module.ts <database url>')
 const server = await startServer(url)
 process.stdout.write(`${JSON.stringify({ base: server.base })}\n`)
-const parent = process.ppid
-setInterval(() => process.ppid !== parent && process.exit(0), 1000).unref()
-process.once('SIGTERM', () => {
-  setTimeout(() => process.exit(0), 5000).unref()
-  server.close().then(() => process.exit(0))
-})
+stopWithParent(() => server.close())
