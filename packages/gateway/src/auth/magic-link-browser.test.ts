@@ -1,38 +1,12 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { type AddressInfo, createServer } from 'node:net'
 import { type TestContext, test } from 'node:test'
 import { createTestDatabaseUrl } from '@atrium/platform/testing'
-import { type Browser, chromium } from 'playwright-core'
+import { launchBrowser } from '../../../web/src/e2e/system.ts'
 import { SERVICE_SECRET } from '../../test/support.ts'
 import { buildGateway } from '../app.ts'
 import { loadGatewayConfig } from '../config.ts'
 import { createChallenges } from './challenges.repository.ts'
-
-/** Debian's Chromium; no browser is downloaded. */
-const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-]
-
-/** Headless Chromium, or undefined after skipping (a failure when ATRIUM_REQUIRE_BROWSER=1). */
-async function launchBrowser(t: TestContext): Promise<Browser | undefined> {
-  if (!existsSync(CHROMIUM)) {
-    const message = `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`
-    if (process.env.ATRIUM_REQUIRE_BROWSER === '1') assert.fail(`${message}; ATRIUM_REQUIRE_BROWSER=1 requires it`)
-    t.skip(message)
-    return undefined
-  }
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS })
-  t.after(() => browser.close())
-  return browser
-}
 
 async function freePort(): Promise<number> {
   const server = createServer()
