@@ -3,7 +3,7 @@ import { createServer, request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
 import { type BroadcastEvent, type DatabaseDialect, RouteFlags } from '@atrium/platform'
-import { createTestDatabaseUrl, json } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, json, listenRestartable } from '@atrium/platform/testing'
 import { EventSource } from 'eventsource'
 import { buildChat } from '../../chat/src/app.ts'
 import { loadChatConfig } from '../../chat/src/config.ts'
@@ -233,17 +233,6 @@ export async function startRecordingProxy(t: TestContext, target: string, option
       request.pipe(upstream)
     }, delay)
   })
-  let port = 0
-  async function start() {
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
-    port = (server.address() as AddressInfo).port
-  }
-  async function stop() {
-    if (!server.listening) return
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-  t.after(stop)
-  await start()
+  const { port, start, stop } = await listenRestartable(t, server)
   return { url: `http://127.0.0.1:${port}`, calls, start, stop }
 }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect, WebhookPayload } from '@atrium/platform'
+import { listenRestartable } from '@atrium/platform/testing'
 import { runCli } from '../src/cli/cli.ts'
 import { createWebhooks } from '../src/webhooks/webhooks.repository.ts'
 import { startEventsWorld } from './events.ts'
@@ -53,18 +53,7 @@ export async function startWebhookReceiver(t: TestContext) {
       response.end(status === 200 ? 'ok' : 'receiver failure')
     })
   })
-  let port = 0
-  async function start() {
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
-    port = (server.address() as AddressInfo).port
-  }
-  async function stop() {
-    if (!server.listening) return
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-  t.after(stop)
-  await start()
+  const { port, start, stop } = await listenRestartable(t, server)
 
   return {
     url: `http://127.0.0.1:${port}/hook`,

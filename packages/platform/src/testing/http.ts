@@ -1,5 +1,5 @@
-import { type Agent, request as httpRequest } from 'node:http'
-import { connect } from 'node:net'
+import { type Agent, request as httpRequest, type Server } from 'node:http'
+import { type AddressInfo, connect } from 'node:net'
 import type { TestContext } from 'node:test'
 import type { FastifyInstance } from 'fastify'
 
@@ -60,4 +60,24 @@ export function sendRaw(baseUrl: string, bytes: string): Promise<string> {
 // biome-ignore lint/suspicious/noExplicitAny: tests assert on the shape at run time
 export async function json(response: Response): Promise<any> {
   return response.json()
+}
+
+/**
+ * Listens on an ephemeral loopback port; `stop` takes the server down (connections refused) and
+ * `start` brings it back on the same port, for a peer that fails and recovers. Stopped after the test.
+ */
+export async function listenRestartable(t: TestContext, server: Server) {
+  let port = 0
+  async function start() {
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+    port = (server.address() as AddressInfo).port
+  }
+  async function stop() {
+    if (!server.listening) return
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+  t.after(stop)
+  await start()
+  return { port, start, stop }
 }

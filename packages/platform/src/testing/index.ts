@@ -6,4 +6,4 @@ export {
   openTestDatabase,
   postgresTestUrl,
 } from './databases.ts'
-export { json, listen, type RawResponse, requestWithHeaders, sendRaw } from './http.ts'
+export { json, listen, listenRestartable, type RawResponse, requestWithHeaders, sendRaw } from './http.ts'
