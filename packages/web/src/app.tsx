@@ -10,12 +10,17 @@ import { MessageScreen } from './screens/message-screen.tsx'
 import { Unavailable } from './screens/unavailable.tsx'
 import type { Services } from './services.ts'
 import { SignInPage } from './sign-in/sign-in-page.tsx'
+import type { StartUpRequests } from './start-up.ts'
 
 interface AppProps {
   services: Services
   config: ClientConfig
   /** The signed-in user at start, if any. */
   initialUser: UserView | undefined
+  /** What start-up asked for beside the session (the chat list, the open chat's first page). */
+  startUp?: StartUpRequests
+  /** Told when the user signs in or out (main.tsx keeps a hint for the next start). */
+  onSession?: (signedIn: boolean) => void
 }
 
 /** Moves to `path` once rendered (a redirect decided while rendering). */
@@ -30,18 +35,20 @@ function here(): string {
 }
 
 /** The client: picks the screen of the route (spec: "Chat client routes") for the signed-in user and the mode. */
-export function App({ services, config, initialUser }: AppProps) {
+export function App({ services, config, initialUser, startUp, onSession }: AppProps) {
   const route = useRoute()
   const [user, setUser] = useState(initialUser)
   const features = featuresOf(config)
 
   function signedIn(result: SignedIn) {
     setUser(result.user)
+    onSession?.(true)
     navigate(safeNext(result.returnTo), { replace: true })
   }
 
   function signedOut() {
     setUser(undefined)
+    onSession?.(false)
     navigate(routePath({ name: 'sign-in', next: MOUNT }), { replace: true })
   }
 
@@ -61,7 +68,14 @@ export function App({ services, config, initialUser }: AppProps) {
     messenger: ({ chatId }) =>
       needsUser(() =>
         features.messenger ? (
-          <Messenger services={services} me={user!} features={features} chatId={chatId} onSignedOut={signedOut} />
+          <Messenger
+            services={services}
+            me={user!}
+            features={features}
+            chatId={chatId}
+            startUp={startUp}
+            onSignedOut={signedOut}
+          />
         ) : (
           unavailable('The messenger', false)
         ),

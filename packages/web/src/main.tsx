@@ -5,6 +5,7 @@ import { App } from './app.tsx'
 import { loadClientConfig } from './config/client-config.ts'
 import { MessageScreen } from './screens/message-screen.tsx'
 import { createServices } from './services.ts'
+import { rememberSignedIn, startUpRequests } from './start-up.ts'
 import './styles.css'
 
 function localStorageOrNone(): Storage | undefined {
@@ -15,9 +16,14 @@ function localStorageOrNone(): Storage | undefined {
   }
 }
 
-/** Starts the client: the configuration and the session are read in parallel, then the route's screen shows. */
+/**
+ * Starts the client: the configuration and the session are read in parallel (with the chat list
+ * when this browser was signed in before, see start-up.ts), then the route's screen shows.
+ */
 async function start(root: HTMLElement) {
-  const services = createServices(deviceGuid(localStorageOrNone()))
+  const storage = localStorageOrNone()
+  const services = createServices(deviceGuid(storage))
+  const startUp = startUpRequests(storage, location, services.chat)
   const [{ config, problems }, session] = await Promise.all([
     loadClientConfig(`${import.meta.env.BASE_URL}config.json`),
     services.auth.session().then(
@@ -38,7 +44,19 @@ async function start(root: HTMLElement) {
     )
     return
   }
-  render(<App services={services} config={config} initialUser={session.value?.user} />, root)
+  // Signed out with the hint set (a stale hint): what start-up asked for (a 401) is dropped.
+  const signedIn = session.value !== undefined
+  rememberSignedIn(storage, signedIn)
+  render(
+    <App
+      services={services}
+      config={config}
+      initialUser={session.value?.user}
+      startUp={signedIn ? startUp : undefined}
+      onSession={(signedIn) => rememberSignedIn(storage, signedIn)}
+    />,
+    root,
+  )
 }
 
 start(document.getElementById('app')!)

@@ -7,6 +7,7 @@ import { type LiveStatus, openLiveEvents, type TickStorage } from '../live-event
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import type { Services } from '../services.ts'
+import type { StartUpRequests } from '../start-up.ts'
 import { ChatList } from './chat-list/chat-list.tsx'
 import { chatListReducer, EMPTY_CHAT_LIST } from './chat-list/chat-list-state.ts'
 import { NewPrivateChat } from './chat-list/new-private-chat.tsx'
@@ -23,6 +24,8 @@ interface MessengerProps {
   features: Features
   /** From /chat/c/{chatId}: a chat id, or the peer's CRM id of a private chat (notification links). */
   chatId: string | undefined
+  /** The chat list and first page start-up already asked for, taken instead of new requests. */
+  startUp?: StartUpRequests
   onSignedOut: () => void
 }
 
@@ -60,7 +63,7 @@ function useOnline(): boolean {
  * The messenger at /chat/ and /chat/c/{chatId}: the chat list with unread badges beside the open
  * conversation, kept current by the gateway's live events.
  */
-export function Messenger({ services, me, features, chatId, onSignedOut }: MessengerProps) {
+export function Messenger({ services, me, features, chatId, startUp, onSignedOut }: MessengerProps) {
   const { chat: api, auth } = services
   const [list, dispatch] = useReducer(chatListReducer, EMPTY_CHAT_LIST)
   const [status, setStatus] = useState<LiveStatus>('connecting')
@@ -77,13 +80,12 @@ export function Messenger({ services, me, features, chatId, onSignedOut }: Messe
 
   // The list, at start and whenever live events say it is out of date. A layout effect, so the
   // request leaves before the first paint rather than a frame after it (the first render of a
-  // conversation waits for it; bench/web-render.ts).
+  // conversation waits for it; bench/web-render.ts). The first load takes the request start-up
+  // may have sent beside the session (start-up.ts), if there is one.
   useLayoutEffect(() => {
     if (list.loaded && !list.reload) return
-    api
-      .getChatsWithHidden()
-      .then((chats) => dispatch({ type: 'loaded', chats }))
-      .catch((failure) => setError(failureText(failure)))
+    const request = (!list.loaded && startUp?.chats.take()) || api.getChatsWithHidden()
+    request.then((chats) => dispatch({ type: 'loaded', chats })).catch((failure) => setError(failureText(failure)))
   }, [api, list.reload])
 
   useEffect(() => {
@@ -195,6 +197,7 @@ export function Messenger({ services, me, features, chatId, onSignedOut }: Messe
                 me={me}
                 bus={bus}
                 onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
+                firstPage={startUp?.firstPage}
               />
             </div>
             {panelOpen && (

@@ -97,6 +97,18 @@ test('two people sign in by email code, open a private chat and talk live, with 
   await screenshot(alice.page, 'conversation')
   await screenshot(bob.page, 'conversation-peer')
 
+  // A reload starts the list and the open chat's first page beside the session (start-up.ts),
+  // each asked for once: the messenger and the conversation take them instead of asking again.
+  const operations: string[] = []
+  alice.page.on('request', (request) => {
+    const operation = /\/msg\/v1\/(get_chats|get_chat_messages)\b/.exec(request.url())?.[1]
+    if (operation) operations.push(operation)
+  })
+  await alice.page.reload()
+  await alice.page.locator('.message', { hasText: 'Great, see you at noon.' }).waitFor()
+  assert.equal(await alice.page.locator('.messages .message-content').count(), 4)
+  assert.deepEqual(operations.sort(), ['get_chat_messages', 'get_chats'])
+
   assert.deepEqual(alice.errors, [])
   assert.deepEqual(bob.errors, [])
 })

@@ -11,6 +11,9 @@ export interface ConversationState {
   loaded: boolean
 }
 
+/** Messages per page of history. */
+export const PAGE = 50
+
 export const EMPTY_CONVERSATION: ConversationState = { messages: [], hasOlder: false, loaded: false }
 
 /** Messages merged by id, oldest first; of two views of one message the later update wins. */

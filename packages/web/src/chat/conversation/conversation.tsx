@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useReducer, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
-import type { ChatView, MessageView } from '../../api/chat-types.ts'
+import type { ChatView, MessagePage, MessageView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
 import { Link } from '../../router/link.tsx'
 import { navigate } from '../../router/navigation.ts'
@@ -19,6 +19,7 @@ import {
   EMPTY_CONVERSATION,
   newestId,
   oldestId,
+  PAGE,
 } from './conversation-state.ts'
 import { MESSAGE_CHANGE_EVENTS } from './message-events.ts'
 import { type FocusRequest, MessageList } from './message-list.tsx'
@@ -32,10 +33,9 @@ interface ConversationProps {
   bus: EventBus
   /** The chat was marked read; `unread` is what the server says is left. */
   onRead: (unread: number) => void
+  /** The first page if start-up already asked for it (start-up.ts). */
+  firstPage?: (chatId: string) => Promise<MessagePage> | undefined
 }
-
-/** Messages per page of history. */
-const PAGE = 50
 
 /** Pages (of the largest size) loaded back at most to reach a message that is jumped to. */
 const JUMP_PAGES = 10
@@ -57,7 +57,7 @@ function holds(state: ConversationState, messageId: string): boolean {
  * One open chat: its history (paged back on demand), live arrivals, the composer, and the read
  * marker moved whenever the reader can see the newest message.
  */
-export function Conversation({ api, chat, me, bus, onRead }: ConversationProps) {
+export function Conversation({ api, chat, me, bus, onRead, firstPage }: ConversationProps) {
   const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
   const [error, setError] = useState('')
   const [loadingOlder, setLoadingOlder] = useState(false)
@@ -78,8 +78,8 @@ export function Conversation({ api, chat, me, bus, onRead }: ConversationProps) 
   const actions = useMessageActions({ api, chat, me, dispatch: apply, onError: setError, jumpTo })
 
   useEffect(() => {
-    api
-      .getChatMessages(chat.id, { limit: PAGE })
+    const request = firstPage?.(chat.id) ?? api.getChatMessages(chat.id, { limit: PAGE })
+    request
       .then((page) => dispatch({ type: 'latest', messages: page.messages, hasMore: page.has_more }))
       .catch((failure) => setError(failureText(failure)))
   }, [api, chat.id])
