@@ -9,6 +9,12 @@ export type ApiKey = ApiKeysTable
 export type ApiKeyType = 'user' | 'service'
 
 const KEY_PATTERN = /^atr_([A-Za-z0-9]{12})_([A-Za-z0-9_-]{43})$/
+
+/** The parts of a well-formed API key (the secret may itself hold `_`); undefined for anything else. */
+export function apiKeyParts(key: string): { prefix: string; secret: string } | undefined {
+  const match = KEY_PATTERN.exec(key)
+  return match ? { prefix: match[1]!, secret: match[2]! } : undefined
+}
 const PREFIX_ALPHABET = 'abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789'
 const CACHE_TRUST_MS = 5_000
 const LAST_USED_EVERY_MS = 60_000
@@ -54,9 +60,9 @@ export function createApiKeys(db: Kysely<GatewayDatabase>, nextTick: TimetickGen
 
     /** The active key matching a presented key string, or undefined. Constant-time on the secret. */
     async verify(presented: string): Promise<ApiKey | undefined> {
-      const match = KEY_PATTERN.exec(presented)
-      if (!match) return undefined
-      const [, prefix, secret] = match as unknown as [string, string, string]
+      const parts = apiKeyParts(presented)
+      if (!parts) return undefined
+      const { prefix, secret } = parts
       const at = now()
       let entry = cache.get(prefix)
       if (!entry || at - entry.readAt >= CACHE_TRUST_MS) {

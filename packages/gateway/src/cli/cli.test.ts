@@ -12,6 +12,7 @@ import webPush from 'web-push'
 import { type DnsAnswer, startDnsPeer } from '../../test/dns-peer.ts'
 import { SERVICE_SECRET } from '../../test/support.ts'
 import { buildGateway } from '../app.ts'
+import { apiKeyParts } from '../auth/api-keys.repository.ts'
 import { CLI_NODE_NUMBER, loadGatewayConfig } from '../config.ts'
 import { runCli } from './cli.ts'
 
@@ -114,7 +115,7 @@ forEachDialect('a newcomer creates the first admin, an app and keys that the gat
     await runHere('app', 'list'),
   ]
   assert.equal(revoked.code, 0, revoked.stderr)
-  assert.ok(!listed.stdout.includes(issued.key.split('_').at(-1)))
+  assert.ok(!listed.stdout.includes(apiKeyParts(issued.key)!.secret))
   assert.match(apps.stdout, /Shop\s+\d+\s+AppAuthAndCORS\s+https:\/\/shop\.example/)
   // An update changes only what it names; an empty --callback stops the webhooks.
   const update = await runHere(
