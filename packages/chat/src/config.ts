@@ -1,4 +1,4 @@
-import { commonSettings, loadConfig, type Settings } from '@atrium/platform'
+import { commonSettings, loadConfig, moduleEventsSettings, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
 
 /** Every chat module setting; docs/configuration.md is generated from this declaration. */
@@ -21,24 +21,7 @@ export const chatSettings = Type.Object(
     ),
     Events: Type.Object(
       {
-        DefaultLimit: Type.Integer({
-          default: 100,
-          minimum: 1,
-          maximum: 10_000,
-          description: 'Events per /private/v1/events call when limit is not given.',
-        }),
-        MaxLimit: Type.Integer({
-          default: 1000,
-          minimum: 1,
-          maximum: 10_000,
-          description: 'Largest accepted limit of /private/v1/events.',
-        }),
-        MaxWaitMs: Type.Integer({
-          default: 30_000,
-          minimum: 0,
-          maximum: 300_000,
-          description: 'Longest accepted wait (long-poll) of /private/v1/events, in ms.',
-        }),
+        ...moduleEventsSettings,
         WakeWindowMs: Type.Integer({
           default: 20,
           minimum: 0,

@@ -107,6 +107,28 @@ export interface EventsQueryLimits {
   maxWaitMs: number
 }
 
+/** The settings of a module's events endpoint (each module's `Events` section has these properties). */
+export const moduleEventsSettings = {
+  DefaultLimit: Type.Integer({
+    default: 100,
+    minimum: 1,
+    maximum: 10_000,
+    description: 'Events per /private/v1/events call when limit is not given.',
+  }),
+  MaxLimit: Type.Integer({
+    default: 1000,
+    minimum: 1,
+    maximum: 10_000,
+    description: 'Largest accepted limit of /private/v1/events.',
+  }),
+  MaxWaitMs: Type.Integer({
+    default: 30_000,
+    minimum: 0,
+    maximum: 300_000,
+    description: 'Longest accepted wait (long-poll) of /private/v1/events, in ms.',
+  }),
+}
+
 /** Schema of the query of a module's `GET /private/v1/events` (spec: "Module events endpoint"). */
 export function eventsQuerySchema({ defaultLimit, maxLimit, maxWaitMs }: EventsQueryLimits) {
   return Type.Object(

@@ -27,6 +27,7 @@ export {
   EventBatchSchema,
   type EventsQueryLimits,
   eventsQuerySchema,
+  moduleEventsSettings,
   parseEventBatch,
   parseSubject,
   querySubjects,

@@ -1,4 +1,4 @@
-import { commonSettings, loadConfig, type Settings } from '@atrium/platform'
+import { commonSettings, loadConfig, moduleEventsSettings, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
 
 const commonReference = (port: number) => commonSettings({ host: '127.0.0.1', port })
@@ -19,24 +19,7 @@ export const walletSettings = Type.Object(
     }),
     Events: Type.Object(
       {
-        DefaultLimit: Type.Integer({
-          default: 100,
-          minimum: 1,
-          maximum: 10_000,
-          description: 'Events per /private/v1/events call when limit is not given.',
-        }),
-        MaxLimit: Type.Integer({
-          default: 1000,
-          minimum: 1,
-          maximum: 10_000,
-          description: 'Largest accepted limit of /private/v1/events.',
-        }),
-        MaxWaitMs: Type.Integer({
-          default: 30_000,
-          minimum: 0,
-          maximum: 300_000,
-          description: 'Longest accepted wait (long-poll) of /private/v1/events, in ms.',
-        }),
+        ...moduleEventsSettings,
       },
       { default: {}, additionalProperties: false },
     ),
