@@ -3,7 +3,8 @@ import type { UserView } from '../api/auth-api.ts'
 import type { ChatApi } from '../api/chat-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
 import { failureText } from '../api/envelope.ts'
-import { conversationReducer, EMPTY_CONVERSATION, newestId, oldestId } from '../chat/conversation/conversation-state.ts'
+import { conversationReducer, EMPTY_CONVERSATION, newestId, PAGE } from '../chat/conversation/conversation-state.ts'
+import { useOlderMessages } from '../chat/conversation/use-older-messages.ts'
 import { mayPost } from '../chat/message/names.ts'
 import { GuestComposer } from './guest-composer.tsx'
 import { GuestMessages } from './guest-messages.tsx'
@@ -15,8 +16,6 @@ interface GuestConversationProps {
   me: UserView
 }
 
-/** Messages per page of history. */
-const PAGE = 50
 /**
  * How often a visible guest page asks for newer messages. Guests have no gateway session, so the
  * SSE stream (GET /auth/v1/subscribe) is not open to them; they poll get_chat_messages?after=.
@@ -30,7 +29,7 @@ export const GUEST_POLL_MS = 4000
 export function GuestConversation({ api, chat, me }: GuestConversationProps) {
   const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
   const [error, setError] = useState('')
-  const [loadingOlder, setLoadingOlder] = useState(false)
+  const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
   const latest = useRef(state)
   latest.current = state
 
@@ -64,20 +63,6 @@ export function GuestConversation({ api, chat, me }: GuestConversationProps) {
       document.removeEventListener('visibilitychange', poll)
     }
   }, [api, chat.id])
-
-  async function loadOlder() {
-    const before = oldestId(state)
-    if (!before) return
-    setLoadingOlder(true)
-    try {
-      const page = await api.getChatMessages(chat.id, { before, limit: PAGE })
-      dispatch({ type: 'older', messages: page.messages, hasMore: page.has_more })
-    } catch (failure) {
-      setError(failureText(failure))
-    } finally {
-      setLoadingOlder(false)
-    }
-  }
 
   async function send(text: string) {
     try {

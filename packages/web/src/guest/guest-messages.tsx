@@ -1,6 +1,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatView, MessageView } from '../api/chat-types.ts'
+import { LoadOlderButton } from '../chat/conversation/load-older.tsx'
 import { senderName } from '../chat/message/names.ts'
 
 interface GuestMessagesProps {
@@ -35,11 +36,7 @@ export function GuestMessages({ chat, me, messages, hasOlder, loadingOlder, onLo
 
   return (
     <div class="message-scroll" ref={box} onScroll={scrolled}>
-      {hasOlder && (
-        <button type="button" class="load-older" disabled={loadingOlder} onClick={onLoadOlder}>
-          {loadingOlder ? 'Loading…' : 'Load older messages'}
-        </button>
-      )}
+      <LoadOlderButton hasOlder={hasOlder} loadingOlder={loadingOlder} onLoadOlder={onLoadOlder} />
       {messages.length === 0 ? (
         <p class="empty">No messages yet. Say hello!</p>
       ) : (

@@ -25,6 +25,7 @@ import { MESSAGE_CHANGE_EVENTS } from './message-events.ts'
 import { type FocusRequest, MessageList } from './message-list.tsx'
 import { PinnedBar } from './pinned-bar.tsx'
 import { useMessageActions } from './use-message-actions.ts'
+import { useOlderMessages } from './use-older-messages.ts'
 
 interface ConversationProps {
   api: ChatApi
@@ -60,7 +61,7 @@ function holds(state: ConversationState, messageId: string): boolean {
 export function Conversation({ api, chat, me, bus, onRead, firstPage }: ConversationProps) {
   const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
   const [error, setError] = useState('')
-  const [loadingOlder, setLoadingOlder] = useState(false)
+  const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
   const [visible, setVisible] = useState(() => document.visibilityState === 'visible')
   const [searching, setSearching] = useState(false)
   const [focus, setFocus] = useState<FocusRequest>()
@@ -202,20 +203,6 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage }: Conversa
       .then((read) => onRead(read.unread))
       .catch((failure) => setError(failureText(failure)))
   }, [state.loaded, visible, newest?.id, chat.unread])
-
-  async function loadOlder() {
-    const before = oldestId(state)
-    if (!before) return
-    setLoadingOlder(true)
-    try {
-      const page = await api.getChatMessages(chat.id, { before, limit: PAGE })
-      dispatch({ type: 'older', messages: page.messages, hasMore: page.has_more })
-    } catch (failure) {
-      setError(failureText(failure))
-    } finally {
-      setLoadingOlder(false)
-    }
-  }
 
   return (
     <article class="conversation" aria-label={chat.name}>

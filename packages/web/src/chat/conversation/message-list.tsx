@@ -3,6 +3,7 @@ import type { UserView } from '../../api/auth-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import type { MessageActionHandlers } from '../actions/message-actions.tsx'
 import { MessageItem } from '../message/message-item.tsx'
+import { LoadOlderButton } from './load-older.tsx'
 
 /** A message to bring into view and focus; `seq` repeats a jump to the same message. */
 export interface FocusRequest {
@@ -64,11 +65,7 @@ export function MessageList(props: MessageListProps) {
 
   return (
     <div class="message-scroll" ref={box} onScroll={remember}>
-      {hasOlder && (
-        <button type="button" class="load-older" disabled={loadingOlder} onClick={onLoadOlder}>
-          {loadingOlder ? 'Loading…' : 'Load older messages'}
-        </button>
-      )}
+      <LoadOlderButton hasOlder={hasOlder} loadingOlder={loadingOlder} onLoadOlder={onLoadOlder} />
       {messages.length === 0 ? (
         <p class="empty">No messages yet. Say hello!</p>
       ) : (
