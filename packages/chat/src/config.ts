@@ -27,7 +27,7 @@ export const chatSettings = Type.Object(
           minimum: 0,
           maximum: 1000,
           description:
-            'Waiting long-polls of /private/v1/events: the first commit after a quiet window wakes them at once, later commits within this many ms are coalesced into one wake at its end (bounds their re-reads under load); 0: every commit wakes them.',
+            'Waiting long-polls of /private/v1/events: new events are checked against their subjects at the first commit after a quiet window, and commits within this many ms after it are coalesced into one check at its end (bounds the checks under load); 0: every commit is checked.',
         }),
       },
       { default: {}, additionalProperties: false },

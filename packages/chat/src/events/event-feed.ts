@@ -49,6 +49,17 @@ export interface Subjects {
   apps: number[]
 }
 
+/**
+ * Who the events that became readable after a tick concern: their addressees, the members of the
+ * chats of their chat-wide events, and their apps; `everyone` when that was too much to list.
+ */
+export interface Touched {
+  head: number
+  everyone: boolean
+  members: Set<number>
+  apps: Set<number>
+}
+
 export interface ListOptions {
   since: number
   /** Omitted: every addressee. */
@@ -57,6 +68,9 @@ export interface ListOptions {
 }
 
 const SEQUENCE_BATCH = 1000
+/** Past this many new events, or members of their chats, `touched` answers `everyone` instead of listing them. */
+const TOUCHED_MAX_EVENTS = 1000
+const TOUCHED_MAX_MEMBERS = 10_000
 /** A fixed key for pg_advisory_xact_lock: one sequencer at a time across every chat instance. */
 export const SEQUENCER_LOCK = 7_310_225_001
 
@@ -180,6 +194,42 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return { Events: await addressRows(rows, subjects), LastTick: lastTick }
   }
 
+  /**
+   * Who the events after `after`, up to the head, concern. Chat-wide events concern the chat's
+   * members as they are now, a superset of those the feed gives them to (members who joined after
+   * the event do not receive it): a caller may wake too many readers, never too few.
+   */
+  async function touched(after: number): Promise<Touched> {
+    const head = await headTick()
+    const result: Touched = { head, everyone: false, members: new Set(), apps: new Set() }
+    if (head <= after) return result
+    const rows = await db
+      .selectFrom('chat_events')
+      .select(['chat_id', 'addressee', 'app_id'])
+      .where('tick_update', '>', after)
+      .where('tick_update', '<=', head)
+      .limit(TOUCHED_MAX_EVENTS + 1)
+      .execute()
+    if (rows.length > TOUCHED_MAX_EVENTS) return { ...result, everyone: true }
+    const chatWide = new Set<number>()
+    for (const row of rows) {
+      if (row.addressee !== 0) result.members.add(row.addressee)
+      else chatWide.add(row.chat_id)
+      if (row.app_id !== 0) result.apps.add(row.app_id)
+    }
+    if (chatWide.size > 0) {
+      const members = await db
+        .selectFrom('chat_members')
+        .select('member')
+        .where('chat_id', 'in', [...chatWide])
+        .limit(TOUCHED_MAX_MEMBERS + 1)
+        .execute()
+      if (members.length > TOUCHED_MAX_MEMBERS) return { ...result, everyone: true }
+      for (const { member } of members) result.members.add(member)
+    }
+    return result
+  }
+
   async function addressRows(rows: ChatDatabase['chat_events'][], subjects: Subjects | undefined): Promise<FeedItem[]> {
     const chatWide = [...new Set(rows.filter((row) => row.addressee === 0).map((row) => row.chat_id))]
     const wanted = subjects ? new Set(subjects.members) : undefined
@@ -231,7 +281,7 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return () => sequenced.off('sequenced', listener)
   }
 
-  return { append, committed, announce, list, onSequenced }
+  return { append, committed, announce, list, touched, onSequenced }
 }
 
 export type EventFeed = ReturnType<typeof createEventFeed>

@@ -1,5 +1,6 @@
 import { type EventBatch, EventBatchSchema, eventsQuerySchema, querySubjects, type Service } from '@atrium/platform'
 import type { EventFeed, FeedBatch, Subjects } from './event-feed.ts'
+import { createWakeRouter } from './wake-router.ts'
 import { createWakeThrottle } from './wake-throttle.ts'
 
 export interface EventsPluginOptions {
@@ -7,11 +8,11 @@ export interface EventsPluginOptions {
   defaultLimit: number
   maxLimit: number
   maxWaitMs: number
-  /** Commits within this window after a wake of the waiting long-polls are coalesced into one wake at its end. */
+  /** Commits within this window after a check of the new events are coalesced into one check at its end. */
   wakeWindowMs: number
 }
 
-// Long-polls re-read at least this often, so writes committed by other instances are seen too.
+// New events are checked at least this often while long-polls wait, so writes committed by other instances are seen too.
 const RECHECK_MS = 250
 
 /** The query's subjects for the feed; undefined when none is given (every addressee). Guests (`code:`) are members too. */
@@ -35,13 +36,15 @@ export default async function eventsPlugin(
 
   // A stopping service answers its waiting long-polls at once, before its database closes.
   const stopping = new AbortController()
-  // Issue 5: one wake per window, not one per commit, so long-polls re-read at a bounded rate.
-  const throttle = createWakeThrottle(wakeWindowMs)
+  // Issue 5: a commit wakes only the long-polls its events concern, and is checked at most once per window.
+  const router = createWakeRouter(events.touched, RECHECK_MS)
+  const throttle = createWakeThrottle(wakeWindowMs, router.check)
   const stopListening = events.onSequenced(throttle.notify)
   app.addHook('preClose', async () => {
     stopping.abort()
     stopListening()
     throttle.close()
+    router.close()
   })
 
   app.get('/events', { schema, serializerCompiler: () => sendBuffer }, async (request, reply) => {
@@ -52,17 +55,22 @@ export default async function eventsPlugin(
     // The response closes early when the poller goes away; stop waiting then.
     reply.raw.once('close', () => closed.abort())
     const stop = AbortSignal.any([closed.signal, stopping.signal])
-    // The wake count is taken before each read: a wake during the read makes the next wait return at once.
-    let seen = throttle.wakes
-    let batch = await events.list({ since, subjects, limit })
-    while (batch.Events.length === 0 && Date.now() < deadline && !stop.aborted) {
-      await throttle.wait(seen, Math.min(RECHECK_MS, deadline - Date.now()), stop)
-      if (stop.aborted) break
-      seen = throttle.wakes
-      batch = await events.list({ since: batch.LastTick, subjects, limit })
+    // Joined before the first read, and the wake count taken before each: a wake during a read makes the next wait return at once.
+    const waiter = router.join(subjects)
+    try {
+      let seen = waiter.wakes
+      let batch = await events.list({ since, subjects, limit })
+      while (batch.Events.length === 0 && Date.now() < deadline && !stop.aborted) {
+        await waiter.wait(seen, deadline - Date.now(), stop)
+        if (stop.aborted) break
+        seen = waiter.wakes
+        batch = await events.list({ since: batch.LastTick, subjects, limit })
+      }
+      // The schema documents the answer; serializeEnvelope writes each item's DataJson as its Data.
+      return batch as unknown as EventBatch
+    } finally {
+      waiter.leave()
     }
-    // The schema documents the answer; serializeEnvelope writes each item's DataJson as its Data.
-    return batch as unknown as EventBatch
   })
 }
 

@@ -1,85 +1,68 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { createWakeThrottle } from './wake-throttle.ts'
 
-const LONG = 60_000
-
-test('the first commit after a quiet window wakes a waiting long-poll at once', async (t) => {
-  t.mock.timers.enable({ apis: ['setTimeout'] })
-  const throttle = createWakeThrottle(20)
-  t.after(() => throttle.close())
-  const woken = throttle.wait(throttle.wakes, LONG)
-  throttle.notify()
-  await woken
-  assert.equal(throttle.wakes, 1)
-})
-
-test('a burst of commits within the window gives one trailing wake at its end', async (t) => {
-  t.mock.timers.enable({ apis: ['setTimeout'] })
-  const throttle = createWakeThrottle(20)
-  t.after(() => throttle.close())
-  throttle.notify()
-  const seen = throttle.wakes
-  let woken = false
-  const waiting = throttle.wait(seen, LONG).then(() => {
-    woken = true
+function counted(t: TestContext, windowMs: number) {
+  let wakes = 0
+  const throttle = createWakeThrottle(windowMs, () => {
+    wakes += 1
   })
-  for (let i = 0; i < 10; i++) throttle.notify()
+  t.after(() => throttle.close())
+  return {
+    throttle,
+    get wakes() {
+      return wakes
+    },
+  }
+}
+
+test('the first commit after a quiet window wakes at once', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] })
+  const counter = counted(t, 20)
+  counter.throttle.notify()
+  assert.equal(counter.wakes, 1)
+})
+
+test('a burst of commits within the window gives one trailing wake at its end', (t) => {
+  t.mock.timers.enable({ apis: ['setTimeout'] })
+  const counter = counted(t, 20)
+  counter.throttle.notify()
+  for (let i = 0; i < 10; i++) counter.throttle.notify()
   t.mock.timers.tick(19)
-  await Promise.resolve()
-  assert.equal(woken, false, 'coalesced until the window ends')
+  assert.equal(counter.wakes, 1, 'coalesced until the window ends')
   t.mock.timers.tick(1)
-  await waiting
-  assert.equal(throttle.wakes, seen + 1, 'one wake for the whole burst')
-  t.mock.timers.tick(LONG)
-  assert.equal(throttle.wakes, seen + 1, 'no further wake without a further commit')
+  assert.equal(counter.wakes, 2, 'one wake for the whole burst')
+  t.mock.timers.tick(60_000)
+  assert.equal(counter.wakes, 2, 'no further wake without a further commit')
 })
 
-test('a commit at the end of a window is not lost: it gets a wake of its own', async (t) => {
+test('a commit at the end of a window is not lost: it gets a wake of its own', (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] })
-  const throttle = createWakeThrottle(20)
-  t.after(() => throttle.close())
-  throttle.notify()
-  throttle.notify()
+  const counter = counted(t, 20)
+  counter.throttle.notify()
+  counter.throttle.notify()
   t.mock.timers.tick(20)
-  assert.equal(throttle.wakes, 2, 'trailing wake')
-  const seen = throttle.wakes
-  const waiting = throttle.wait(seen, LONG)
-  throttle.notify()
+  assert.equal(counter.wakes, 2, 'trailing wake')
+  counter.throttle.notify()
   t.mock.timers.tick(20)
-  await waiting
-  assert.equal(throttle.wakes, seen + 1)
+  assert.equal(counter.wakes, 3, 'a commit in the window the trailing wake opened')
   t.mock.timers.tick(20)
-  throttle.notify()
-  assert.equal(throttle.wakes, seen + 2, 'after a quiet window the next commit wakes at once')
+  counter.throttle.notify()
+  assert.equal(counter.wakes, 4, 'after a quiet window the next commit wakes at once')
 })
 
-test('a wake during the caller read makes its next wait return at once', async (t) => {
+test('close cancels a pending trailing wake', (t) => {
   t.mock.timers.enable({ apis: ['setTimeout'] })
-  const throttle = createWakeThrottle(20)
-  t.after(() => throttle.close())
-  const seen = throttle.wakes
-  throttle.notify()
-  await throttle.wait(seen, LONG)
-  assert.equal(throttle.wakes, seen + 1)
+  const counter = counted(t, 20)
+  counter.throttle.notify()
+  counter.throttle.notify()
+  counter.throttle.close()
+  t.mock.timers.tick(20)
+  assert.equal(counter.wakes, 1)
 })
 
-test('a wait ends when its time is up or its caller goes away, without a wake', async (t) => {
-  t.mock.timers.enable({ apis: ['setTimeout'] })
-  const throttle = createWakeThrottle(20)
-  t.after(() => throttle.close())
-  const timedOut = throttle.wait(throttle.wakes, 250)
-  t.mock.timers.tick(250)
-  await timedOut
-  const gone = new AbortController()
-  const aborted = throttle.wait(throttle.wakes, LONG, gone.signal)
-  gone.abort()
-  await aborted
-  assert.equal(throttle.wakes, 0)
-})
-
-test('window 0 wakes at every commit', () => {
-  const throttle = createWakeThrottle(0)
-  for (let i = 0; i < 3; i++) throttle.notify()
-  assert.equal(throttle.wakes, 3)
+test('window 0 wakes at every commit', (t) => {
+  const counter = counted(t, 0)
+  for (let i = 0; i < 3; i++) counter.throttle.notify()
+  assert.equal(counter.wakes, 3)
 })

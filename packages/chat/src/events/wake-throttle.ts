@@ -1,35 +1,21 @@
 /**
- * Wakes waiting long-polls of /private/v1/events at most once per window (issue 5: every commit
- * used to wake every waiting long-poll, and each ran its full events query). The first commit after
- * a quiet window wakes at once, so a lone commit is delivered without added latency; further commits
- * within the window are coalesced into one wake at its end (leading and trailing edge). A wake is
- * only ever delayed, never dropped: a commit that arrives during a window always gets a trailing wake.
+ * Calls `wake` at most once per window for a stream of commits (issue 5: each wake costs the
+ * module a check of the new events). The first commit after a quiet window wakes at once, so a
+ * lone commit is delivered without added latency; further commits within the window are coalesced
+ * into one wake at its end (leading and trailing edge). A wake is only ever delayed, never dropped:
+ * a commit that arrives during a window always gets a trailing wake.
  */
 export interface WakeThrottle {
-  /** How many wakes happened so far; a long-poll reads it before it reads the feed. */
-  readonly wakes: number
   /** Committed events became readable. */
   notify(): void
-  /**
-   * Resolves at the first wake after `seen` wakes (at once when one already happened, so a wake
-   * during the caller's read is not missed), after `ms`, or when `signal` aborts.
-   */
-  wait(seen: number, ms: number, signal?: AbortSignal): Promise<void>
-  /** Cancels a pending trailing wake and answers every waiter. */
+  /** Cancels a pending trailing wake. */
   close(): void
 }
 
 /** `windowMs` 0 wakes at every notify. */
-export function createWakeThrottle(windowMs: number): WakeThrottle {
-  const waiters = new Set<() => void>()
-  let wakes = 0
+export function createWakeThrottle(windowMs: number, wake: () => void): WakeThrottle {
   let window: ReturnType<typeof setTimeout> | undefined
   let pending = false
-
-  function wake(): void {
-    wakes += 1
-    for (const done of [...waiters]) done()
-  }
 
   function windowEnded(): void {
     window = undefined
@@ -46,9 +32,6 @@ export function createWakeThrottle(windowMs: number): WakeThrottle {
   }
 
   return {
-    get wakes() {
-      return wakes
-    },
     notify() {
       if (window) {
         pending = true
@@ -57,25 +40,10 @@ export function createWakeThrottle(windowMs: number): WakeThrottle {
       wake()
       if (windowMs > 0) startWindow()
     },
-    wait(seen, ms, signal) {
-      if (wakes > seen || signal?.aborted) return Promise.resolve()
-      return new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer)
-          signal?.removeEventListener('abort', done)
-          waiters.delete(done)
-          resolve()
-        }
-        const timer = setTimeout(done, ms)
-        signal?.addEventListener('abort', done, { once: true })
-        waiters.add(done)
-      })
-    },
     close() {
       if (window) clearTimeout(window)
       window = undefined
       pending = false
-      for (const done of [...waiters]) done()
     },
   }
 }
