@@ -3,7 +3,7 @@ import type { Caller } from '../access.ts'
 import { requireMember } from '../access.ts'
 import type { Store, Unit } from '../store.ts'
 import { toMessageEventData, toMessageView } from './message-view.ts'
-import type { MessageRow } from './messages.repository.ts'
+import type { MessageRow, ReactionSummary } from './messages.repository.ts'
 
 /** A visible message of a chat the caller belongs to, with that chat and membership. */
 export async function requireMessage(
@@ -21,14 +21,23 @@ export async function requireMessage(
   return { message, ...access }
 }
 
-/** Messages shaped for clients with their reactions and reply previews, in two queries. */
-export async function toMessageViews(store: Pick<Store, 'messages'>, rows: MessageRow[], member: number) {
+/**
+ * Messages shaped for clients with their reactions and reply previews, in two queries (one when
+ * the reactions were read already).
+ */
+export async function toMessageViews(
+  store: Pick<Store, 'messages'>,
+  rows: MessageRow[],
+  member: number,
+  known?: { reactions: ReactionSummary[] },
+) {
   const replyIds = rows.filter((row) => row.link_kind === LinkKind.Reply).map((row) => row.linked_message_id)
   const [reactions, replies] = await Promise.all([
-    store.messages.reactions(
-      rows.map((row) => row.timetick),
-      member,
-    ),
+    known?.reactions ??
+      store.messages.reactions(
+        rows.map((row) => row.timetick),
+        member,
+      ),
     store.messages.findMany([...new Set(replyIds)]),
   ])
   const replyById = new Map(replies.map((reply) => [reply.timetick, reply]))

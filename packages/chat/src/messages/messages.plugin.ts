@@ -60,16 +60,21 @@ export default async function messagesPlugin(app: Service, { store, resolveCalle
     const caller = await resolveCaller(request)
     const { chat_id, before, after, limit } = request.query
     if (before && after) throw new ApiError('InvalidRequest', 'give before or after, not both')
-    // The page is read while the membership is checked, one round trip less; a refused caller gets the error only.
-    const [rows] = await Promise.all([
-      store.messages.page(Number(chat_id), {
-        before: before === undefined ? undefined : Number(before),
-        after: after === undefined ? undefined : Number(after),
-        limit: limit + 1,
-      }),
-      requireMember(store, Number(chat_id), caller),
+    const chatId = Number(chat_id)
+    const page = {
+      before: before === undefined ? undefined : Number(before),
+      after: after === undefined ? undefined : Number(after),
+      limit: limit + 1,
+    }
+    // The page is read only for a member, and its reactions beside it: one round trip. An empty
+    // page may mean a non-member, whose access check then gives the error.
+    const [rows, reactions] = await Promise.all([
+      store.messages.page(chatId, caller.member, page),
+      store.messages.pageReactions(chatId, caller.member, page),
     ])
-    return { messages: await toMessageViews(store, rows.slice(0, limit), caller.member), has_more: rows.length > limit }
+    if (rows.length === 0) await requireMember(store, chatId, caller)
+    const messages = await toMessageViews(store, rows.slice(0, limit), caller.member, { reactions })
+    return { messages, has_more: rows.length > limit }
   })
 
   app.get('/get_chat_files', { schema: getChatFiles }, async (request) => {

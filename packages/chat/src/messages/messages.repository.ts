@@ -1,9 +1,11 @@
 import { ChatMessFlags, LinkKind } from '@atrium/platform'
-import { type Kysely, type Selectable, sql } from 'kysely'
+import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import type { ChatDatabase, ChatMessTable } from '../db/schema.ts'
 import { isVisible } from '../db/visibility.ts'
 
 export type MessageRow = Selectable<ChatMessTable>
+
+type ChatMessQuery = SelectQueryBuilder<ChatDatabase, 'chat_mess', object>
 
 /** Aggregated reactions of one message: one entry per emoji. */
 export interface ReactionSummary {
@@ -27,6 +29,37 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
   const visibleIn = (chatId: number) =>
     db.selectFrom('chat_mess').selectAll().where('chat_id', '=', chatId).where(isVisible())
 
+  const isMember = (chatId: number, member: number) =>
+    sql<boolean>`exists (select 1 from chat_members where chat_members.chat_id = ${chatId} and chat_members.member = ${member})`
+
+  function pageQuery(chatId: number, member: number, { before, after, limit }: PageOptions) {
+    const query = visibleIn(chatId).where(isMember(chatId, member))
+    if (after !== undefined) return query.where('timetick', '>', after).orderBy('timetick', 'asc').limit(limit)
+    return (before === undefined ? query : query.where('timetick', '<', before))
+      .orderBy('timetick', 'desc')
+      .limit(limit)
+  }
+
+  /** Reactions aggregated per target and emoji, for the targets `filter` selects. */
+  async function reactionsWhere(
+    member: number,
+    filter: (query: ChatMessQuery) => ChatMessQuery,
+  ): Promise<ReactionSummary[]> {
+    const rows = await filter(db.selectFrom('chat_mess'))
+      .select((eb) => [
+        'linked_message_id as message_id',
+        'content as emoji',
+        eb.fn.countAll().as('count'),
+        eb.fn.max(sql<number>`case when owner = ${member} then 1 else 0 end`).as('mine'),
+      ])
+      .where('link_kind', '=', LinkKind.Reaction)
+      .where(sql<boolean>`(flags & ${ChatMessFlags.Deleted}) = 0`)
+      .groupBy(['linked_message_id', 'content'])
+      .orderBy('content')
+      .execute()
+    return rows.map((row) => ({ ...row, count: Number(row.count), mine: Number(row.mine) }))
+  }
+
   return {
     async insert(row: MessageRow): Promise<void> {
       await db.insertInto('chat_mess').values(row).execute()
@@ -41,14 +74,19 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
       return db.selectFrom('chat_mess').selectAll().where('timetick', 'in', messageIds).execute()
     },
 
-    /** One page of the regular feed; ids are unique and ordered, so pages stay stable under concurrent inserts. */
-    async page(chatId: number, { before, after, limit }: PageOptions): Promise<MessageRow[]> {
-      if (after !== undefined) {
-        return visibleIn(chatId).where('timetick', '>', after).orderBy('timetick', 'asc').limit(limit).execute()
-      }
-      let query = visibleIn(chatId)
-      if (before !== undefined) query = query.where('timetick', '<', before)
-      return query.orderBy('timetick', 'desc').limit(limit).execute()
+    /**
+     * One page of the regular feed, read only when `member` belongs to the chat: a non-member reads
+     * no rows (the caller then checks access for the exact error). Ids are unique and ordered, so
+     * pages stay stable under concurrent inserts.
+     */
+    async page(chatId: number, member: number, options: PageOptions): Promise<MessageRow[]> {
+      return pageQuery(chatId, member, options).execute()
+    },
+
+    /** The reactions of the messages of that page, read beside it rather than after it. */
+    async pageReactions(chatId: number, member: number, options: PageOptions): Promise<ReactionSummary[]> {
+      const ids = pageQuery(chatId, member, options).clearSelect().select('timetick')
+      return reactionsWhere(member, (query) => query.where('linked_message_id', 'in', ids))
     },
 
     /** Messages of a chat that carry a file, newest first. */
@@ -93,21 +131,7 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
 
     async reactions(messageIds: number[], member: number): Promise<ReactionSummary[]> {
       if (messageIds.length === 0) return []
-      const rows = await db
-        .selectFrom('chat_mess')
-        .select((eb) => [
-          'linked_message_id as message_id',
-          'content as emoji',
-          eb.fn.countAll().as('count'),
-          eb.fn.max(sql<number>`case when owner = ${member} then 1 else 0 end`).as('mine'),
-        ])
-        .where('linked_message_id', 'in', messageIds)
-        .where('link_kind', '=', LinkKind.Reaction)
-        .where(sql<boolean>`(flags & ${ChatMessFlags.Deleted}) = 0`)
-        .groupBy(['linked_message_id', 'content'])
-        .orderBy('content')
-        .execute()
-      return rows.map((row) => ({ ...row, count: Number(row.count), mine: Number(row.mine) }))
+      return reactionsWhere(member, (query) => query.where('linked_message_id', 'in', messageIds))
     },
 
     async findReaction(messageId: number, owner: number, emoji: string): Promise<MessageRow | undefined> {

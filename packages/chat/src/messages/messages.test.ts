@@ -22,13 +22,20 @@ forEachDialect('a sent message appears in the feed with its owner, content and t
 forEachDialect('non-members can neither read nor post', async (t, dialect) => {
   const chat = await startChat(t, dialect)
   const groupId = await createGroup(chat.user(1), [2])
+  await chat.user(1).ok('send_message', { chat_id: groupId, content: 'members only' })
   const read = await chat.user(3).get('get_chat_messages', { chat_id: groupId })
   assert.equal(read.status, 404)
+  assert.equal(read.error?.code, 3000)
+  assert.equal(read.result, undefined, 'no messages in the refusal')
   const post = await chat.user(3).post('send_message', { chat_id: groupId, content: 'let me in' })
   assert.equal(post.status, 404)
   assert.equal(post.error?.code, 3000)
   const { messages } = await chat.user(1).read('get_chat_messages', { chat_id: groupId })
-  assert.equal(messages.length, 0, 'nothing was written')
+  assert.deepEqual(
+    messages.map((message: { content: string }) => message.content),
+    ['members only'],
+    'nothing was written',
+  )
 })
 
 forEachDialect(
@@ -96,6 +103,20 @@ forEachDialect('reactions are rows of their own, aggregated under the target and
   assert.deepEqual(removed.message.reactions, [
     { emoji: '❤️', count: 1, mine: false },
     { emoji: '👍', count: 1, mine: false },
+  ])
+  // An older page, reached with before, carries its own messages' reactions.
+  await chat.user(1).ok('send_message', { chat_id: groupId, content: 'later 1' })
+  await chat.user(1).ok('send_message', { chat_id: groupId, content: 'later 2' })
+  const newest = await chat.user(3).read('get_chat_messages', { chat_id: groupId, limit: 2 })
+  assert.deepEqual(
+    newest.messages.map((message: { reactions: unknown[] }) => message.reactions),
+    [[], []],
+  )
+  const older = await chat.user(3).read('get_chat_messages', { chat_id: groupId, before: newest.messages[1].id })
+  assert.equal(older.messages[0].id, target.id)
+  assert.deepEqual(older.messages[0].reactions, [
+    { emoji: '❤️', count: 1, mine: true },
+    { emoji: '👍', count: 1, mine: true },
   ])
 })
 
