@@ -96,7 +96,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.addHook('onRequest', async (request) => {
     request.caller = await authenticate(request)
   })
-  installCallerLimits(app, rateLimits)
+  const meterSent = installCallerLimits(app, rateLimits)
   const cookie = createSessionCookie({
     name: config.Sessions.CookieName,
     publicOrigin: config.PublicOrigin,
@@ -160,6 +160,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     hub: events,
     apps: store.apps,
     settings: config.Events,
+    meterSent,
     now: Date.now,
   })
   // Web Push: subscriptions on every node; pushes only from the node with PushSending.

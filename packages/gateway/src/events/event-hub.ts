@@ -37,7 +37,7 @@ export interface ModuleFeed {
 export function createEventHub({ modules, settings, serviceSecret, cursors, log, now }: EventHubOptions) {
   const subscribers = new Set<HubSubscriber>()
   const byAddressee = new Map<string, Set<HubSubscriber>>()
-  const frames = new WeakMap<BroadcastEvent, string>()
+  const frames = new WeakMap<BroadcastEvent, Buffer>()
 
   function deliver(module: string, chunk: number, events: AddressedEvent[]) {
     for (const { to, event } of events) {
@@ -65,11 +65,11 @@ export function createEventHub({ modules, settings, serviceSecret, cursors, log,
   return {
     feeds,
 
-    /** The SSE frame of an event, serialised once however many streams it goes to. */
-    frameOf(event: BroadcastEvent): string {
+    /** The SSE frame of an event, serialised and encoded once however many streams it goes to. */
+    frameOf(event: BroadcastEvent): Buffer {
       let frame = frames.get(event)
       if (frame === undefined) {
-        frame = `id: ${event.tick}\ndata: ${JSON.stringify(event)}\n\n`
+        frame = Buffer.from(`id: ${event.tick}\ndata: ${JSON.stringify(event)}\n\n`)
         frames.set(event, frame)
       }
       return frame

@@ -1,9 +1,11 @@
-import { PassThrough } from 'node:stream'
+import type { OutgoingHttpHeaders } from 'node:http'
 import { ApiError, MAX_TIMETICK, parseTimetick, type Service, timetickTime } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { Apps } from '../apps/apps.repository.ts'
 import type { GatewayConfig } from '../config.ts'
+import type { SentMeter } from '../rate-limit/rate-limits.ts'
 import type { EventHub } from './event-hub.ts'
+import { createHeartbeats } from './heartbeats.ts'
 import { replay } from './replay.ts'
 import { subjectsOf } from './subjects.ts'
 import { createSubscriber, type Subscriber } from './subscriber.ts'
@@ -12,6 +14,8 @@ export interface EventsPluginOptions {
   hub: EventHub
   apps: Apps
   settings: GatewayConfig['Events']
+  /** Counts the stream's bytes against the caller's bandwidth limit: no onSend hook sees them. */
+  meterSent: SentMeter
   now: () => number
 }
 
@@ -52,7 +56,8 @@ function resumeTick(since: number | undefined, lastEventId: string | string[] | 
  * subjects join the pollers first; a reconnect then replays from the modules what came after
  * `since` and continues with the live events the replay did not already cover.
  */
-export default async function eventsPlugin(app: Service, { hub, apps, settings, now }: EventsPluginOptions) {
+export default async function eventsPlugin(app: Service, { hub, apps, settings, meterSent, now }: EventsPluginOptions) {
+  const heartbeats = createHeartbeats(settings.HeartbeatSeconds * 1000)
   app.get(
     '/subscribe',
     { schema: subscribeSchema, exposeHeadRoute: false, config: { envelope: false } },
@@ -74,31 +79,53 @@ export default async function eventsPlugin(app: Service, { hub, apps, settings, 
       }
       const subjects = all.slice(0, settings.ChunkSubjects)
 
-      const stream = new PassThrough()
-      const stopped = new AbortController()
+      // The frames go straight into the response (issue 5): a stream in between cost a buffer, a
+      // pipe and a pass through it for every frame of every subscriber.
+      const response = reply.raw
+      // Only a replay has work to stop.
+      const stopped = since === undefined ? undefined : new AbortController()
       let leave = () => {}
       const subscriber = createSubscriber({
-        stream,
+        response,
         subjects,
         frameOf: hub.frameOf,
         maxQueued: settings.MaxQueuedEvents,
-        heartbeatMs: settings.HeartbeatSeconds * 1000,
+        heartbeats,
+        countSent: meterSent(request),
         onClose: () => {
-          stopped.abort()
+          stopped?.abort()
           leave()
         },
       })
-      reply.raw.once('close', () => subscriber.close())
+      // Fastify's own access log line, which a hijacked reply does not get. The listener holds the
+      // logger rather than the request and reply, so those can go once the stream is open.
+      const { log } = request
+      let openedAt = 0
+      let gone = false
+      response.once('close', () => {
+        gone = true
+        subscriber.close()
+        if (openedAt > 0)
+          log.info({ res: { statusCode: 200 }, responseTime: performance.now() - openedAt }, 'request completed')
+      })
       // Without since, each module's events count from the head it had when the stream opened.
       const joined = await hub.subscribe(subscriber, (_module, membership) => since ?? membership.head)
       leave = joined.leave
       if (subscriber.closed) leave()
 
-      reply
-        .header('content-type', 'text/event-stream; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('x-accel-buffering', 'no')
-        .send(stream)
+      // Hijacked, the reply passes no onSend hook: the headers the onRequest hooks set (X-Request-Id)
+      // are taken along here, and the bandwidth hook's counting is done by countSent.
+      reply.hijack()
+      // The client left while its subjects joined: there is nobody to answer.
+      if (gone) return reply
+      openedAt = performance.now()
+      response.writeHead(200, {
+        ...(reply.getHeaders() as OutgoingHttpHeaders),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-accel-buffering': 'no',
+      })
+      subscriber.open()
       if (tooOld) {
         const heads = [...joined.memberships.values()].map((membership) => membership.head)
         subscriber.resync('too-old', Math.max(0, ...heads))
@@ -108,9 +135,10 @@ export default async function eventsPlugin(app: Service, { hub, apps, settings, 
       }
       if (since === undefined) subscriber.goLive(new Map())
       else {
-        replayMissed(subscriber, since, joined.memberships, stopped.signal).catch((error) => {
-          if (stopped.signal.aborted) return
-          request.log.error({ err: error }, 'events: replay failed')
+        const { signal } = stopped!
+        replayMissed(subscriber, since, joined.memberships, signal).catch((error) => {
+          if (signal.aborted) return
+          log.error({ err: error }, 'events: replay failed')
           subscriber.close()
         })
       }

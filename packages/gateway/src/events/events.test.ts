@@ -61,6 +61,8 @@ forEachDialect('the stream is text/event-stream with id and data lines and heart
   assert.equal(response.status, 200)
   assert.equal(response.headers.get('content-type'), 'text/event-stream; charset=utf-8')
   assert.equal(response.headers.get('cache-control'), 'no-store')
+  assert.equal(response.headers.get('x-accel-buffering'), 'no')
+  assert.match(response.headers.get('x-request-id') ?? '', /./, 'the headers of the onRequest hooks come along')
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
   let text = ''
   async function readUntil(pattern: RegExp) {
@@ -82,4 +84,23 @@ forEachDialect('the stream is text/event-stream with id and data lines and heart
   assert.equal(event.data.content, 'Ping')
   // FAST_EVENTS sets HeartbeatSeconds to 1.
   await readUntil(/: heartbeat\n\n/)
+})
+
+forEachDialect('the bytes of the stream count against the session’s bandwidth limit', async (t, dialect) => {
+  const Bytes = 2000
+  const { gateway, signedIn } = await startEventsWorld(t, dialect, {
+    settings: { RateLimits: { Bandwidth: { Bytes, WindowSeconds: 600 } } },
+  })
+  const [alice, bob] = [await signedIn(), await signedIn()]
+  const chat = (await alice.post('create_chat', { type: 1, peer: String(bob.crmId) })).chat.id
+  const stream = openEvents(t, gateway.url, bob.cookie)
+  await stream.opened()
+  const health = () => fetch(`${gateway.url}/auth/v1/health`, { headers: { cookie: bob.cookie } })
+  assert.equal((await health()).status, 200, 'the subscribe request alone is far below the limit')
+
+  await alice.direct.ok('send_message', { chat_id: chat, content: 'x'.repeat(Bytes) })
+  await stream.until(() => stream.contents().length === 1, 'the long message')
+  const refused = await health()
+  assert.equal(refused.status, 429)
+  assert.deepEqual((await json(refused)).error.details.scope, 'bandwidth')
 })

@@ -1,23 +1,37 @@
-import { once } from 'node:events'
-import type { Writable } from 'node:stream'
+import { type EventEmitter, once } from 'node:events'
 import type { BroadcastEvent } from '@atrium/platform'
+import type { Heartbeats } from './heartbeats.ts'
 import { addresseeKeyOf } from './module-poller.ts'
 
 /** Why a stream tells its client to resync: its `since` is too old, it was too slow, or a module could not replay. */
 export type ResyncReason = 'too-old' | 'slow-consumer' | 'replay-failed'
 
+/** What a stream writes to: the HTTP/1.1 or HTTP/2 response, whose head the caller writes. */
+export interface SseResponse extends EventEmitter {
+  readonly writableEnded: boolean
+  readonly writableFinished: boolean
+  readonly writableNeedDrain: boolean
+  write(chunk: string | Uint8Array): boolean
+  end(): unknown
+  destroy(): unknown
+}
+
 export interface SubscriberOptions {
-  /** The SSE response body. */
-  stream: Writable
+  response: SseResponse
   /** `user:`, `app:` and `code:` subjects of the caller. */
   subjects: readonly string[]
   /** SSE frame of an event, made once per event and shared by every subscriber. */
-  frameOf: (event: BroadcastEvent) => string
+  frameOf: (event: BroadcastEvent) => Uint8Array
   maxQueued: number
-  heartbeatMs: number
+  heartbeats: Heartbeats
+  /** Told the size of every write, for the bandwidth limit. */
+  countSent: (bytes: number) => void
   /** Called once when the stream ends, whoever ended it. */
   onClose: () => void
 }
+
+/** The same bytes for every stream, so a heartbeat is never encoded again. */
+const HEARTBEAT = Buffer.from(': heartbeat\n\n')
 
 /** How long an ended stream may take to reach its client before it is cut. */
 const CLOSE_GRACE_MS = 5000
@@ -34,34 +48,34 @@ interface ModuleState {
  * accepted only from the chunk polling this subscriber's subjects, in that chunk's cursor order.
  * A stream whose client does not read more than `maxQueued` events gets a resync and is closed.
  */
-export function createSubscriber({ stream, subjects, frameOf, maxQueued, heartbeatMs, onClose }: SubscriberOptions) {
+export function createSubscriber({
+  response,
+  subjects,
+  frameOf,
+  maxQueued,
+  heartbeats,
+  countSent,
+  onClose,
+}: SubscriberOptions) {
   const modules = new Map<string, ModuleState>()
   let pending: { module: string; event: BroadcastEvent }[] = []
   let replaying = true
+  let opened = false
   let queued = 0
   let highest = 0
   let closed = false
-
-  stream.on('drain', () => {
-    queued = 0
-  })
-  stream.on('close', () => close())
   // Only a stream that was silent for a whole heartbeat period gets one (docs/events.md: "while idle"):
   // checked every half period, so the silence never exceeds heartbeatMs. A busy stream needs none;
   // 10,000 streams wrote 667 a second whatever else they carried (bench/sse.ts, issue 5).
   let silentChecks = 0
-  const heartbeat = setInterval(
-    () => {
-      if (++silentChecks >= 2 && queued === 0) write(': heartbeat\n\n')
-    },
-    Math.max(1, Math.floor(heartbeatMs / 2)),
-  )
-  heartbeat.unref()
 
-  function write(text: string) {
-    if (closed) return
+  function write(chunk: string | Uint8Array) {
+    if (closed || !opened) return
     silentChecks = 0
-    if (!stream.write(text)) queued++
+    // Writes refused since the last 'drain': read here rather than reset by a listener on every stream.
+    if (queued > 0 && !response.writableNeedDrain) queued = 0
+    if (!response.write(chunk)) queued++
+    countSent(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength)
   }
 
   function send(module: string, event: BroadcastEvent) {
@@ -86,21 +100,25 @@ export function createSubscriber({ stream, subjects, frameOf, maxQueued, heartbe
   function close() {
     if (closed) return
     closed = true
-    clearInterval(heartbeat)
+    self.closed = true
     pending = []
-    if (!stream.writableEnded) stream.end()
-    // A client that stopped reading would hold the ended stream (and its buffer) open forever.
-    if (!stream.writableFinished) setTimeout(() => stream.destroy(), CLOSE_GRACE_MS).unref()
+    if (opened) end()
     onClose()
   }
 
-  return {
+  function end() {
+    heartbeats.delete(self)
+    if (!response.writableEnded) response.end()
+    // A client that stopped reading would hold the ended stream (and its buffer) open forever.
+    if (!response.writableFinished) setTimeout(() => response.destroy(), CLOSE_GRACE_MS).unref()
+  }
+
+  const self = {
     subjects,
     /** Addressee keys this subscriber receives items for (`m:<id>`, `a:<id>`). */
     keys: new Set(subjects.map(addresseeKeyOf)),
-    get closed() {
-      return closed
-    },
+    /** True once the stream ended. A data property: a getter would put this object in dictionary mode, 0.8 kB more a stream. */
+    closed: false,
 
     /** Starts accepting events of a module from one chunk; events up to `last` are dropped. */
     attach(module: string, chunk: number, last: number) {
@@ -136,6 +154,18 @@ export function createSubscriber({ stream, subjects, frameOf, maxQueued, heartbe
 
     resync,
 
+    /** Starts writing, once the caller wrote the response head; a stream closed before it just ends. */
+    open() {
+      opened = true
+      if (closed) return end()
+      heartbeats.add(self)
+    },
+
+    /** Called by the heartbeat wheel every half period. */
+    beat() {
+      if (++silentChecks >= 2 && !response.writableNeedDrain) write(HEARTBEAT)
+    },
+
     /** Writes a comment line, which also makes the response headers go out. */
     comment(text: string) {
       write(`: ${text}\n\n`)
@@ -143,16 +173,17 @@ export function createSubscriber({ stream, subjects, frameOf, maxQueued, heartbe
 
     /** Resolves when the client has read what was written (or the stream ended). */
     async drained(): Promise<void> {
-      if (closed || !stream.writableNeedDrain) return
+      if (closed || !response.writableNeedDrain) return
       const settled = new AbortController()
       await Promise.race([
-        once(stream, 'drain', { signal: settled.signal }),
-        once(stream, 'close', { signal: settled.signal }),
+        once(response, 'drain', { signal: settled.signal }),
+        once(response, 'close', { signal: settled.signal }),
       ]).finally(() => settled.abort())
     },
 
     close,
   }
+  return self
 }
 
 export type Subscriber = ReturnType<typeof createSubscriber>

@@ -96,19 +96,27 @@ function installBandwidthCounting(app: FastifyInstance, bandwidth: FixedWindow<s
 }
 
 /**
+ * Counts the body bytes of a reply that a route writes itself: a hijacked reply (the SSE stream,
+ * issue 5) passes no onSend hook, so its bytes go to the request's bandwidth key through this.
+ */
+export type SentMeter = (request: FastifyRequest) => (bytes: number) => void
+
+const uncounted = () => {}
+
+/**
  * The session, API-key and bandwidth limits (ARCHITECTURE.md, step 6). Install after the hook
  * that sets `request.caller`. Each scope is a fixed window kept in memory: no database access
  * per request. A request is admitted while its scope's window total is below the limit; bytes
  * count as they flow, so the request that crosses the bandwidth limit finishes and the next one
- * in that window is refused.
+ * in that window is refused. Returns the meter for replies that routes write themselves.
  */
-export function installCallerLimits(app: FastifyInstance, { settings, now }: RateLimitOptions): void {
+export function installCallerLimits(app: FastifyInstance, { settings, now }: RateLimitOptions): SentMeter {
   const { Session, ApiKey, Bandwidth } = settings
   const session = Session.Requests > 0 ? createFixedWindow<string>(Session.Requests, Session.WindowSeconds, now) : null
   const apiKey = ApiKey.Requests > 0 ? createFixedWindow<number>(ApiKey.Requests, ApiKey.WindowSeconds, now) : null
   const bandwidth =
     Bandwidth.Bytes > 0 ? createFixedWindow<string>(Bandwidth.Bytes, Bandwidth.WindowSeconds, now) : null
-  if (!session && !apiKey && !bandwidth) return
+  if (!session && !apiKey && !bandwidth) return () => uncounted
 
   app.addHook('onRequest', async (request, reply) => {
     const caller = request.caller
@@ -125,5 +133,10 @@ export function installCallerLimits(app: FastifyInstance, { settings, now }: Rat
       if (retryAfter > 0) return refuse(reply, 'bandwidth', retryAfter)
     }
   })
-  if (bandwidth) installBandwidthCounting(app, bandwidth)
+  if (!bandwidth) return () => uncounted
+  installBandwidthCounting(app, bandwidth)
+  return function meterSent(request) {
+    const key = bandwidthKeyOf(request)
+    return (bytes) => bandwidth.add(key, bytes)
+  }
 }
