@@ -69,6 +69,28 @@ test('a stream whose client stops reading gets a slow-consumer resync and is end
   assert.equal(response.written.length, 4, 'nothing is written after the close')
 })
 
+test('a stream that overflows while it joins still gets its resync once the head is written', () => {
+  const response = createResponse()
+  let closes = 0
+  const subscriber = createSubscriber({
+    response,
+    subjects: ['user:1'],
+    frameOf,
+    maxQueued: 2,
+    heartbeats: createHeartbeats(60_000),
+    countSent: () => {},
+    onClose: () => closes++,
+  })
+  subscriber.attach('chat', 1, 0)
+  for (let tick = 1; tick <= 3; tick++) subscriber.offer('chat', 1, event(tick))
+  assert.equal(subscriber.closed, true)
+  assert.equal(closes, 1)
+  assert.deepEqual(response.written, [], 'nothing before the head')
+  subscriber.open()
+  assert.deepEqual(response.written, ['id: 0\nevent: resync\ndata: {"reason":"slow-consumer","tick":0}\n\n'])
+  assert.equal(response.writableEnded, true)
+})
+
 test('a drain forgives the writes the client had not read before it', () => {
   const { response, subscriber } = open(2)
   response.reading = false

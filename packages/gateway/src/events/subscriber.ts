@@ -61,6 +61,8 @@ export function createSubscriber({
   let pending: { module: string; event: BroadcastEvent }[] = []
   let replaying = true
   let opened = false
+  // What was written before the response head went out (a resync while joining): sent at open.
+  let early: (string | Uint8Array)[] = []
   let queued = 0
   let highest = 0
   let closed = false
@@ -70,7 +72,12 @@ export function createSubscriber({
   let silentChecks = 0
 
   function write(chunk: string | Uint8Array) {
-    if (closed || !opened) return
+    if (closed) return
+    if (opened) put(chunk)
+    else early.push(chunk)
+  }
+
+  function put(chunk: string | Uint8Array) {
     silentChecks = 0
     // Writes refused since the last 'drain': read here rather than reset by a listener on every stream.
     if (queued > 0 && !response.writableNeedDrain) queued = 0
@@ -154,9 +161,14 @@ export function createSubscriber({
 
     resync,
 
-    /** Starts writing, once the caller wrote the response head; a stream closed before it just ends. */
+    /**
+     * Starts writing, once the caller wrote the response head: what was written before goes out
+     * first, and a stream closed before it (overflowing while it joined) then ends.
+     */
     open() {
       opened = true
+      for (const chunk of early) put(chunk)
+      early = []
       if (closed) return end()
       heartbeats.add(self)
     },
