@@ -1,28 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { MessageView } from '../../api/chat-types.ts'
+import { messageView } from '../../api/message-view-fixture.ts'
 import { conversationReducer, EMPTY_CONVERSATION, mergeMessages, newestId, oldestId } from './conversation-state.ts'
 
-function message(id: string, content = `message ${id}`, update = id): MessageView {
-  return {
-    id,
-    chat_id: '100',
-    owner: '1001',
-    content,
-    flags: 0,
-    file: null,
-    link_kind: 'none',
-    linked_message_id: '0',
-    reply_to: null,
-    reactions: [],
-    forwarded_from: '0',
-    pinned: false,
-    deleted: false,
-    edited: false,
-    time: '2026-11-22T06:16:50.231Z',
-    timetick_update: update,
-  }
-}
+const message = (id: string, content = `message ${id}`, update = id) =>
+  messageView(id, { content, timetick_update: update })
 
 test('pages arrive newest first and are kept oldest first', () => {
   const first = conversationReducer(EMPTY_CONVERSATION, {

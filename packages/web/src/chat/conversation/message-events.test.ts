@@ -1,33 +1,15 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { MessageView } from '../../api/chat-types.ts'
+import { messageView } from '../../api/message-view-fixture.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
 import { conversationReducer, EMPTY_CONVERSATION } from './conversation-state.ts'
 import { applyMessageEvent, applyReaction, newestPinned } from './message-events.ts'
 
 const ME = '1001'
 
-function message(id: string, fields: Partial<MessageView> = {}): MessageView {
-  return {
-    id,
-    chat_id: '100',
-    owner: '1002',
-    content: `message ${id}`,
-    flags: 0,
-    file: null,
-    link_kind: 'none',
-    linked_message_id: '0',
-    reply_to: null,
-    reactions: [],
-    forwarded_from: '0',
-    pinned: false,
-    deleted: false,
-    edited: false,
-    time: '2026-11-22T06:16:50.231Z',
-    timetick_update: id,
-    ...fields,
-  }
-}
+// By someone other than ME.
+const message = (id: string, fields: Partial<MessageView> = {}) => messageView(id, { owner: '1002', ...fields })
 
 function event(type: string, data: Record<string, unknown>): BroadcastEvent {
   return { module: 'chat', tick: 900, type, data: { chat_id: '100', tick: '900', ...data } }
