@@ -2,13 +2,12 @@ import { useState } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
 import { failureText, isFailure } from '../../api/envelope.ts'
+import { isUserId } from '../manage/member-ids.ts'
 
 interface NewPrivateChatProps {
   api: ChatApi
   onOpened: (chat: ChatView) => void
 }
-
-const CRM_ID = /^[1-9][0-9]{0,15}$/
 
 /**
  * Starts (or reopens) a private chat with another person by their user id (CRM id): the chat
@@ -22,7 +21,7 @@ export function NewPrivateChat({ api, onOpened }: NewPrivateChatProps) {
   async function submit(event: Event) {
     event.preventDefault()
     const id = peer.trim()
-    if (!CRM_ID.test(id)) {
+    if (!isUserId(id)) {
       setError('A user id is a number, e.g. 1002.')
       return
     }

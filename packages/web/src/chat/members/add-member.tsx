@@ -2,14 +2,13 @@ import { useState } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView, MemberView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
+import { isUserId } from '../manage/member-ids.ts'
 
 interface AddMemberProps {
   api: ChatApi
   chat: ChatView
   onAdded: (member: MemberView) => void
 }
-
-const CRM_ID = /^[1-9][0-9]{0,15}$/
 
 /** Adds someone to a group or channel by their user id (add_chat_member), optionally as admin. */
 export function AddMember({ api, chat, onAdded }: AddMemberProps) {
@@ -21,7 +20,7 @@ export function AddMember({ api, chat, onAdded }: AddMemberProps) {
   async function submit(event: Event) {
     event.preventDefault()
     const id = member.trim()
-    if (!CRM_ID.test(id)) {
+    if (!isUserId(id)) {
       setError('A user id is a number, e.g. 1002.')
       return
     }
