@@ -75,25 +75,49 @@ export default async function eventsPlugin(
 }
 
 /**
- * Serialises the enveloped batch to UTF-8 once (a string answer would be encoded twice, for its
- * length and to send it). The items of one event share its Data text and differ only in CrmId and
- * AppId, so the rest of an item is built once per event, not once per item: a channel event can
- * fan out to thousands of items.
+ * Serialises the enveloped batch straight to UTF-8 bytes. The items of one event share its Data
+ * text and differ only in CrmId and AppId, so the rest of an item is encoded once per event and
+ * copied into each of its items: a channel event can fan out to thousands of items, and building
+ * the answer as one string to encode afterwards cost several times more (issue 3, docs/benchmarks.md).
  */
 export function serializeEnvelope(envelope: unknown): Buffer {
   const { result: batch, id } = envelope as { result: FeedBatch; id: string }
-  const tails = new Map<string, string>()
-  const items = batch.Events.map((item) => {
-    let tail = tails.get(item.DataJson)
-    if (tail === undefined) {
-      tail = `,"Timetick":${item.Timetick},"TickUpdate":${item.TickUpdate},"EventType":${JSON.stringify(item.EventType)},"Data":${item.DataJson}}`
-      tails.set(item.DataJson, tail)
+  const head = Buffer.from('{"result":{"Events":[')
+  const end = Buffer.from(`],"LastTick":${batch.LastTick}},"id":${JSON.stringify(id)}}`)
+  const tails = new Map<string, Buffer>()
+  // A subscriber's ids recur across the batch's events: the feed's items are a member's (AppId 0) or an app's (CrmId 0).
+  const heads = new Map<number, Buffer>()
+  const parts: Buffer[] = []
+  let length = head.length + end.length + Math.max(0, batch.Events.length - 1)
+  for (const item of batch.Events) {
+    let rest = tails.get(item.DataJson)
+    if (rest === undefined) {
+      rest = Buffer.from(
+        `,"Timetick":${item.Timetick},"TickUpdate":${item.TickUpdate},"EventType":${JSON.stringify(item.EventType)},"Data":${item.DataJson}}`,
+      )
+      tails.set(item.DataJson, rest)
     }
-    return `{"CrmId":${item.CrmId},"AppId":${item.AppId}${tail}`
-  })
-  return Buffer.from(
-    `{"result":{"Events":[${items.join(',')}],"LastTick":${batch.LastTick}},"id":${JSON.stringify(id)}}`,
-  )
+    const key = item.AppId === 0 ? item.CrmId : item.CrmId === 0 ? -item.AppId : undefined
+    let ids = key === undefined ? undefined : heads.get(key)
+    if (ids === undefined) {
+      ids = Buffer.from(`{"CrmId":${item.CrmId},"AppId":${item.AppId}`)
+      if (key !== undefined) heads.set(key, ids)
+    }
+    parts.push(ids, rest)
+    length += ids.length + rest.length
+  }
+  const out = Buffer.allocUnsafe(length)
+  out.set(head, 0)
+  let offset = head.length
+  for (let i = 0; i < parts.length; i++) {
+    // Each item is its ids and its event's part; a comma goes between items.
+    if (i > 0 && i % 2 === 0) out[offset++] = 0x2c
+    const part = parts[i]!
+    out.set(part, offset)
+    offset += part.length
+  }
+  out.set(end, offset)
+  return out
 }
 
 // Fastify's types want a string from a serializer; it sends a Buffer as it is, with its length.

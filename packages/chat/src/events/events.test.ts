@@ -12,6 +12,7 @@ import {
 } from '../../test/support.ts'
 import { buildChat } from '../app.ts'
 import { loadChatConfig } from '../config.ts'
+import { serializeEnvelope } from './events.plugin.ts'
 
 async function readAll(chat: ChatClient, query: Record<string, string | number> = {}) {
   const { status, result, error } = await chat.events({ limit: 1000, ...query })
@@ -238,4 +239,36 @@ forEachDialect('a long-poll cut by a crash-like stop runs no query on the closed
   // The handler wakes up after the database closed; a query then would log "driver has already been destroyed".
   await new Promise((resolve) => setTimeout(resolve, 500))
   assert.deepEqual(errors, [])
+})
+
+test('an answer is the exact JSON of its batch, with shared event data, non-ASCII text and an empty batch', () => {
+  const data = { content: 'héllo "你好" 🎉\\n', chat_id: '5' }
+  const shared = JSON.stringify(data)
+  const other = JSON.stringify({ content: 'ok' })
+  const item = (CrmId: number, AppId: number, tick: number, DataJson: string) => ({
+    CrmId,
+    AppId,
+    Timetick: tick - 1,
+    TickUpdate: tick,
+    EventType: 'NewChatMessage',
+    DataJson,
+  })
+  const items = [
+    item(1001, 0, 90, shared),
+    item(1002, 0, 90, shared),
+    item(0, 77, 90, shared),
+    item(1001, 0, 91, other),
+    item(1002, 77, 91, other),
+  ]
+  const bytes = serializeEnvelope({ result: { Events: items, LastTick: 91 }, id: 'req-ü' })
+  const expected = {
+    result: {
+      Events: items.map(({ DataJson, ...rest }) => ({ ...rest, Data: JSON.parse(DataJson) })),
+      LastTick: 91,
+    },
+    id: 'req-ü',
+  }
+  assert.equal(bytes.toString('utf8'), JSON.stringify(expected))
+  const empty = serializeEnvelope({ result: { Events: [], LastTick: 4 }, id: 'x' })
+  assert.equal(empty.toString('utf8'), '{"result":{"Events":[],"LastTick":4},"id":"x"}')
 })
