@@ -6,6 +6,7 @@ import * as visibleMessages from './0004-visible-messages.ts'
 import * as postgresFunctions from './0005-postgres-functions.ts'
 import * as flagStatistics from './0006-flag-statistics.ts'
 import * as postSequencedEvents from './0007-post-sequenced-events.ts'
+import * as searchIndexMerging from './0008-search-index-merging.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -16,4 +17,5 @@ export const chatMigrations: Migrations = {
   '0005-postgres-functions': postgresFunctions,
   '0006-flag-statistics': flagStatistics,
   '0007-post-sequenced-events': postSequencedEvents,
+  '0008-search-index-merging': searchIndexMerging,
 }
