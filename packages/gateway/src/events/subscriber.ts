@@ -65,14 +65,13 @@ export function createSubscriber({
   let early: (string | Uint8Array)[] = []
   let queued = 0
   let highest = 0
-  let closed = false
   // Only a stream that was silent for a whole heartbeat period gets one (docs/events.md: "while idle"):
   // checked every half period, so the silence never exceeds heartbeatMs. A busy stream needs none;
   // 10,000 streams wrote 667 a second whatever else they carried (bench/sse.ts, issue 5).
   let silentChecks = 0
 
   function write(chunk: string | Uint8Array) {
-    if (closed) return
+    if (self.closed) return
     if (opened) put(chunk)
     else early.push(chunk)
   }
@@ -105,8 +104,7 @@ export function createSubscriber({
   }
 
   function close() {
-    if (closed) return
-    closed = true
+    if (self.closed) return
     self.closed = true
     pending = []
     if (opened) end()
@@ -134,7 +132,7 @@ export function createSubscriber({
 
     /** A live event from a module's poller: held while replaying, sent otherwise. */
     offer(module: string, chunk: number, event: BroadcastEvent) {
-      if (closed || modules.get(module)?.chunk !== chunk) return
+      if (self.closed || modules.get(module)?.chunk !== chunk) return
       if (!replaying) return send(module, event)
       pending.push({ module, event })
       if (pending.length > maxQueued) overflow()
@@ -147,7 +145,7 @@ export function createSubscriber({
 
     /** Ends the replay: the held live events above each module's floor follow, in tick order. */
     goLive(floors: ReadonlyMap<string, number>) {
-      if (closed) return
+      if (self.closed) return
       for (const [module, floor] of floors) {
         const state = modules.get(module)
         if (state) state.last = Math.max(state.last, floor)
@@ -169,7 +167,7 @@ export function createSubscriber({
       opened = true
       for (const chunk of early) put(chunk)
       early = []
-      if (closed) return end()
+      if (self.closed) return end()
       heartbeats.add(self)
     },
 
@@ -185,7 +183,7 @@ export function createSubscriber({
 
     /** Resolves when the client has read what was written (or the stream ended). */
     async drained(): Promise<void> {
-      if (closed || !response.writableNeedDrain) return
+      if (self.closed || !response.writableNeedDrain) return
       const settled = new AbortController()
       await Promise.race([
         once(response, 'drain', { signal: settled.signal }),
