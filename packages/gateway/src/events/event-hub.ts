@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../config.ts'
 import type { EventCursors } from './event-cursors.repository.ts'
 import { createModuleEvents, type FetchEvents } from './module-events.ts'
 import { type AddressedEvent, createModulePoller, type Membership, type ModulePoller } from './module-poller.ts'
+import { toChunk } from './sse-chunks.ts'
 import type { Subscriber } from './subscriber.ts'
 
 export interface EventHubOptions {
@@ -65,11 +66,11 @@ export function createEventHub({ modules, settings, serviceSecret, cursors, log,
   return {
     feeds,
 
-    /** The SSE frame of an event, serialised and encoded once however many streams it goes to. */
+    /** The SSE frame of an event as an HTTP/1.1 chunk, serialised and encoded once however many streams it goes to. */
     frameOf(event: BroadcastEvent): Buffer {
       let frame = frames.get(event)
       if (frame === undefined) {
-        frame = Buffer.from(`id: ${event.tick}\ndata: ${JSON.stringify(event)}\n\n`)
+        frame = toChunk(`id: ${event.tick}\ndata: ${JSON.stringify(event)}\n\n`)
         frames.set(event, frame)
       }
       return frame

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events'
 import { test } from 'node:test'
 import type { BroadcastEvent } from '@atrium/platform'
 import { createHeartbeats } from './heartbeats.ts'
+import { toChunk } from './sse-chunks.ts'
 import { createSubscriber } from './subscriber.ts'
 
 /** A response whose client reads only while `reading` is set, as a socket with a full buffer would. */
@@ -35,7 +36,7 @@ function createResponse() {
   return response
 }
 
-const frameOf = (event: BroadcastEvent) => Buffer.from(`id: ${event.tick}\ndata: ${JSON.stringify(event)}\n\n`)
+const frameOf = (event: BroadcastEvent) => toChunk(`id: ${event.tick}\ndata: ${JSON.stringify(event)}\n\n`)
 const event = (tick: number): BroadcastEvent => ({ module: 'chat', tick, type: 'NewChatMessage', data: {} })
 
 function open(maxQueued: number, heartbeatMs = 60_000) {

@@ -1,7 +1,10 @@
 import { type EventEmitter, once } from 'node:events'
+import { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { BroadcastEvent } from '@atrium/platform'
 import type { Heartbeats } from './heartbeats.ts'
 import { addresseeKeyOf } from './module-poller.ts'
+import { frameIn, toChunk } from './sse-chunks.ts'
 
 /** Why a stream tells its client to resync: its `since` is too old, it was too slow, or a module could not replay. */
 export type ResyncReason = 'too-old' | 'slow-consumer' | 'replay-failed'
@@ -20,7 +23,7 @@ export interface SubscriberOptions {
   response: SseResponse
   /** `user:`, `app:` and `code:` subjects of the caller. */
   subjects: readonly string[]
-  /** SSE frame of an event, made once per event and shared by every subscriber. */
+  /** SSE frame of an event as an HTTP/1.1 chunk (sse-chunks.ts), made once per event and shared by every subscriber. */
   frameOf: (event: BroadcastEvent) => Uint8Array
   maxQueued: number
   heartbeats: Heartbeats
@@ -31,10 +34,22 @@ export interface SubscriberOptions {
 }
 
 /** The same bytes for every stream, so a heartbeat is never encoded again. */
-const HEARTBEAT = Buffer.from(': heartbeat\n\n')
+const HEARTBEAT = toChunk(': heartbeat\n\n')
 
 /** How long an ended stream may take to reach its client before it is cut. */
 const CLOSE_GRACE_MS = 5000
+
+/**
+ * The socket an HTTP/1.1 response's chunks can be written to directly, with its head sent: one write
+ * per frame instead of Node framing each chunk again (a corked write of three buffers) through the
+ * response's stream. None for a response that frames its body otherwise (HTTP/2; HTTP/1.0 without
+ * chunks), or that waits behind an unfinished answer on its connection (pipelined: no socket yet).
+ */
+function directSocketOf(response: SseResponse): Socket | undefined {
+  if (!(response instanceof ServerResponse) || !response.chunkedEncoding || !response.socket) return undefined
+  response.flushHeaders()
+  return response.socket
+}
 
 interface ModuleState {
   chunk: number
@@ -61,8 +76,10 @@ export function createSubscriber({
   let pending: { module: string; event: BroadcastEvent }[] = []
   let replaying = true
   let opened = false
+  // Set at open when the chunks can go straight to the socket; otherwise the response takes the frames.
+  let socket: Socket | undefined
   // What was written before the response head went out (a resync while joining): sent at open.
-  let early: (string | Uint8Array)[] = []
+  let early: Uint8Array[] = []
   let queued = 0
   let highest = 0
   // Only a stream that was silent for a whole heartbeat period gets one (docs/events.md: "while idle"):
@@ -70,18 +87,21 @@ export function createSubscriber({
   // 10,000 streams wrote 667 a second whatever else they carried (bench/sse.ts, issue 5).
   let silentChecks = 0
 
-  function write(chunk: string | Uint8Array) {
+  /** Writes an HTTP/1.1 chunk (sse-chunks.ts) of one or more SSE frames. */
+  function write(chunk: Uint8Array) {
     if (self.closed) return
     if (opened) put(chunk)
     else early.push(chunk)
   }
 
-  function put(chunk: string | Uint8Array) {
+  function put(chunk: Uint8Array) {
     silentChecks = 0
+    const sink = socket ?? response
     // Writes refused since the last 'drain': read here rather than reset by a listener on every stream.
-    if (queued > 0 && !response.writableNeedDrain) queued = 0
-    if (!response.write(chunk)) queued++
-    countSent(typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength)
+    if (queued > 0 && !sink.writableNeedDrain) queued = 0
+    const bytes = socket ? chunk : frameIn(chunk)
+    if (!sink.write(bytes)) queued++
+    countSent(bytes.byteLength)
   }
 
   function send(module: string, event: BroadcastEvent) {
@@ -100,7 +120,7 @@ export function createSubscriber({
 
   function resync(reason: ResyncReason, tick: number, module?: string) {
     const data = module === undefined ? { reason, tick } : { reason, tick, module }
-    write(`id: ${tick}\nevent: resync\ndata: ${JSON.stringify(data)}\n\n`)
+    write(toChunk(`id: ${tick}\nevent: resync\ndata: ${JSON.stringify(data)}\n\n`))
   }
 
   function close() {
@@ -165,6 +185,7 @@ export function createSubscriber({
      */
     open() {
       opened = true
+      socket = directSocketOf(response)
       for (const chunk of early) put(chunk)
       early = []
       if (self.closed) return end()
@@ -173,20 +194,21 @@ export function createSubscriber({
 
     /** Called by the heartbeat wheel every half period. */
     beat() {
-      if (++silentChecks >= 2 && !response.writableNeedDrain) write(HEARTBEAT)
+      if (++silentChecks >= 2 && !(socket ?? response).writableNeedDrain) write(HEARTBEAT)
     },
 
     /** Writes a comment line, which also makes the response headers go out. */
     comment(text: string) {
-      write(`: ${text}\n\n`)
+      write(toChunk(`: ${text}\n\n`))
     },
 
     /** Resolves when the client has read what was written (or the stream ended). */
     async drained(): Promise<void> {
-      if (self.closed || !response.writableNeedDrain) return
+      const sink = socket ?? response
+      if (self.closed || !sink.writableNeedDrain) return
       const settled = new AbortController()
       await Promise.race([
-        once(response, 'drain', { signal: settled.signal }),
+        once(sink, 'drain', { signal: settled.signal }),
         once(response, 'close', { signal: settled.signal }),
       ]).finally(() => settled.abort())
     },
