@@ -139,7 +139,12 @@ export function eventsQuerySchema({ defaultLimit, maxLimit, maxWaitMs }: EventsQ
       ),
       users: Type.Optional(Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated user ids.' })),
       apps: Type.Optional(Type.String({ maxLength: 65_536, description: 'Legacy alias: comma-separated app ids.' })),
-      limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit }),
+      limit: Type.Integer({
+        minimum: 1,
+        maximum: maxLimit,
+        default: defaultLimit,
+        description: 'Most events (items) returned; a stored event’s items are never split across batches.',
+      }),
       wait: Type.Integer({
         minimum: 0,
         maximum: maxWaitMs,

@@ -190,8 +190,10 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
       )
     }
     const rows = await query.execute()
-    const lastTick = rows.length === limit ? rows.at(-1)!.tick_update : head
-    return { Events: await addressRows(rows, subjects), LastTick: lastTick }
+    const { items, rowsUsed } = await addressRows(rows, subjects, limit)
+    // Cut before the rows read: the next call starts after the last row whose items were taken.
+    const lastTick = rowsUsed < rows.length || rows.length === limit ? rows[rowsUsed - 1]!.tick_update : head
+    return { Events: items, LastTick: lastTick }
   }
 
   /**
@@ -230,7 +232,18 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return result
   }
 
-  async function addressRows(rows: ChatDatabase['chat_events'][], subjects: Subjects | undefined): Promise<FeedItem[]> {
+  /**
+   * The items of `rows` in order, one per addressee, and how many rows they come from. `limit` bounds
+   * the items (spec: "maximum events to return"), in whole rows: a row's items share its cursor
+   * tick, so they are never split across batches, and the first row is taken whatever its size.
+   * Without that bound a chat-wide event of a large channel read without subjects became one item
+   * per member for each of up to `limit` rows.
+   */
+  async function addressRows(
+    rows: ChatDatabase['chat_events'][],
+    subjects: Subjects | undefined,
+    limit: number,
+  ): Promise<{ items: FeedItem[]; rowsUsed: number }> {
     const chatWide = [...new Set(rows.filter((row) => row.addressee === 0).map((row) => row.chat_id))]
     const wanted = subjects ? new Set(subjects.members) : undefined
     const wantedApps = subjects ? new Set(subjects.apps) : undefined
@@ -249,7 +262,9 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
       }
     }
     const items: FeedItem[] = []
+    let rowsUsed = 0
     for (const row of rows) {
+      const before = items.length
       const data = withTick(row.data, row.tick_update)
       const item = (crmId: number, appId: number): FeedItem => ({
         CrmId: crmId,
@@ -268,8 +283,14 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
         }
       }
       if (row.app_id !== 0 && (!wantedApps || wantedApps.has(row.app_id))) items.push(item(0, row.app_id))
+      if (items.length > limit && rowsUsed > 0) {
+        items.length = before
+        break
+      }
+      rowsUsed++
+      if (items.length >= limit) break
     }
-    return items
+    return { items, rowsUsed }
   }
 
   /**

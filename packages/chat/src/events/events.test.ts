@@ -84,6 +84,41 @@ forEachDialect('since and limit page through the feed without gaps or repeats', 
   )
 })
 
+forEachDialect('limit bounds the events returned, in whole stored events', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2, 3])
+  for (let i = 0; i < 4; i++) await chat.user(1).ok('send_message', { chat_id: groupId, content: `n${i}` })
+  const all = await readAll(chat)
+  const perMessage = all.Events.filter((event) => event.EventType === 'NewChatMessage').length / 4
+  assert.equal(perMessage, 3, 'without subjects, a group message is one event per member')
+
+  for (const limit of [4, 2]) {
+    const pages: EventBatch[] = []
+    let since = 0
+    for (let round = 0; round < 50; round++) {
+      const batch = await readAll(chat, { since, limit })
+      if (batch.Events.length === 0) break
+      pages.push(batch)
+      since = batch.LastTick
+    }
+    assert.deepEqual(
+      pages.flatMap((page) => page.Events),
+      all.Events,
+      `limit ${limit}: every event once, in order`,
+    )
+    for (const page of pages) {
+      const ticks = new Set(page.Events.map((event) => event.TickUpdate))
+      // A stored event's items share its tick: a page ends after one, and holds one whole even past the limit.
+      assert.equal(page.LastTick, page.Events.at(-1)!.TickUpdate)
+      assert.ok(page.Events.length <= limit || ticks.size === 1, `limit ${limit}: ${page.Events.length} events`)
+      for (const tick of ticks) {
+        const whole = all.Events.filter((event) => event.TickUpdate === tick).length
+        assert.equal(page.Events.filter((event) => event.TickUpdate === tick).length, whole, 'never split')
+      }
+    }
+  }
+})
+
 forEachDialect('limit has a documented upper bound and subjects are validated', async (t, dialect) => {
   const chat = await startChat(t, dialect)
   assert.equal((await chat.events({ limit: 1001 })).error?.code, 1000)
