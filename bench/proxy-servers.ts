@@ -3,12 +3,17 @@
  * CPU time can be read from /proc:
  *   node bench/proxy-servers.ts upstream        a trivial module: every request gets a fixed small body
  *   node bench/proxy-servers.ts auth <name>     an oauth2-proxy-style auth service for nginx auth_request
+ *   node bench/proxy-servers.ts proxy <name> <upstream port>
+ *                                               the runtime's floor: bare node:http that checks the session
+ *                                               cookie like the auth service and forwards on undici, as the
+ *                                               gateway's forwarder does, with nothing else of the gateway
  * Each listens on an ephemeral loopback port, prints `{"port":…}` on one line and runs until SIGTERM.
- * The auth service learns the one valid session token on its standard input (a JSON array of tokens).
+ * The auth service and the proxy learn the valid session tokens on standard input (a JSON array).
  */
 import { createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { text } from 'node:stream/consumers'
+import { Agent, type Dispatcher } from 'undici'
 
 /** The upstream's answer to every request. */
 export const UPSTREAM_BODY = '{"ok":true,"from":"upstream"}'
@@ -32,15 +37,20 @@ function answerUpstream(_request: IncomingMessage, response: ServerResponse) {
   response.end(UPSTREAM_BODY)
 }
 
-/**
- * Validates the session cookie against an in-memory map of token hashes (what oauth2-proxy-style
- * services do with their session store), answering 202 with the user in a header, or 401.
- */
-function createAuthHandler(cookieName: string, tokens: string[]) {
+/** The session of a request's cookie, from an in-memory map of token hashes (an oauth2-proxy-style store). */
+function createSessionLookup(cookieName: string, tokens: string[]) {
   const sessions = new Map(tokens.map((token, index) => [hashToken(token), { user: String(index + 1) }]))
-  return function answerAuth(request: IncomingMessage, response: ServerResponse) {
+  return (request: IncomingMessage) => {
     const token = readCookie(request.headers.cookie, cookieName)
-    const session = token === undefined ? undefined : sessions.get(hashToken(token))
+    return token === undefined ? undefined : sessions.get(hashToken(token))
+  }
+}
+
+/** Validates the session cookie, answering 202 with the user in a header, or 401. */
+function createAuthHandler(cookieName: string, tokens: string[]) {
+  const sessionOf = createSessionLookup(cookieName, tokens)
+  return function answerAuth(request: IncomingMessage, response: ServerResponse) {
+    const session = sessionOf(request)
     if (!session) {
       response.writeHead(401, { 'content-length': 0 })
       response.end()
@@ -51,12 +61,67 @@ function createAuthHandler(cookieName: string, tokens: string[]) {
   }
 }
 
+/**
+ * Checks the session cookie and forwards the request with the user in X-Crm on a keep-alive undici
+ * pool, answering the upstream's status, content type and body (collected: the upstream's is small).
+ */
+function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: number) {
+  const sessionOf = createSessionLookup(cookieName, tokens)
+  const agent = new Agent({ connections: 64, pipelining: 1, keepAliveTimeout: 60_000 })
+  const origin = `http://127.0.0.1:${upstreamPort}`
+  return function answerProxy(request: IncomingMessage, response: ServerResponse) {
+    const session = sessionOf(request)
+    if (!session) {
+      response.writeHead(401, { 'content-length': 0 })
+      response.end()
+      return
+    }
+    const headers = {
+      host: request.headers.host ?? '',
+      'x-crm': session.user,
+      'x-forwarded-for': request.socket.remoteAddress ?? '',
+    }
+    let status = 0
+    let type = 'application/octet-stream'
+    const chunks: Buffer[] = []
+    const handler: Dispatcher.DispatchHandler = {
+      // Its presence is how undici tells this handler API from the older one.
+      onRequestStart() {},
+      onResponseStart(_controller, statusCode, upstreamHeaders) {
+        status = statusCode
+        const announced = upstreamHeaders['content-type']
+        if (typeof announced === 'string') type = announced
+      },
+      onResponseData(_controller, chunk) {
+        chunks.push(chunk)
+      },
+      onResponseEnd() {
+        const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+        response.writeHead(status, { 'content-type': type, 'content-length': body.length })
+        response.end(body)
+      },
+      onResponseError() {
+        response.writeHead(502, { 'content-length': 0 })
+        response.end()
+      },
+    }
+    const method = request.method as Dispatcher.HttpMethod
+    agent.dispatch({ origin, path: request.url ?? '/', method, headers }, handler)
+  }
+}
+
 async function main() {
-  const [role, cookieName = ''] = process.argv.slice(2)
+  const [role, cookieName = '', upstreamPort = ''] = process.argv.slice(2)
   let handler: (request: IncomingMessage, response: ServerResponse) => void
   if (role === 'upstream') handler = answerUpstream
   else if (role === 'auth' && cookieName) handler = createAuthHandler(cookieName, JSON.parse(await text(process.stdin)))
-  else throw new Error('usage: node bench/proxy-servers.ts upstream | auth <cookie name>')
+  else if (role === 'proxy' && cookieName && upstreamPort) {
+    handler = createProxyHandler(cookieName, JSON.parse(await text(process.stdin)), Number(upstreamPort))
+  } else {
+    throw new Error(
+      'usage: node bench/proxy-servers.ts upstream | auth <cookie name> | proxy <cookie name> <upstream port>',
+    )
+  }
   // nginx and the gateway keep idle upstream connections for up to a minute between rounds.
   const server = createServer({ keepAliveTimeout: 120_000 }, handler)
   server.listen(0, '127.0.0.1', () => {

@@ -10,7 +10,15 @@ import { gunzipSync, gzipSync } from 'node:zlib'
 import { startNginx } from './proxy-nginx.ts'
 import { UPSTREAM_BODY } from './proxy-servers.ts'
 
-export const TARGETS = ['nginx', 'nginx-auth', 'gateway', 'gateway-auth', 'static-nginx', 'static-gateway'] as const
+export const TARGETS = [
+  'nginx',
+  'nginx-auth',
+  'gateway',
+  'gateway-auth',
+  'node-proxy',
+  'static-nginx',
+  'static-gateway',
+] as const
 export type TargetName = (typeof TARGETS)[number]
 
 /** The route prefix of the upstream, on nginx and the gateway alike. */
@@ -42,8 +50,11 @@ export interface TargetContext {
   cookieName: string
   /** The session token of the gateway's benchmark user, also the one the auth service accepts. */
   token: string
-  /** Starts the auth service of nginx auth_request (stopped with the benchmark). */
-  startAuth(): Promise<{ pid: number; port: number }>
+  /**
+   * Starts a helper of bench/proxy-servers.ts on the servers' CPU, stopped with the benchmark: the
+   * auth service of nginx auth_request, or the bare Node proxy.
+   */
+  startHelper(role: 'auth' | 'proxy'): Promise<{ pid: number; port: number }>
   /** Registers a server's stop for the end of the benchmark. */
   track(stop: () => Promise<void>): void
   /** The page and the directory with it and its .gz for nginx. */
@@ -167,7 +178,14 @@ export async function createTarget(name: TargetName, context: TargetContext): Pr
     return { ...target, check: () => expectGzipPage(target.url, gzip, context.page) }
   }
 
-  const auth = name === 'nginx-auth' ? await context.startAuth() : undefined
+  if (name === 'node-proxy') {
+    // The runtime's floor: authenticate and forward in bare node:http, nothing else of the gateway.
+    const proxy = await context.startHelper('proxy')
+    const url = `http://127.0.0.1:${proxy.port}${PROXY_PATH}`
+    return { name, url, headers: cookie, server: [proxy.pid], auth: [], check: () => expectUpstream(url, cookie) }
+  }
+
+  const auth = name === 'nginx-auth' ? await context.startHelper('auth') : undefined
   const nginx = await startNginx(
     name === 'static-nginx'
       ? { kind: 'static', root: context.nginxRoot }

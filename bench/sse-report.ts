@@ -1,6 +1,6 @@
 /**
  * Tables of bench/sse.ts: deliveries, latency and CPU per server and rate, memory per connection,
- * and the gateway-to-nchan ratios of the same run.
+ * and each server's ratios to nchan in the same run.
  */
 
 /** One server at one publish rate, over the measured window. */
@@ -56,16 +56,21 @@ export function printTables(rows: Row[], memory: Memory[], fanout: number) {
     )
   }
   const nchan = rows.filter((row) => row.target === 'nchan')
-  const ratios = rows
-    .filter((row) => row.target === 'gateway')
-    .map((row) => {
-      const peer = nchan.find((other) => other.rate === row.rate)
-      if (!peer) return ''
-      return `${row.rate} ev/s: CPU/delivery ×${(row.cpuPerDelivery / peer.cpuPerDelivery).toFixed(2)}, p99 ×${(row.p99 / peer.p99).toFixed(2)}`
-    })
-    .filter(Boolean)
-  const [gatewayMemory, nchanMemory] = ['gateway', 'nchan'].map((name) => memory.find((m) => m.target === name))
-  if (gatewayMemory && nchanMemory)
-    ratios.push(`memory/connection ×${(gatewayMemory.perConnection / nchanMemory.perConnection).toFixed(2)}`)
-  if (ratios.length > 0) console.log(`\ngateway / nchan: ${ratios.join('; ')}`)
+  const nchanMemory = memory.find((m) => m.target === 'nchan')
+  if (nchan.length === 0) return
+  for (const name of new Set(rows.map((row) => row.target))) {
+    if (name === 'nchan') continue
+    const ratios = rows
+      .filter((row) => row.target === name)
+      .map((row) => {
+        const peer = nchan.find((other) => other.rate === row.rate)
+        if (!peer) return ''
+        return `${row.rate} ev/s: CPU/delivery ×${(row.cpuPerDelivery / peer.cpuPerDelivery).toFixed(2)}, p99 ×${(row.p99 / peer.p99).toFixed(2)}`
+      })
+      .filter(Boolean)
+    const own = memory.find((m) => m.target === name)
+    if (own && nchanMemory)
+      ratios.push(`memory/connection ×${(own.perConnection / nchanMemory.perConnection).toFixed(2)}`)
+    if (ratios.length > 0) console.log(`${name} / nchan: ${ratios.join('; ')}`)
+  }
 }

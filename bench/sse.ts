@@ -4,6 +4,8 @@
  *   npm exec -- node bench/sse.ts [--subscribers 10000] [--fanout 10] [--rates 50,500]
  *     [--seconds 15] [--warmup 3] [--clients 2] [--db sqlite|postgres] [--targets gateway,nchan]
  *     [--profile] [--chunk-subjects 200] [--nchan-module /usr/lib/nginx/modules/ngx_nchan_module.so]
+ * Targets: `gateway`, `nchan`, and the runtime's floor `node-response` / `node-socket` (bench/sse-node.ts:
+ * bare node:http with nchan's publish protocol, writing through the response or straight to the socket).
  * Gateway side: the chat module (bench/sse-module.ts) and the gateway (bench/sse-gateway.ts) each in
  * their own process; the gateway's users and sessions are made through its store before the run.
  * Each subscriber is one HTTP/1.1 SSE stream with its session cookie, from --clients processes
@@ -78,6 +80,14 @@ interface Target {
   stop(): Promise<void>
 }
 
+/** Asks a Node target (run with --expose-gc) to collect garbage; answers its V8 heap in use, which it writes on SIGHUP. */
+async function collectGarbage(pid: number, memoryFile: string): Promise<number> {
+  rmSync(memoryFile, { force: true })
+  process.kill(pid, 'SIGHUP')
+  for (let tries = 0; tries < 50 && !existsSync(memoryFile); tries++) await sleep(100)
+  return (JSON.parse(readFileSync(memoryFile, 'utf8')) as { heapUsed: number }).heapUsed
+}
+
 const rows: Row[] = []
 const memory: Memory[] = []
 
@@ -140,12 +150,7 @@ async function startGatewayTarget(dir: string): Promise<Target> {
       if (answer.status !== 200) throw new Error(`send_message: ${answer.status} ${answer.error}`)
     },
     modulePid: chat.pid,
-    async collectGarbage() {
-      rmSync(spec.memoryFile, { force: true })
-      process.kill(gateway.pid, 'SIGHUP')
-      for (let tries = 0; tries < 50 && !existsSync(spec.memoryFile); tries++) await sleep(100)
-      return (JSON.parse(readFileSync(spec.memoryFile, 'utf8')) as { heapUsed: number }).heapUsed
-    },
+    collectGarbage: () => collectGarbage(gateway.pid, spec.memoryFile),
     toggleProfile: () => process.kill(gateway.pid, 'SIGUSR2'),
     profilePath: spec.profile,
     async stop() {
@@ -176,6 +181,44 @@ async function startNchanTarget(dir: string): Promise<Target> {
     },
     stop: () => nchan.stop(),
   }
+}
+
+/** The bare node:http floor (bench/sse-node.ts), published to like nchan. */
+async function startNodeTarget(dir: string, mode: 'response' | 'socket'): Promise<Target> {
+  const memoryFile = join(dir, `node-${mode}-memory.json`)
+  const server = await startNodeServer<{ port: number }>(
+    join(import.meta.dirname, 'sse-node.ts'),
+    [mode, String(HEARTBEAT_SECONDS), memoryFile],
+    '',
+    10_000,
+    ['--expose-gc'],
+  )
+  const { port } = server.ready
+  const channel = (index: number) => `bench${index % groups}`
+  return {
+    name: `node-${mode}`,
+    pid: server.pid,
+    port,
+    streams: Array.from({ length: subscribers }, (_, i) => ({
+      path: `/sub/${channel(Math.floor(i / fanout))}`,
+      headers: [],
+    })),
+    async send(index) {
+      const response = await fetch(`http://127.0.0.1:${port}/pub/${channel(index)}`, { method: 'POST', body: marker() })
+      await response.arrayBuffer()
+      if (response.status >= 300) throw new Error(`node publish: ${response.status}`)
+    },
+    collectGarbage: () => collectGarbage(server.pid, memoryFile),
+    stop: () => server.stop(),
+  }
+}
+
+function startTarget(name: string, dir: string): Promise<Target> {
+  if (name === 'nchan') return startNchanTarget(dir)
+  if (name === 'node-response') return startNodeTarget(dir, 'response')
+  if (name === 'node-socket') return startNodeTarget(dir, 'socket')
+  if (name === 'gateway') return startGatewayTarget(dir)
+  throw new Error(`unknown target ${name}: gateway, nchan, node-response or node-socket`)
 }
 
 /** The target's RSS (and V8 heap in use, 0 when unknown) after a garbage collection, when it can be asked for one. */
@@ -272,7 +315,7 @@ console.log(
 )
 try {
   for (const name of args.targets.split(',')) {
-    const target = name === 'nchan' ? await startNchanTarget(dir) : await startGatewayTarget(dir)
+    const target = await startTarget(name, dir)
     try {
       await measureTarget(target)
     } finally {
