@@ -37,25 +37,29 @@ function answerUpstream(_request: IncomingMessage, response: ServerResponse) {
   response.end(UPSTREAM_BODY)
 }
 
-/** The session of a request's cookie, from an in-memory map of token hashes (an oauth2-proxy-style store). */
-function createSessionLookup(cookieName: string, tokens: string[]) {
+/**
+ * The session of a request's cookie, from an in-memory map of token hashes (an oauth2-proxy-style
+ * store); without one, answers 401 itself and returns undefined.
+ */
+function createSessionCheck(cookieName: string, tokens: string[]) {
   const sessions = new Map(tokens.map((token, index) => [hashToken(token), { user: String(index + 1) }]))
-  return (request: IncomingMessage) => {
+  return (request: IncomingMessage, response: ServerResponse) => {
     const token = readCookie(request.headers.cookie, cookieName)
-    return token === undefined ? undefined : sessions.get(hashToken(token))
+    const session = token === undefined ? undefined : sessions.get(hashToken(token))
+    if (!session) {
+      response.writeHead(401, { 'content-length': 0 })
+      response.end()
+    }
+    return session
   }
 }
 
 /** Validates the session cookie, answering 202 with the user in a header, or 401. */
 function createAuthHandler(cookieName: string, tokens: string[]) {
-  const sessionOf = createSessionLookup(cookieName, tokens)
+  const sessionOf = createSessionCheck(cookieName, tokens)
   return function answerAuth(request: IncomingMessage, response: ServerResponse) {
-    const session = sessionOf(request)
-    if (!session) {
-      response.writeHead(401, { 'content-length': 0 })
-      response.end()
-      return
-    }
+    const session = sessionOf(request, response)
+    if (!session) return
     response.writeHead(202, { 'x-auth-user': session.user, 'content-length': 0 })
     response.end()
   }
@@ -66,16 +70,12 @@ function createAuthHandler(cookieName: string, tokens: string[]) {
  * pool, answering the upstream's status, content type and body (collected: the upstream's is small).
  */
 function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: number) {
-  const sessionOf = createSessionLookup(cookieName, tokens)
+  const sessionOf = createSessionCheck(cookieName, tokens)
   const agent = new Agent({ connections: 64, pipelining: 1, keepAliveTimeout: 60_000 })
   const origin = `http://127.0.0.1:${upstreamPort}`
   return function answerProxy(request: IncomingMessage, response: ServerResponse) {
-    const session = sessionOf(request)
-    if (!session) {
-      response.writeHead(401, { 'content-length': 0 })
-      response.end()
-      return
-    }
+    const session = sessionOf(request, response)
+    if (!session) return
     const headers = {
       host: request.headers.host ?? '',
       'x-crm': session.user,

@@ -162,13 +162,14 @@ async function startGatewayTarget(dir: string): Promise<Target> {
   }
 }
 
-async function startNchanTarget(dir: string): Promise<Target> {
-  const port = await freePort()
-  const nchan = await startNchan(args['nchan-module'], port, dir, HEARTBEAT_SECONDS)
+/**
+ * The streams and publisher of a server with nchan's protocol: each group of --fanout subscribers
+ * opens `GET /sub/<channel>` of its group, and an event is POSTed to `/pub/<channel>`.
+ */
+function channelTarget(name: string, port: number): Pick<Target, 'name' | 'port' | 'streams' | 'send'> {
   const channel = (index: number) => `bench${index % groups}`
   return {
-    name: 'nchan',
-    pid: nchan.worker,
+    name,
     port,
     streams: Array.from({ length: subscribers }, (_, i) => ({
       path: `/sub/${channel(Math.floor(i / fanout))}`,
@@ -177,10 +178,15 @@ async function startNchanTarget(dir: string): Promise<Target> {
     async send(index) {
       const response = await fetch(`http://127.0.0.1:${port}/pub/${channel(index)}`, { method: 'POST', body: marker() })
       await response.arrayBuffer()
-      if (response.status >= 300) throw new Error(`nchan publish: ${response.status}`)
+      if (response.status >= 300) throw new Error(`${name} publish: ${response.status}`)
     },
-    stop: () => nchan.stop(),
   }
+}
+
+async function startNchanTarget(dir: string): Promise<Target> {
+  const port = await freePort()
+  const nchan = await startNchan(args['nchan-module'], port, dir, HEARTBEAT_SECONDS)
+  return { ...channelTarget('nchan', port), pid: nchan.worker, stop: () => nchan.stop() }
 }
 
 /** The bare node:http floor (bench/sse-node.ts), published to like nchan. */
@@ -193,21 +199,9 @@ async function startNodeTarget(dir: string, mode: 'response' | 'socket'): Promis
     10_000,
     ['--expose-gc'],
   )
-  const { port } = server.ready
-  const channel = (index: number) => `bench${index % groups}`
   return {
-    name: `node-${mode}`,
+    ...channelTarget(`node-${mode}`, server.ready.port),
     pid: server.pid,
-    port,
-    streams: Array.from({ length: subscribers }, (_, i) => ({
-      path: `/sub/${channel(Math.floor(i / fanout))}`,
-      headers: [],
-    })),
-    async send(index) {
-      const response = await fetch(`http://127.0.0.1:${port}/pub/${channel(index)}`, { method: 'POST', body: marker() })
-      await response.arrayBuffer()
-      if (response.status >= 300) throw new Error(`node publish: ${response.status}`)
-    },
     collectGarbage: () => collectGarbage(server.pid, memoryFile),
     stop: () => server.stop(),
   }
