@@ -11,6 +11,7 @@
  * `process.memoryUsage()` to the memory file.
  */
 import { createServer, type ServerResponse } from 'node:http'
+import { frameIn, toChunk } from '../packages/gateway/src/events/sse-chunks.ts'
 import { stopWithParent, writeFileAtomically } from './child-process.ts'
 
 const [mode, heartbeatArg, memoryFile] = process.argv.slice(2)
@@ -27,17 +28,12 @@ interface Stream {
 const channels = new Map<string, Set<Stream>>()
 const all = new Set<Stream>()
 
-/** A frame as the bytes of one HTTP/1.1 chunk: size line, frame, CRLF. */
-function chunked(frame: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(`${frame.byteLength.toString(16)}\r\n`), frame, Buffer.from('\r\n')])
-}
+const HEARTBEAT = toChunk(': heartbeat\n\n')
 
-const HEARTBEAT = Buffer.from(': heartbeat\n\n')
-const HEARTBEAT_CHUNK = chunked(HEARTBEAT)
-
-function write(stream: Stream, frame: Buffer, chunk: Buffer) {
+/** Writes a frame made as an HTTP/1.1 chunk (the gateway's sse-chunks.ts): the chunk to the socket, or the frame in it to the response. */
+function write(stream: Stream, chunk: Uint8Array) {
   stream.silentChecks = 0
-  if (mode === 'response') stream.response.write(frame)
+  if (mode === 'response') stream.response.write(frameIn(chunk))
   else stream.response.socket?.write(chunk)
 }
 
@@ -62,9 +58,8 @@ const server = createServer((request, response) => {
     const parts: Buffer[] = []
     request.on('data', (part: Buffer) => parts.push(part))
     request.on('end', () => {
-      const frame = Buffer.from(`data: ${Buffer.concat(parts).toString('utf8')}\n\n`)
-      const chunk = chunked(frame)
-      for (const stream of channels.get(channel) ?? []) write(stream, frame, chunk)
+      const chunk = toChunk(`data: ${Buffer.concat(parts).toString('utf8')}\n\n`)
+      for (const stream of channels.get(channel) ?? []) write(stream, chunk)
       response.writeHead(201, { 'content-length': 0 }).end()
     })
     return
@@ -73,7 +68,7 @@ const server = createServer((request, response) => {
 })
 
 setInterval(() => {
-  for (const stream of all) if (++stream.silentChecks >= 2) write(stream, HEARTBEAT, HEARTBEAT_CHUNK)
+  for (const stream of all) if (++stream.silentChecks >= 2) write(stream, HEARTBEAT)
 }, heartbeatMs / 2).unref()
 
 process.on('SIGHUP', () => {
