@@ -83,6 +83,8 @@ test('bad JSON, empty JSON, a wrong media type and an oversized body get their o
     [post('{"text": "hi",'), 400, 1001],
     [post(''), 400, 1001],
     [post('text=hi', 'application/x-www-form-urlencoded'), 415, 1003],
+    [post('{"text":"hi","count":1}', 'text/plain'), 415, 1003],
+    [post('{"text":"hi","count":1}', 'text/plain; charset=utf-8'), 415, 1003],
     [post(JSON.stringify({ text: 'x'.repeat(2000), count: 1 })), 413, 1002],
   ]
   for (const [pending, status, code] of cases) {

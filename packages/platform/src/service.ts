@@ -73,6 +73,9 @@ export function createService(options: ServiceOptions): Service {
     Fastify({ ...serverOptions, ...tls } as FastifyServerOptions) as Service
   ).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(compileValidator)
+  // Operations take JSON (and the forms a route adds itself): any other type is refused with
+  // UnsupportedMediaType instead of being parsed as text and failing the schema as InvalidRequest.
+  app.removeContentTypeParser('text/plain')
 
   installEnvelope(app)
   installDomainGuard(app, options.domainGuard)
