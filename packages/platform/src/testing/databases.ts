@@ -8,6 +8,7 @@ import { Client, escapeIdentifier } from 'pg'
 import { createDatabase, type Database, type DatabaseDialect } from '../database/index.ts'
 
 const POSTGRES_SKIPPED = 'DATABASE_URL not set: PostgreSQL run skipped'
+const POSTGRES_REQUIRED = 'DATABASE_URL names no PostgreSQL server; ATRIUM_REQUIRE_POSTGRES=1 requires one'
 
 /** The PostgreSQL server tests may use (`DATABASE_URL` when it starts with postgres:), or undefined. */
 export function postgresTestUrl(): string | undefined {
@@ -15,21 +16,38 @@ export function postgresTestUrl(): string | undefined {
   return url?.startsWith('postgres:') || url?.startsWith('postgresql:') ? url : undefined
 }
 
-/** Test options that skip a PostgreSQL-only test, with the reason, when `DATABASE_URL` names no PostgreSQL server. */
+/**
+ * True when `ATRIUM_REQUIRE_POSTGRES=1` (set by CI): a PostgreSQL run that would be skipped fails
+ * instead, so a missing or mistyped `DATABASE_URL` cannot pass as a green run on SQLite alone.
+ */
+export function postgresRequired(): boolean {
+  return process.env.ATRIUM_REQUIRE_POSTGRES === '1'
+}
+
+/**
+ * Test options that skip a PostgreSQL-only test, with the reason, when `DATABASE_URL` names no
+ * PostgreSQL server; under `ATRIUM_REQUIRE_POSTGRES=1` the test runs and fails when it asks for a database.
+ */
 export function onlyWithPostgres(): TestOptions {
-  return { skip: postgresTestUrl() === undefined ? POSTGRES_SKIPPED : false }
+  if (postgresTestUrl() !== undefined || postgresRequired()) return { skip: false }
+  return { skip: POSTGRES_SKIPPED }
 }
 
 /**
  * Registers one test per dialect, named `<name> (sqlite)` and `<name> (postgres)`; the PostgreSQL one
- * is registered as skipped when `DATABASE_URL` names no PostgreSQL server.
+ * is registered as skipped when `DATABASE_URL` names no PostgreSQL server, or fails under
+ * `ATRIUM_REQUIRE_POSTGRES=1`.
  */
 export function forEachDialect(
   name: string,
   fn: (t: TestContext, dialect: DatabaseDialect) => Promise<void> | void,
 ): void {
   test(`${name} (sqlite)`, (t) => fn(t, 'sqlite'))
-  test(`${name} (postgres)`, onlyWithPostgres(), (t) => fn(t, 'postgres'))
+  test(`${name} (postgres)`, onlyWithPostgres(), (t) => {
+    // Fails before the body, which might never ask for a database and so pass without one.
+    if (postgresTestUrl() === undefined) throw new Error(POSTGRES_REQUIRED)
+    return fn(t, 'postgres')
+  })
 }
 
 /**
@@ -92,7 +110,7 @@ async function provisionTestDatabase(dialect: DatabaseDialect): Promise<TestData
     }
   }
   const serverUrl = postgresTestUrl()
-  if (serverUrl === undefined) throw new Error(POSTGRES_SKIPPED)
+  if (serverUrl === undefined) throw new Error(postgresRequired() ? POSTGRES_REQUIRED : POSTGRES_SKIPPED)
   const server = new URL(serverUrl)
   server.searchParams.delete('schema')
   const schema = `test_${randomBytes(8).toString('hex')}`

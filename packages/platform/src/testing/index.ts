@@ -4,6 +4,7 @@ export {
   listNullableColumns,
   onlyWithPostgres,
   openTestDatabase,
+  postgresRequired,
   postgresTestUrl,
 } from './databases.ts'
 export { json, listen, listenRestartable, type RawResponse, requestWithHeaders, sendRaw } from './http.ts'
