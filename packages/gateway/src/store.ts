@@ -44,7 +44,7 @@ function createGatewayStore(
     nextTick,
     now,
     users: createUsers(db, nextTick, now),
-    sessions: createSessions(db, config.Sessions, now),
+    sessions: createSessions(db, database.dialect, config.Sessions, now),
     apps: createApps(db, nextTick, now),
     apiKeys: createApiKeys(db, nextTick, now),
     routes: createRoutes(db, nextTick, now, { modules: Object.keys(config.Modules) }),

@@ -176,3 +176,37 @@ forEachDialect('Web Push off answers PushDisabled; a node without PushSending se
   assert.equal(tested.body.error.code, 2101)
   assert.deepEqual(quiet.push.requests, [])
 })
+
+forEachDialect(
+  'twelve parallel subscriptions of one user leave MaxSubscriptionsPerUser rows in the database',
+  async (t, dialect) => {
+    const max = 3
+    const { push, signedIn, subscriptionsOf } = await startWorld(t, dialect, {
+      WebPush: { MaxSubscriptionsPerUser: max },
+    })
+    const alice = await signedIn()
+    const browsers = Array.from({ length: 12 }, () => push.subscribe())
+    const answers = await Promise.all(browsers.map((browser) => alice.subscribe(browser)))
+    for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body))
+
+    const kept = await subscriptionsOf(alice.crmId)
+    assert.equal(kept.length, Math.min(browsers.length, max), 'the cap holds under parallel subscriptions')
+    const sent = new Set(browsers.map((browser) => browser.endpoint))
+    for (const endpoint of kept) assert.ok(sent.has(endpoint))
+  },
+)
+
+forEachDialect('one endpoint subscribed by several users at once is stored once', async (t, dialect) => {
+  const { push, signedIn, app } = await startWorld(t, dialect)
+  const users = await Promise.all(Array.from({ length: 10 }, () => signedIn()))
+  const browser = push.subscribe()
+  const answers = await Promise.all(users.map((user) => user.subscribe(browser)))
+  for (const answer of answers) assert.equal(answer.status, 200, JSON.stringify(answer.body))
+  const rows = await app.store.db.selectFrom('push_subscriptions').select(['endpoint', 'crm_id']).execute()
+  assert.equal(rows.length, 1)
+  assert.equal(rows[0]!.endpoint, browser.endpoint)
+  assert.ok(
+    users.some((user) => user.crmId === rows[0]!.crm_id),
+    'it belongs to one of them',
+  )
+})

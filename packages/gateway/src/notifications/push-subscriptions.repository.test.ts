@@ -11,7 +11,12 @@ forEachDialect('push subscriptions have no nullable column and list their users 
   assert.deepEqual(await listNullableColumns(database), [])
 
   let time = 1_000
-  const subscriptions = createPushSubscriptions(database.db, createTimetickGenerator({ node: 1 }), () => time)
+  const subscriptions = createPushSubscriptions(
+    database.db,
+    database.dialect,
+    createTimetickGenerator({ node: 1 }),
+    () => time,
+  )
   const browser = (n: number) => ({ endpoint: `https://push.example/${n}`, p256dh: 'key', auth: 'auth', userAgent: '' })
   for (const [crmId, n] of [
     [7, 1],

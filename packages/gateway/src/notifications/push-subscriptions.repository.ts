@@ -1,5 +1,6 @@
-import type { TimetickGenerator } from '@atrium/platform'
+import type { DatabaseDialect, TimetickGenerator } from '@atrium/platform'
 import type { Kysely } from 'kysely'
+import { lockHolder } from '../db/holder-lock.ts'
 import type { GatewayDatabase, PushSubscriptionsTable } from '../db/schema.ts'
 
 export type PushSubscription = PushSubscriptionsTable
@@ -21,6 +22,7 @@ export interface NewPushSubscription {
  */
 export function createPushSubscriptions(
   db: Kysely<GatewayDatabase>,
+  dialect: DatabaseDialect,
   nextTick: TimetickGenerator,
   now: () => number = Date.now,
 ) {
@@ -35,25 +37,24 @@ export function createPushSubscriptions(
       maxPerUser: number,
     ): Promise<{ subscription: PushSubscription; previousOwner: number }> {
       return db.transaction().execute(async (trx) => {
+        // Parallel saves of one user take turns (holder-lock.ts), so each trim below sees every
+        // other's row and the user never ends above maxPerUser.
+        await lockHolder(trx, dialect, `push_subscriptions:${crmId}`)
         const existing = await trx
           .selectFrom('push_subscriptions')
-          .selectAll()
+          .select('crm_id')
           .where('endpoint', '=', endpoint)
           .executeTakeFirst()
         const fresh = { crm_id: crmId, p256dh, auth, user_agent: userAgent.slice(0, 512), created: now() }
         const reset = { last_success: 0, failures: 0, last_error: '' }
-        let subscription: PushSubscription
-        if (existing) {
-          subscription = { ...existing, ...fresh, ...reset }
-          await trx
-            .updateTable('push_subscriptions')
-            .set({ ...fresh, ...reset })
-            .where('id', '=', existing.id)
-            .execute()
-        } else {
-          subscription = { id: nextTick(), endpoint, ...fresh, ...reset }
-          await trx.insertInto('push_subscriptions').values(subscription).execute()
-        }
+        // An upsert, since another user may save the same endpoint at the same time (its lock is
+        // that user's): the endpoint's unique index makes one row of it, owned by the last writer.
+        const subscription = await trx
+          .insertInto('push_subscriptions')
+          .values({ id: nextTick(), endpoint, ...fresh, ...reset })
+          .onConflict((conflict) => conflict.column('endpoint').doUpdateSet({ ...fresh, ...reset }))
+          .returningAll()
+          .executeTakeFirstOrThrow()
         const surplus = await trx
           .selectFrom('push_subscriptions')
           .select('id')
@@ -65,7 +66,8 @@ export function createPushSubscriptions(
           .execute()
         if (surplus.length > 0) {
           const ids = surplus.map((row) => row.id)
-          await trx.deleteFrom('push_subscriptions').where('id', 'in', ids).execute()
+          // crm_id again: a row another user took meanwhile is rechecked against it and kept.
+          await trx.deleteFrom('push_subscriptions').where('id', 'in', ids).where('crm_id', '=', crmId).execute()
         }
         return { subscription, previousOwner: existing?.crm_id ?? 0 }
       })

@@ -25,7 +25,7 @@ export function createWebPush({ config, store, hub, log }: WebPushOptions): {
   close: () => Promise<void>
 } {
   const settings = config.WebPush
-  const subscriptions = createPushSubscriptions(store.db, store.nextTick, store.now)
+  const subscriptions = createPushSubscriptions(store.db, store.dialect, store.nextTick, store.now)
   if (!settings.Enabled || !config.PushSending) return { subscriptions, dispatcher: undefined, close: async () => {} }
 
   const outbound = createOutboundClient({

@@ -1,5 +1,7 @@
+import type { DatabaseDialect } from '@atrium/platform'
 import type { Kysely } from 'kysely'
 import { hashSecret, newToken } from '../auth/caller.ts'
+import { lockHolder } from '../db/holder-lock.ts'
 import type { GatewayDatabase, SessionsTable } from '../db/schema.ts'
 
 export interface SessionLimits {
@@ -40,7 +42,12 @@ interface Cached {
  * capped per user. Resolving is served from memory; the database copy of `last_seen` is written at
  * most once per `touchMs`, so a restart can only make a session expire slightly earlier, never later.
  */
-export function createSessions(db: Kysely<GatewayDatabase>, limits: SessionLimits, now: () => number = Date.now) {
+export function createSessions(
+  db: Kysely<GatewayDatabase>,
+  dialect: DatabaseDialect,
+  limits: SessionLimits,
+  now: () => number = Date.now,
+) {
   const idleMs = limits.IdleSeconds * 1000
   const absoluteMs = limits.AbsoluteSeconds * 1000
   const touchMs = Math.min(60_000, Math.floor(idleMs / 10))
@@ -91,9 +98,12 @@ export function createSessions(db: Kysely<GatewayDatabase>, limits: SessionLimit
         user_agent: userAgent.slice(0, 512),
       }
       const evicted = await db.transaction().execute(async (trx) => {
+        // The cap is per holder: a user, or an app signed in with AppLogin. Parallel sign-ins of
+        // one holder take turns (holder-lock.ts), so each trim sees every other's session.
+        const capped = crmId !== 0 || appId !== 0
+        if (capped) await lockHolder(trx, dialect, `sessions:${crmId}:${appId}`)
         await trx.insertInto('sessions').values(session).execute()
-        // The cap is per holder: a user, or an app signed in with AppLogin.
-        if (crmId === 0 && appId === 0) return []
+        if (!capped) return []
         const rows = await trx
           .selectFrom('sessions')
           .select('id')
