@@ -12,3 +12,11 @@ export const HIDDEN_FLAGS = ChatMessFlags.Deleted | ChatMessFlags.WidgetCommand
 export function isVisible(): RawBuilder<boolean> {
   return sql<boolean>`(flags & ${sql.lit(HIDDEN_FLAGS)}) = 0 AND link_kind <> ${sql.lit(LinkKind.Reaction)}`
 }
+
+/**
+ * A live (not soft-deleted) reaction row, exactly as the unique partial index chat_mess_one_reaction
+ * (migration 0009) states it, so an insert's ON CONFLICT target can name that index on both dialects.
+ */
+export function isLiveReaction(): RawBuilder<boolean> {
+  return sql<boolean>`link_kind = ${sql.lit(LinkKind.Reaction)} AND (flags & ${sql.lit(ChatMessFlags.Deleted)}) = 0`
+}

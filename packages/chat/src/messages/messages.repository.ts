@@ -1,7 +1,7 @@
 import { ChatMessFlags, LinkKind } from '@atrium/platform'
 import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import type { ChatDatabase, ChatMessTable } from '../db/schema.ts'
-import { isVisible } from '../db/visibility.ts'
+import { isLiveReaction, isVisible } from '../db/visibility.ts'
 
 export type MessageRow = Selectable<ChatMessTable>
 
@@ -144,6 +144,33 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
         .where('content', '=', emoji)
         .where(sql<boolean>`(flags & ${ChatMessFlags.Deleted}) = 0`)
         .executeTakeFirst()
+    },
+
+    /**
+     * Inserts a reaction row unless the owner's live reaction with that emoji on that message
+     * exists: the unique index chat_mess_one_reaction decides, so of parallel inserts exactly one
+     * returns true.
+     */
+    async insertReaction(row: MessageRow): Promise<boolean> {
+      const result = await db
+        .insertInto('chat_mess')
+        .values(row)
+        .onConflict((conflict) =>
+          conflict.columns(['linked_message_id', 'owner', 'content']).where(isLiveReaction()).doNothing(),
+        )
+        .executeTakeFirst()
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
+    },
+
+    /** Soft-deletes a live reaction row; false when it was removed already (by a parallel request). */
+    async removeReaction(messageId: number, tick: number): Promise<boolean> {
+      const result = await db
+        .updateTable('chat_mess')
+        .set({ flags: sql<number>`flags | ${ChatMessFlags.Deleted}`, timetick_update: tick })
+        .where('timetick', '=', messageId)
+        .where(isLiveReaction())
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) === 1
     },
 
     async update(messageId: number, changes: Partial<Omit<MessageRow, 'timetick'>>): Promise<void> {

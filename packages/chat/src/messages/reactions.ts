@@ -33,27 +33,26 @@ export async function toggleReaction(
     const existing = await unit.messages.findReaction(target.timetick, caller.member, emoji)
     if (existing && mode === 'add') return { added: true, target }
     const tick = store.nextTick()
-    if (existing) {
-      await unit.messages.update(existing.timetick, {
-        flags: existing.flags | ChatMessFlags.Deleted,
-        timetick_update: tick,
-      })
-    } else {
-      await unit.messages.insert({
-        timetick: tick,
-        timetick_update: tick,
-        chat_id: target.chat_id,
-        owner: caller.member,
-        content: emoji,
-        file_name: '',
-        file_size: 0,
-        flags: 0,
-        linked_message_id: target.timetick,
-        link_kind: LinkKind.Reaction,
-        forwarded_from: 0,
-        edited: 0,
-      })
-    }
+    // The database decides between parallel requests (migration 0009): only the request that
+    // really inserted or removed the row records the change; the others found the state they
+    // asked for already made, and answer it without an event.
+    const changed = existing
+      ? await unit.messages.removeReaction(existing.timetick, tick)
+      : await unit.messages.insertReaction({
+          timetick: tick,
+          timetick_update: tick,
+          chat_id: target.chat_id,
+          owner: caller.member,
+          content: emoji,
+          file_name: '',
+          file_size: 0,
+          flags: 0,
+          linked_message_id: target.timetick,
+          link_kind: LinkKind.Reaction,
+          forwarded_from: 0,
+          edited: 0,
+        })
+    if (!changed) return { added: !existing, target }
     await unit.emit({
       chat_id: target.chat_id,
       type: 'ReactionChanged',

@@ -7,6 +7,7 @@ import * as postgresFunctions from './0005-postgres-functions.ts'
 import * as flagStatistics from './0006-flag-statistics.ts'
 import * as postSequencedEvents from './0007-post-sequenced-events.ts'
 import * as searchIndexMerging from './0008-search-index-merging.ts'
+import * as oneReaction from './0009-one-reaction.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -18,4 +19,5 @@ export const chatMigrations: Migrations = {
   '0006-flag-statistics': flagStatistics,
   '0007-post-sequenced-events': postSequencedEvents,
   '0008-search-index-merging': searchIndexMerging,
+  '0009-one-reaction': oneReaction,
 }
