@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { MemberRole } from '@atrium/platform'
+import { type EventBatch, MemberRole } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import { createGroup, startChat } from '../../test/support.ts'
 
@@ -66,3 +66,34 @@ forEachDialect('an admin cannot demote another admin, only step down', async (t,
   )
   assert.equal((await chat.user(2).ok('update_member', { chat_id: groupId, admin: false })).admin, false)
 })
+
+forEachDialect(
+  'pinning and hiding a chat is announced to that member alone; an admin change to all',
+  async (t, dialect) => {
+    const chat = await startChat(t, dialect)
+    const groupId = await createGroup(chat.user(1), [2, 3])
+    const since = ((await chat.events({ limit: 1000 })).result as EventBatch).LastTick
+    const seenBy = async (user: number) => {
+      const { result } = await chat.events({ subjects: `user:${user}`, since, limit: 1000 })
+      return (result as EventBatch).Events.map(
+        (event) => `${event.EventType} ${event.Data.member ?? event.Data.content}`,
+      )
+    }
+
+    await chat.user(2).ok('update_member', { chat_id: groupId, pinned: true })
+    await chat.user(2).ok('update_member', { chat_id: groupId, hidden: true })
+    await chat.user(1).ok('update_member', { chat_id: groupId, member: '3', admin: true })
+    // A message to everyone closes the run: whatever the others were sent comes before it.
+    await chat.user(1).ok('send_message', { chat_id: groupId, content: 'barrier' })
+
+    assert.deepEqual(await seenBy(2), [
+      'MemberUpdated 2',
+      'MemberUpdated 2',
+      'MemberUpdated 3',
+      'NewChatMessage barrier',
+    ])
+    for (const other of [1, 3]) {
+      assert.deepEqual(await seenBy(other), ['MemberUpdated 3', 'NewChatMessage barrier'], `user ${other}`)
+    }
+  },
+)
