@@ -2,6 +2,9 @@ import assert from 'node:assert/strict'
 import { forEachDialect } from '@atrium/platform/testing'
 import { createGroup, startChat } from '../../test/support.ts'
 
+/** Ids are timeticks written as decimal strings: compared as the numbers they are. */
+const compareIds = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)
+
 forEachDialect('unread counts messages by others after the read marker, and mark_read moves it', async (t, dialect) => {
   const chat = await startChat(t, dialect)
   const groupId = await createGroup(chat.user(1), [2])
@@ -46,21 +49,61 @@ forEachDialect('reading emits MessageRead with the ids that were read', async (t
 forEachDialect('unread stays exact while sends and reads run concurrently', async (t, dialect) => {
   const chat = await startChat(t, dialect)
   const groupId = await createGroup(chat.user(1), [2, 3])
-  const sends = Array.from({ length: 30 }, (_, i) =>
+  const read: string[] = []
+  for (let i = 0; i < 10; i++)
+    read.push((await chat.user(1).ok('send_message', { chat_id: groupId, content: `r${i}` })).id)
+  // Member 3 marks each of the read messages, in a scrambled order, while 1 and 2 send 20 more:
+  // the marker only moves forward, so it ends on the newest message named, whatever the order.
+  const order = [4, 9, 0, 7, 2, 8, 1, 6, 3, 5]
+  const sends = Array.from({ length: 20 }, (_, i) =>
     chat.user(1 + (i % 2)).ok('send_message', { chat_id: groupId, content: `m${i}` }),
   )
-  const reads = Array.from({ length: 10 }, () => chat.user(3).ok('mark_read', { chat_id: groupId }))
-  await Promise.all([...sends, ...reads])
+  const reads = order.map((i) => chat.user(3).ok('mark_read', { chat_id: groupId, message_id: read[i] }))
+  const [sent] = await Promise.all([Promise.all(sends), Promise.all(reads)])
+  const expected = sent.map((message: { id: string }) => message.id).sort(compareIds)
+
   const info = await chat.user(3).read('get_chat_info', { chat_id: groupId })
-  const { messages } = await chat.user(3).read('get_chat_messages', { chat_id: groupId, limit: 100 })
-  const lastRead = Number(
-    info.unread === 0 ? messages[0].id : (await chat.user(3).read('get_unread_messages')).chats[0].last_read,
+  assert.equal(info.unread, expected.length)
+  const unread = await chat.user(3).read('get_unread_messages', { limit: 100 })
+  assert.equal(unread.total, expected.length)
+  assert.equal(unread.chats[0].last_read, read[9])
+  assert.deepEqual(
+    unread.chats[0].messages.map((message: { id: string }) => message.id),
+    expected,
   )
-  const expected = messages.filter((message: { id: string }) => Number(message.id) > lastRead).length
-  assert.equal(info.unread, expected)
   await chat.user(3).ok('mark_read', { chat_id: groupId })
   assert.equal((await chat.user(3).read('get_chat_info', { chat_id: groupId })).unread, 0)
 })
+
+forEachDialect(
+  'a read marker named behind the stored one leaves it, its count and the feed as they were',
+  async (t, dialect) => {
+    const chat = await startChat(t, dialect)
+    const groupId = await createGroup(chat.user(1), [2])
+    const sent = []
+    for (const content of ['one', 'two', 'three'])
+      sent.push(await chat.user(1).ok('send_message', { chat_id: groupId, content }))
+    await chat.user(2).ok('mark_read', { chat_id: groupId, message_id: sent[1].id })
+    const { result: before } = await chat.events({ subjects: 'user:1' })
+
+    await chat.user(2).ok('mark_read', { chat_id: groupId, message_id: sent[0].id })
+    await chat.user(1).ok('send_message', { chat_id: groupId, content: 'four' })
+
+    const unread = await chat.user(2).read('get_unread_messages')
+    assert.equal(unread.chats[0].last_read, sent[1].id, 'the stored marker stays on the newer message')
+    assert.deepEqual(
+      unread.chats[0].messages.map((message: { content: string }) => message.content),
+      ['three', 'four'],
+    )
+    assert.equal((await chat.user(2).read('get_chat_info', { chat_id: groupId })).unread, 2)
+    // The message sent after the attempt is the barrier: a MessageRead from it would come first.
+    const { result } = await chat.events({ subjects: 'user:1', since: before.LastTick })
+    assert.deepEqual(
+      result.Events.map((event: { EventType: string }) => event.EventType),
+      ['NewChatMessage'],
+    )
+  },
+)
 
 forEachDialect('mark_read of a message in another chat is refused', async (t, dialect) => {
   const chat = await startChat(t, dialect)
