@@ -78,3 +78,46 @@ test('identity headers added after signing are refused', async (t) => {
   const headers = { ...signedHeaders(secret, 'GET', '/whoami', { 'X-Crm': '42' }), 'x-crm': '1' }
   assert.equal((await fetch(`${base}/whoami`, { headers })).status, 401)
 })
+
+test('the hop signature covers every identity header: changing or dropping any one breaks it', () => {
+  // The spec's list, written out here so that a shorter list in the code cannot shorten the test.
+  const identity = {
+    'x-crm': '42',
+    'x-scopes': 'chat admin',
+    'x-keytype': 'session',
+    'x-appid': '7',
+    'x-pkey-crm': '9',
+    'x-country': 'DE',
+    'x-project': 'atrium',
+  }
+  const now = Date.now()
+  const headers: Record<string, string> = {
+    ...identity,
+    [SERVICE_AUTH_HEADER]: signHop(secret, { ...hop, headers: identity }, now),
+  }
+  const signed = { ...hop, headers }
+  assert.equal(verifyHop(secret, signed, now), true)
+  for (const name of Object.keys(identity)) {
+    const changed = { ...signed, headers: { ...signed.headers, [name]: 'other' } }
+    assert.equal(verifyHop(secret, changed, now), false, `${name} changed`)
+    const dropped = Object.fromEntries(Object.entries(headers).filter(([key]) => key !== name))
+    assert.equal(verifyHop(secret, { ...signed, headers: dropped }, now), false, `${name} dropped`)
+  }
+})
+
+test('a module refuses a signed request whose scopes, key type, country or project changed on the way', async (t) => {
+  const base = await listen(t, createProtectedService())
+  const signed = signedHeaders(secret, 'GET', '/whoami', { 'X-Crm': '42', 'X-Scopes': 'chat', 'X-Country': 'DE' })
+  const raised: [string, string][] = [
+    ['x-scopes', 'chat admin'],
+    ['x-keytype', 'session'],
+    ['x-country', 'US'],
+    ['x-project', 'other'],
+  ]
+  for (const [name, value] of raised) {
+    const response = await fetch(`${base}/whoami`, { headers: { ...signed, [name]: value } })
+    assert.equal(response.status, 401, name)
+    assert.equal((await json(response)).error.code, 1008)
+  }
+  assert.equal((await fetch(`${base}/whoami`, { headers: signed })).status, 200, 'the unchanged request passes')
+})
