@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict'
+import type { TestContext } from 'node:test'
+import { ContactFlags, createTimetickGenerator, type DatabaseDialect, migrateToLatest } from '@atrium/platform'
+import { forEachDialect, openTestDatabase } from '@atrium/platform/testing'
+import { gatewayMigrations } from '../db/migrations/index.ts'
+import type { GatewayDatabase } from '../db/schema.ts'
+import { ContactKind, createUsers } from './users.repository.ts'
+
+const PARALLEL = 12
+
+async function openUsers(t: TestContext, dialect: DatabaseDialect) {
+  const database = await openTestDatabase<GatewayDatabase>(t, dialect)
+  await migrateToLatest(database, gatewayMigrations)
+  return { db: database.db, users: createUsers(database.db, createTimetickGenerator({ node: 1 })) }
+}
+
+forEachDialect('parallel first sign-ins with one contact make one user who owns it', async (t, dialect) => {
+  const { db, users } = await openUsers(t, dialect)
+
+  const results = await Promise.all(
+    Array.from({ length: PARALLEL }, () =>
+      users.userForContact(ContactKind.Email, 'ann@example.com', ContactFlags.Verified),
+    ),
+  )
+
+  const storedUsers = await db.selectFrom('users').select('crm_id').execute()
+  const contacts = await db.selectFrom('contacts').select(['crm_id', 'kind', 'value', 'flags']).execute()
+  assert.equal(storedUsers.length, 1, 'one user row')
+  const crmId = storedUsers[0]!.crm_id
+  assert.deepEqual(contacts, [
+    { crm_id: crmId, kind: ContactKind.Email, value: 'ann@example.com', flags: ContactFlags.Verified },
+  ])
+  assert.deepEqual(
+    results.map((result) => result.user.crm_id),
+    Array(PARALLEL).fill(crmId),
+    'every sign-in answers with that user',
+  )
+  assert.equal(results.filter((result) => result.created).length, 1, 'exactly one sign-in created the user')
+})
