@@ -122,3 +122,41 @@ test('events of other modules leave the list alone', () => {
   const wallet: BroadcastEvent = { module: 'wallet', tick: 1, type: 'BalanceChanged', data: { chat_id: '100' } }
   assert.equal(chatListReducer(state, { type: 'event', event: wallet, me: '1001', openChatId: undefined }), state)
 })
+
+test('a message event older than the last message leaves the last message and the order', () => {
+  const state = loaded(chat('100', { last_message: '650' }), chat('200', { last_message: '700' }))
+  // A replayed or late event (SSE reconnect with since) of a message before the chat's newest.
+  const late = chatListReducer(state, {
+    type: 'event',
+    event: message('200', '600', '1002'),
+    me: '1001',
+    openChatId: undefined,
+  })
+  assert.deepEqual(
+    late.chats.map((c) => [c.id, c.last_message]),
+    [
+      ['200', '700'],
+      ['100', '650'],
+    ],
+  )
+})
+
+test('deleting a message in a chat with unread messages refetches its count', () => {
+  const state = loaded(chat('100', { unread: 2, last_message: '500' }), chat('200'))
+  const deleted: BroadcastEvent = {
+    module: 'chat',
+    tick: 7,
+    type: 'MessageDeleted',
+    data: { chat_id: '100', message_id: '500', hard: false },
+  }
+  const next = chatListReducer(state, { type: 'event', event: deleted, me: '1001', openChatId: undefined })
+  assert.deepEqual(next.refetch, ['100'], 'only the server knows whether the deleted message was unread')
+  const refetched = chatListReducer(next, { type: 'upsert', chat: chat('100', { unread: 1, last_message: '400' }) })
+  assert.deepEqual(
+    chatListReducer(refetched, { type: 'refetched', chatIds: ['100'] }).chats.map((c) => [c.id, c.unread]),
+    [
+      ['100', 1],
+      ['200', 0],
+    ],
+  )
+})
