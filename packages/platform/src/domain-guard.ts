@@ -1,6 +1,22 @@
 import type { FastifyInstance } from 'fastify'
 import { sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
+import {
+  type Authority,
+  parseAuthority,
+  parseRequestTarget,
+  type RequestTarget,
+  requestHost,
+} from './request-target.ts'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Host the domain guard accepted, parsed and canonical. */
+    authority: Authority
+    /** The request target as routes are matched (see `parseRequestTarget`). */
+    target: RequestTarget
+  }
+}
 
 /** Subdomains the frontend probes in parallel for horizontal scaling (spec: "Platform rules"). */
 const SCALE_OUT_SUBDOMAINS = ['p1', 'p2', 'p3'] as const
@@ -15,18 +31,8 @@ export interface DomainGuardOptions {
   devHost: string
 }
 
-/** The hostname of a Host header value, lower-cased, without port or IPv6 brackets. */
-export function hostnameOf(host: string | undefined): string {
-  if (!host) return ''
-  const lower = host.trim().toLowerCase()
-  if (lower.startsWith('[')) return lower.slice(1, lower.indexOf(']'))
-  const colon = lower.indexOf(':')
-  const name = colon === -1 ? lower : lower.slice(0, colon)
-  return name.endsWith('.') ? name.slice(0, -1) : name
-}
-
-/** Returns a predicate telling whether a Host header belongs to this build. */
-export function createHostCheck({ domain, devHost }: DomainGuardOptions): (host: string | undefined) => boolean {
+/** Returns a predicate telling whether a parsed host name belongs to this build. */
+export function createHostCheck({ domain, devHost }: DomainGuardOptions): (hostname: string) => boolean {
   const allowed = new Set<string>(LOCAL_SENTINELS)
   if (devHost) allowed.add(devHost.toLowerCase())
   if (domain) {
@@ -34,19 +40,36 @@ export function createHostCheck({ domain, devHost }: DomainGuardOptions): (host:
     allowed.add(base)
     for (const sub of SCALE_OUT_SUBDOMAINS) allowed.add(`${sub}.${base}`)
   }
-  return function isAllowedHost(host) {
-    return allowed.has(hostnameOf(host))
+  return function isAllowedHost(hostname) {
+    return allowed.has(hostname)
   }
 }
 
 /**
- * Refuses every request whose Host is not the embedded domain, its p1/p2/p3 subdomains or a
- * development sentinel, with MisdirectedHost (421) in the envelope.
+ * The front door of every request, before anything reads it: the Host must be present once (on
+ * HTTP/2 agree with `:authority`), be a well-formed `host[:port]` (BadRequest otherwise) and name
+ * the embedded domain, its p1/p2/p3 subdomains or a development sentinel (MisdirectedHost, 421);
+ * the target must pass `parseRequestTarget`. The results are kept on the request as `authority`
+ * and `target`, so the router, CORS and the proxy read the same values the guard checked.
  */
 export function installDomainGuard(app: FastifyInstance, options: DomainGuardOptions): void {
   const isAllowedHost = createHostCheck(options)
+  app.decorateRequest('authority', null as unknown as Authority)
+  app.decorateRequest('target', null as unknown as RequestTarget)
   app.addHook('onRequest', async (request, reply) => {
-    if (isAllowedHost(request.host)) return
-    return sendError(reply, new ApiError('MisdirectedHost', `Host ${request.host || '(none)'} is not served here`))
+    try {
+      requestHost(request.raw)
+      // Fastify's host is the Host (or :authority), or X-Forwarded-Host from a trusted proxy.
+      const authority = parseAuthority(request.host)
+      if (authority === undefined) throw new ApiError('BadRequest', 'the Host header is not a valid host[:port]')
+      if (!isAllowedHost(authority.hostname)) {
+        throw new ApiError('MisdirectedHost', `Host ${authority.host} is not served here`)
+      }
+      request.authority = authority
+      request.target = parseRequestTarget(request.url)
+    } catch (error) {
+      if (error instanceof ApiError) return sendError(reply, error)
+      throw error
+    }
   })
 }

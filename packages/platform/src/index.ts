@@ -10,7 +10,14 @@ export {
   type Settings,
 } from './config.ts'
 export * from './database/index.ts'
-export { createHostCheck, type DomainGuardOptions, hostnameOf, installDomainGuard } from './domain-guard.ts'
+export { createHostCheck, type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
+export {
+  type Authority,
+  parseAuthority,
+  parseRequestTarget,
+  type RequestTarget,
+  requestHost,
+} from './request-target.ts'
 export {
   Envelope,
   type ErrorEnvelope,

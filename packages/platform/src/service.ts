@@ -64,6 +64,12 @@ export function createService(options: ServiceOptions): Service {
     clientErrorHandler: handleClientError,
     return503OnClosing: false,
     trustProxy: options.trustedProxies?.length ? [...options.trustedProxies] : false,
+    // The router's own refusals (a path that is not valid percent-encoding) in the envelope,
+    // without echoing the URL as Fastify's default body does.
+    frameworkErrors(_error, request, reply) {
+      reply.header('x-request-id', request.id)
+      sendError(reply, new ApiError('BadRequest', 'the request path is not valid percent-encoding of UTF-8'))
+    },
   }
   // One listener for both protocols: browsers and most clients pick h2 through ALPN, older
   // clients keep HTTP/1.1 on the same port (ARCHITECTURE.md "Processes").
@@ -73,6 +79,9 @@ export function createService(options: ServiceOptions): Service {
     Fastify({ ...serverOptions, ...tls } as FastifyServerOptions) as Service
   ).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(compileValidator)
+  // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the domain guard
+  // answers it in the envelope instead.
+  ;(app.server as { requireHostHeader?: boolean }).requireHostHeader = false
   // Operations take JSON (and the forms a route adds itself): any other type is refused with
   // UnsupportedMediaType instead of being parsed as text and failing the schema as InvalidRequest.
   app.removeContentTypeParser('text/plain')

@@ -82,7 +82,7 @@ export interface ForwardContext {
  * Returns the function that builds the headers of a proxied request: every client-sent identity
  * header and look-alike is dropped, then the identity is set from the authenticated caller, and
  * the hop is signed last (X-Service-Auth) so the module can verify the whole identity came from
- * the gateway. The original Host is kept (modules run the domain guard on it).
+ * the gateway. Host is the one the domain guard accepted (modules run the guard on it too).
  */
 export function createForwardedHeaders({ serviceSecret, cookieName, project, lookupCountry }: ForwardedHeadersOptions) {
   return function forwardedHeaders(request: FastifyRequest, { caller, address, appId, url }: ForwardContext): Headers {
@@ -102,12 +102,13 @@ export function createForwardedHeaders({ serviceSecret, cookieName, project, loo
     const authorization = headers.authorization
     if (typeof authorization === 'string' && /^bearer\s/i.test(authorization)) headers.authorization = undefined
 
-    headers.host = inbound.host ?? inbound[':authority']
+    // The host the domain guard checked, in its canonical form: never a client's spelling of it.
+    headers.host = request.authority.host
     headers['x-forwarded-for'] = address.forwardedFor
-    // Fastify reads both from the last X-Forwarded-* entry, and only when the peer is a trusted
-    // proxy: that is the host the domain guard checked, so the module gets exactly that one.
+    // Fastify reads the proto from the last X-Forwarded-Proto entry, and only when the peer is a
+    // trusted proxy; the host likewise, which is the one the guard checked.
     headers['x-forwarded-proto'] = forwardedProto(request)
-    headers['x-forwarded-host'] = request.host
+    headers['x-forwarded-host'] = request.authority.host
     headers['x-request-id'] = request.id
 
     if (caller.crmId > 0) headers['x-crm'] = String(caller.crmId)

@@ -7,7 +7,7 @@ import { createForwarder } from './forward.ts'
 import { createForwardedHeaders } from './forwarded-headers.ts'
 import { createResponseHeaders } from './response-headers.ts'
 import type { Routes } from './routes.repository.ts'
-import { createUpstreamTargets, decodedPath } from './upstream-target.ts'
+import { createUpstreamTargets } from './upstream-target.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -76,7 +76,9 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
 
   // Hidden from the OpenAPI document: the modules publish their own.
   app.all('/*', { config: { envelope: false }, schema: { hide: true } }, async function proxy(request, reply) {
-    const route = routes.table.match(decodedPath(request.url))
+    // The path as the domain guard parsed it: decoded, `;` parameters removed, slashes merged, so
+    // `/locked;/x` or `//locked/x` meets the rules of `/locked/` (docs/security.md).
+    const route = routes.table.match(request.target.path)
     if (!route) throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
 
     if (cors.isPreflight(request)) return cors.preflight(request, reply, route.flags)

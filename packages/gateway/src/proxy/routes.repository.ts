@@ -26,7 +26,8 @@ export interface RoutesOptions {
 
 /** First path segments that belong to the gateway (/auth/) or to modules' internal API (/private/). */
 const RESERVED_SEGMENTS = new Set(['auth', 'private'])
-const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,;=:@-]+$/
+// No `;`: requests are matched with their `;` path parameters removed, so a prefix with one could never match.
+const SEGMENT = /^[A-Za-z0-9._~!$&'()*+,=:@-]+$/
 const MODULE_NAME = /^[a-z][a-z0-9-]*$/
 const ROUTE_FLAGS = allFlags(RouteFlags)
 

@@ -25,26 +25,3 @@ export function createUpstreamTargets(modules: Readonly<Record<string, string>>)
     return target
   }
 }
-
-/**
- * The request path decoded for matching (modules' routers match on the decoded path, so the
- * route map must too), with repeated slashes merged as many servers merge them (`//locked/x` is
- * matched as `/locked/x`); BadRequest for a path that is not valid percent-encoding or that has
- * dot segments, backslashes or NUL, which some servers resolve into another path.
- */
-export function decodedPath(url: string): string {
-  const query = url.indexOf('?')
-  const raw = query === -1 ? url : url.slice(0, query)
-  let path = raw
-  if (raw.includes('%')) {
-    try {
-      path = decodeURIComponent(raw)
-    } catch {
-      throw new ApiError('BadRequest', 'the request path is not valid percent-encoding')
-    }
-  }
-  if (/\/\.\.?(\/|$)|\\|\0/.test(path)) {
-    throw new ApiError('BadRequest', 'the request path must not contain dot segments or backslashes')
-  }
-  return path.includes('//') ? path.replace(/\/{2,}/g, '/') : path
-}
