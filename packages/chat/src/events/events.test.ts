@@ -255,7 +255,15 @@ forEachDialect('a stopping module answers its waiting long-polls at once, with a
   const poll = chat.events({ since, limit: 10, wait: 30_000 })
   await new Promise((resolve) => setTimeout(resolve, 300))
   const closed = app.close()
-  const answer = await Promise.race([poll, new Promise((resolve) => setTimeout(resolve, 20_000, 'still waiting'))])
+  // The guard timer is cleared once the race is decided, so it does not hold the test file open for 20 s.
+  let guard: NodeJS.Timeout | undefined
+  const answer = await Promise.race([
+    poll,
+    new Promise((resolve) => {
+      guard = setTimeout(resolve, 20_000, 'still waiting')
+    }),
+  ])
+  clearTimeout(guard)
   assert.notEqual(answer, 'still waiting', 'the long-poll was answered without waiting out its 30 s')
   const { status, result } = answer as Awaited<typeof poll>
   assert.equal(status, 200)
