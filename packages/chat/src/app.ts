@@ -9,6 +9,7 @@ import {
   type Service,
 } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
+import { installAcceptedText } from './accepted-text.ts'
 import { createCallerResolver } from './caller.ts'
 import chatsPlugin from './chats/chats.plugin.ts'
 import type { ChatConfig } from './config.ts'
@@ -63,6 +64,7 @@ export async function buildChat(config: ChatConfig, { logger = false }: ChatOpti
     serviceAuth: true,
   })
   app.addHook('onClose', () => database.destroy())
+  installAcceptedText(app)
 
   const resolveCaller = createCallerResolver(store.invites)
   app.register(
