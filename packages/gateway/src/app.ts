@@ -8,7 +8,7 @@ import appLoginPlugin from './auth/app-login.plugin.ts'
 import { createAuthenticator } from './auth/authenticate.ts'
 import type { ANONYMOUS } from './auth/caller.ts'
 import { createChallenges } from './auth/challenges.repository.ts'
-import { installCsrf } from './auth/csrf.ts'
+import { installCsrf, leaveAppOriginsToCors } from './auth/csrf.ts'
 import otpPlugin from './auth/otp.plugin.ts'
 import { createOtpDelivery } from './auth/otp-delivery.ts'
 import { createSignIn } from './auth/sign-in.ts'
@@ -103,7 +103,8 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     maxAgeSeconds: config.Sessions.AbsoluteSeconds,
   })
   app.addHook('onRequest', cookie.clearStale)
-  // CORS-approved app origins pass the CSRF site check; the proxy's CORS layer then judges them.
+  // Registered app origins pass the CSRF site check on the proxy's routes only, where its CORS
+  // layer then judges them; the gateway's own routes (sign-in above all) refuse every foreign origin.
   installCsrf(app, { publicOrigin: config.PublicOrigin, allowedOrigin: (origin) => cors.isAppOrigin(origin) })
 
   const challenges = createChallenges(store.db, store.nextTick, config.Otp, {
@@ -207,15 +208,19 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   )
   if (added.length > 0) app.log.info({ routes: added }, 'added the configured routes missing from the route map')
 
-  // Last: the proxy's catch-all route takes every path no gateway route claims.
-  await app.register(proxyPlugin, {
-    routes: store.routes,
-    cors,
-    modules: config.Modules,
-    settings: config.Proxy,
-    serviceSecret: config.ServiceSecret,
-    cookieName: config.Sessions.CookieName,
-    lookupCountry,
+  // Last: the proxy's catch-all route takes every path no gateway route claims. Its routes have a
+  // CORS layer, so the CSRF site check leaves registered app origins to it.
+  await app.register(async function proxiedRoutes(scope) {
+    leaveAppOriginsToCors(scope)
+    await scope.register(proxyPlugin, {
+      routes: store.routes,
+      cors,
+      modules: config.Modules,
+      settings: config.Proxy,
+      serviceSecret: config.ServiceSecret,
+      cookieName: config.Sessions.CookieName,
+      lookupCountry,
+    })
   })
 
   return Object.assign(app, { store }) as Gateway

@@ -4,7 +4,7 @@ import { createService, errorCodes } from '@atrium/platform'
 import { forEachDialect, json, listen } from '@atrium/platform/testing'
 import { startSignInWorld } from '../../test/sign-in.ts'
 import { ANONYMOUS } from './caller.ts'
-import { installCsrf } from './csrf.ts'
+import { installCsrf, leaveAppOriginsToCors } from './csrf.ts'
 
 forEachDialect(
   'CSRF: a cookie-authenticated POST without the right token or from another site is refused',
@@ -125,12 +125,18 @@ test('CSRF: the allowedOrigin hook lets the CORS layer judge an origin; the toke
     publicOrigin: 'https://home.example',
     allowedOrigin: (origin) => origin === 'https://app.example',
   })
-  app.post('/x', async () => ({ ok: true }))
+  app.post('/own', async () => ({ ok: true }))
+  await app.register(async function judged(scope) {
+    leaveAppOriginsToCors(scope)
+    scope.post('/x', async () => ({ ok: true }))
+  })
   const url = await listen(t, app)
-  const post = (headers: Record<string, string>) =>
-    fetch(`${url}/x`, { method: 'POST', headers: { cookie: 'c=1', ...headers } })
+  const post = (headers: Record<string, string>, path = '/x') =>
+    fetch(`${url}${path}`, { method: 'POST', headers: { cookie: 'c=1', ...headers } })
 
   assert.equal((await post({ origin: 'https://app.example', 'x-csrf-token': 'tok'.repeat(8) })).status, 200)
   assert.equal((await post({ origin: 'https://app.example' })).status, 403)
   assert.equal((await post({ origin: 'https://other.example', 'x-csrf-token': 'tok'.repeat(8) })).status, 403)
+  const own = await post({ origin: 'https://app.example', 'x-csrf-token': 'tok'.repeat(8) }, '/own')
+  assert.equal(own.status, 403, 'a route without a CORS layer refuses the app origin')
 })

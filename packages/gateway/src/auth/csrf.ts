@@ -6,9 +6,15 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * The route starts or completes a sign-in: it acts on no session's authority, so the CSRF
-     * token is not required, but the Origin check still applies (against login CSRF).
+     * token is not required, but the site check applies to every caller (against login CSRF),
+     * and no foreign origin passes it.
      */
     signIn?: boolean
+    /**
+     * A CORS layer judges the route's cross-origin calls (the proxy's routes): the site check
+     * leaves a registered app origin to it. Set by `leaveAppOriginsToCors`.
+     */
+    corsLayer?: boolean
   }
 }
 
@@ -21,9 +27,9 @@ export interface CsrfOptions {
   /** PublicOrigin: the origin of the gateway's own pages. */
   publicOrigin: string
   /**
-   * Hook for the CORS layer: true when a cross-origin call from this origin is one the CORS
-   * layer will judge (a registered app origin), so the CSRF check lets it through to that layer
-   * instead of refusing it here. The session's CSRF token is required either way. Default: none.
+   * True when a cross-origin call from this origin is one the CORS layer will judge (a registered
+   * app origin). Asked only on routes with a CORS layer (`corsLayer`), never on sign-in routes.
+   * The session's CSRF token is required either way. Default: none.
    */
   allowedOrigin?: (origin: string, request: FastifyRequest) => boolean
 }
@@ -34,26 +40,60 @@ function tokenMatches(presented: string, expected: string): boolean {
   return expected.length > 0 && a.length === b.length && timingSafeEqual(a, b)
 }
 
+function headerText(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/**
+ * Marks every route registered in `scope` (and its children) as judged by a CORS layer, so the
+ * CSRF site check lets a registered app origin through to it. Call it first in the scope.
+ */
+export function leaveAppOriginsToCors(scope: FastifyInstance): void {
+  scope.addHook('onRoute', function markCorsLayer(route) {
+    route.config = { ...route.config, corsLayer: true }
+  })
+}
+
 /**
  * Installs the CSRF check as a global hook, after authentication, so it covers every route,
  * including those proxied to modules. A POST/PUT/PATCH/DELETE whose caller was authenticated by
  * the session cookie must carry the session's token in X-CSRF-Token (compared in constant time)
- * and must not come from another site (Origin, or Sec-Fetch-Site when Origin is absent). Sign-in
- * routes get the site check for every caller. Bearer and API-key callers are exempt: browsers
- * never attach those by themselves. Refusals answer CsrfRejected (403).
+ * and must come from the gateway's own site. Sign-in routes get the site check for every caller.
+ * Bearer and API-key callers are exempt: browsers never attach those by themselves. Refusals
+ * answer CsrfRejected (403).
+ *
+ * The site is judged by Origin; without it by Sec-Fetch-Site, then by Referer; a request with none
+ * of them (a server, not a browser) passes. Only PublicOrigin is the gateway's own. A registered
+ * app origin passes only on a route whose CORS layer then judges it (the proxy), never on the
+ * gateway's own routes, which have none: a page on an app's origin must not sign a browser in
+ * (login CSRF with the attacker's own link or code, issue 14 item 4) nor act with its session.
  */
 export function installCsrf(app: FastifyInstance, { publicOrigin, allowedOrigin = () => false }: CsrfOptions) {
-  function crossSite(request: FastifyRequest): boolean {
-    const origin = request.headers.origin
-    if (typeof origin === 'string') return origin !== publicOrigin && !allowedOrigin(origin, request)
-    return request.headers['sec-fetch-site'] === 'cross-site'
+  function foreign(request: FastifyRequest, origin: string, signIn: boolean): boolean {
+    if (origin === publicOrigin) return false
+    return signIn || request.routeOptions.config?.corsLayer !== true || !allowedOrigin(origin, request)
+  }
+
+  function crossSite(request: FastifyRequest, signIn: boolean): boolean {
+    const origin = headerText(request, 'origin')
+    if (origin !== undefined) return foreign(request, origin, signIn)
+    // Browsers that send Sec-Fetch-Site also send Origin on these methods; this covers the rest.
+    const site = headerText(request, 'sec-fetch-site')
+    if (site === 'cross-site' || site === 'same-site') return true
+    const referer = headerText(request, 'referer')
+    if (referer !== undefined) {
+      const from = URL.parse(referer)?.origin
+      return from === undefined || foreign(request, from, signIn)
+    }
+    return false
   }
 
   app.addHook('onRequest', async function checkCsrf(request, reply) {
     if (!STATE_CHANGING.has(request.method)) return
     const signIn = request.routeOptions.config?.signIn === true
     if (!request.caller.viaCookie && !signIn) return
-    if (crossSite(request)) {
+    if (crossSite(request, signIn)) {
       return sendError(reply, new ApiError('CsrfRejected', 'cross-site request refused'))
     }
     if (signIn || !request.caller.viaCookie) return
