@@ -46,8 +46,10 @@ forEachDialect('Last-Event-ID resumes like since', async (t, dialect) => {
   await send('two')
   const again = openEvents(t, world.gateway.url, bob.cookie, { headers: { 'last-event-id': first.ids[0]! } })
   await again.until(() => again.contents().length === 1, 'the replay')
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  assert.deepEqual(again.contents(), ['two'])
+  // A live message after the replay is the barrier: a repeat of 'one' would come before it.
+  await send('three')
+  await again.until(() => again.contents().includes('three'), 'the live message after the replay')
+  assert.deepEqual(again.contents(), ['two', 'three'])
 })
 
 forEachDialect('messages written during the replay arrive once, with no gap at the seam', async (t, dialect) => {
@@ -71,9 +73,10 @@ forEachDialect('messages written during the replay arrive once, with no gap at t
     committedAt.push(Date.now())
     await new Promise((resolve) => setTimeout(resolve, 40))
   }
-  const expected = [...backlog, ...during]
-  await reconnected.until(() => reconnected.contents().length >= expected.length, 'every message', 20_000)
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  // A last message is the barrier: a repeat of any earlier one would come before it.
+  await send('last')
+  const expected = [...backlog, ...during, 'last']
+  await reconnected.until(() => reconnected.contents().includes('last'), 'every message', 20_000)
 
   assert.deepEqual(reconnected.contents(), expected, 'each message once, in order')
   const ticks = reconnected.events.map((event) => event.tick)

@@ -93,9 +93,32 @@ forEachDialect(
     })
     assert.deepEqual(await bob.balance(), { currency: 'USD', balance: 25, hold: 0, available: 25 })
 
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    assert.deepEqual(carolStream.events, [], 'Carol receives nothing of either module')
-    assert.equal(bobStream.events.length, 3, 'Bob receives nothing of Alice’s side')
+    // Barriers, one per module and stream: a later chat message and a later transfer to each of
+    // them. Anything else either module sent Bob or Carol would reach the stream before these.
+    const aside = (await alice.post('create_chat', { type: 2, name: 'Aside', members: [String(carol.crmId)] })).chat.id
+    await alice.post('send_message', { chat_id: aside, content: 'barrier for Carol' })
+    await alice.post('send_message', { chat_id: team, content: 'barrier for Bob' })
+    const toCarol = await alice.send(carol.crmId, 1)
+    const toBob = await alice.send(bob.crmId, 1)
+    const barrierOf = (stream: typeof bobStream, content: string, txId: string) =>
+      stream.until(
+        () =>
+          stream.contents().includes(content) &&
+          stream.events.some((event) => event.type === 'TxInWallet' && event.data.id === txId),
+        `the barriers for ${content}`,
+      )
+    await barrierOf(carolStream, 'barrier for Carol', toCarol.transaction.id)
+    await barrierOf(bobStream, 'barrier for Bob', toBob.transaction.id)
+    const beyond = (stream: typeof bobStream, chatId: string, txId: string) =>
+      stream.events.filter((event) =>
+        event.module === 'chat' ? event.data.chat_id !== chatId : event.data.id !== txId && event.data.tx_id !== txId,
+      )
+    assert.deepEqual(beyond(carolStream, aside, toCarol.transaction.id), [], 'Carol receives nothing of either module')
+    assert.deepEqual(
+      beyond(bobStream, team, toBob.transaction.id).map((event) => event.type),
+      ['TxInWallet', 'BalanceChanged'],
+      'Bob receives nothing of Alice’s side',
+    )
   },
 )
 
