@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
 import { launchBrowser, openPage, type System, screenshot, startSystem } from './system.ts'
 
@@ -29,89 +30,93 @@ async function shownMessages(page: Page): Promise<string[]> {
   return page.locator('.messages .message-content').allInnerTexts()
 }
 
-test('two people sign in by email code, open a private chat and talk live, with unread badges', async (t) => {
-  const browser = await launchBrowser(t)
-  if (!browser) return
-  const system = await startSystem(t)
-  const alice = await openPage(browser)
-  const bob = await openPage(browser)
+// On PostgreSQL too (when DATABASE_URL names one), so the client's main path runs on both dialects.
+forEachDialect(
+  'two people sign in by email code, open a private chat and talk live, with unread badges',
+  async (t, dialect) => {
+    const browser = await launchBrowser(t)
+    if (!browser) return
+    const system = await startSystem(t, dialect)
+    const alice = await openPage(browser)
+    const bob = await openPage(browser)
 
-  // Signed out, the messenger sends people to the sign-in page.
-  await alice.page.goto(`${system.url}/chat/`)
-  await alice.page.waitForURL(`${system.url}/chat/sign-in`)
-  const aliceId = await signInByEmail(alice.page, system, 'alice@example.com', true)
-  assert.equal(new URL(alice.page.url()).pathname, '/chat/')
-  await setDisplayName(alice.page, 'Alice')
+    // Signed out, the messenger sends people to the sign-in page.
+    await alice.page.goto(`${system.url}/chat/`)
+    await alice.page.waitForURL(`${system.url}/chat/sign-in`)
+    const aliceId = await signInByEmail(alice.page, system, 'alice@example.com', true)
+    assert.equal(new URL(alice.page.url()).pathname, '/chat/')
+    await setDisplayName(alice.page, 'Alice')
 
-  await bob.page.goto(`${system.url}/chat/`)
-  const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
-  await setDisplayName(bob.page, 'Bob')
-  assert.notEqual(aliceId, bobId)
-  await bob.page.getByText('No chats yet').waitFor()
+    await bob.page.goto(`${system.url}/chat/`)
+    const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
+    await setDisplayName(bob.page, 'Bob')
+    assert.notEqual(aliceId, bobId)
+    await bob.page.getByText('No chats yet').waitFor()
 
-  // Alice opens the private chat by Bob's user id and writes.
-  await alice.page.getByText('New private chat').click()
-  await alice.page.getByLabel('Their user id').fill(bobId)
-  await alice.page.getByRole('button', { name: 'Open chat' }).click()
-  await alice.page.waitForURL(/\/chat\/c\/\d+$/)
-  const chatId = new URL(alice.page.url()).pathname.split('/').at(-1)!
-  await alice.page.getByRole('heading', { name: 'Bob' }).waitFor()
-  await alice.page.getByRole('textbox', { name: 'Message' }).fill('Hello Bob, are you there?')
-  await alice.page.keyboard.press('Enter')
-  await alice.page.locator('.message.mine', { hasText: 'Hello Bob, are you there?' }).waitFor()
+    // Alice opens the private chat by Bob's user id and writes.
+    await alice.page.getByText('New private chat').click()
+    await alice.page.getByLabel('Their user id').fill(bobId)
+    await alice.page.getByRole('button', { name: 'Open chat' }).click()
+    await alice.page.waitForURL(/\/chat\/c\/\d+$/)
+    const chatId = new URL(alice.page.url()).pathname.split('/').at(-1)!
+    await alice.page.getByRole('heading', { name: 'Bob' }).waitFor()
+    await alice.page.getByRole('textbox', { name: 'Message' }).fill('Hello Bob, are you there?')
+    await alice.page.keyboard.press('Enter')
+    await alice.page.locator('.message.mine', { hasText: 'Hello Bob, are you there?' }).waitFor()
 
-  // Bob's list gets the chat live, with one unread message.
-  const bobsChat = bob.page.locator(`[data-chat-id="${chatId}"]`)
-  await bobsChat.locator('.unread-badge').waitFor()
-  assert.equal(await bobsChat.locator('.chat-name').textContent(), 'Alice')
-  assert.match((await bobsChat.locator('.unread-badge').textContent()) ?? '', /^1\s*unread$/)
-  await screenshot(bob.page, 'messenger-unread-badge')
+    // Bob's list gets the chat live, with one unread message.
+    const bobsChat = bob.page.locator(`[data-chat-id="${chatId}"]`)
+    await bobsChat.locator('.unread-badge').waitFor()
+    assert.equal(await bobsChat.locator('.chat-name').textContent(), 'Alice')
+    assert.match((await bobsChat.locator('.unread-badge').textContent()) ?? '', /^1\s*unread$/)
+    await screenshot(bob.page, 'messenger-unread-badge')
 
-  await alice.page.getByRole('textbox', { name: 'Message' }).fill('Second message before you look')
-  await alice.page.getByRole('button', { name: 'Send' }).click()
-  await bobsChat.locator('.unread-badge', { hasText: '2' }).waitFor()
+    await alice.page.getByRole('textbox', { name: 'Message' }).fill('Second message before you look')
+    await alice.page.getByRole('button', { name: 'Send' }).click()
+    await bobsChat.locator('.unread-badge', { hasText: '2' }).waitFor()
 
-  // Opening the chat shows the history and clears the badge.
-  await bobsChat.getByRole('link').click()
-  await bob.page.waitForURL(`${system.url}/chat/c/${chatId}`)
-  await bob.page.locator('.message', { hasText: 'Second message before you look' }).waitFor()
-  assert.deepEqual(await shownMessages(bob.page), ['Hello Bob, are you there?', 'Second message before you look'])
-  await bobsChat.locator('.unread-badge').waitFor({ state: 'detached' })
+    // Opening the chat shows the history and clears the badge.
+    await bobsChat.getByRole('link').click()
+    await bob.page.waitForURL(`${system.url}/chat/c/${chatId}`)
+    await bob.page.locator('.message', { hasText: 'Second message before you look' }).waitFor()
+    assert.deepEqual(await shownMessages(bob.page), ['Hello Bob, are you there?', 'Second message before you look'])
+    await bobsChat.locator('.unread-badge').waitFor({ state: 'detached' })
 
-  // Replies appear live in the other browser's open conversation.
-  await bob.page.getByRole('textbox', { name: 'Message' }).fill('Hi Alice! Yes, here.')
-  await bob.page.keyboard.press('Enter')
-  await alice.page.locator('.message:not(.mine)', { hasText: 'Hi Alice! Yes, here.' }).waitFor()
-  await alice.page.getByRole('textbox', { name: 'Message' }).fill('Great, see you at noon.')
-  await alice.page.keyboard.press('Enter')
-  await bob.page.locator('.message:not(.mine)', { hasText: 'Great, see you at noon.' }).waitFor()
-  assert.deepEqual(await shownMessages(alice.page), [
-    'Hello Bob, are you there?',
-    'Second message before you look',
-    'Hi Alice! Yes, here.',
-    'Great, see you at noon.',
-  ])
-  // Both have the conversation open, so nothing stays unread.
-  assert.equal(await bob.page.locator('.unread-badge').count(), 0)
-  assert.equal(await alice.page.locator('.unread-badge').count(), 0)
-  await screenshot(alice.page, 'conversation')
-  await screenshot(bob.page, 'conversation-peer')
+    // Replies appear live in the other browser's open conversation.
+    await bob.page.getByRole('textbox', { name: 'Message' }).fill('Hi Alice! Yes, here.')
+    await bob.page.keyboard.press('Enter')
+    await alice.page.locator('.message:not(.mine)', { hasText: 'Hi Alice! Yes, here.' }).waitFor()
+    await alice.page.getByRole('textbox', { name: 'Message' }).fill('Great, see you at noon.')
+    await alice.page.keyboard.press('Enter')
+    await bob.page.locator('.message:not(.mine)', { hasText: 'Great, see you at noon.' }).waitFor()
+    assert.deepEqual(await shownMessages(alice.page), [
+      'Hello Bob, are you there?',
+      'Second message before you look',
+      'Hi Alice! Yes, here.',
+      'Great, see you at noon.',
+    ])
+    // Both have the conversation open, so nothing stays unread.
+    assert.equal(await bob.page.locator('.unread-badge').count(), 0)
+    assert.equal(await alice.page.locator('.unread-badge').count(), 0)
+    await screenshot(alice.page, 'conversation')
+    await screenshot(bob.page, 'conversation-peer')
 
-  // A reload starts the list and the open chat's first page beside the session (start-up.ts),
-  // each asked for once: the messenger and the conversation take them instead of asking again.
-  const operations: string[] = []
-  alice.page.on('request', (request) => {
-    const operation = /\/msg\/v1\/(get_chats|get_chat_messages)\b/.exec(request.url())?.[1]
-    if (operation) operations.push(operation)
-  })
-  await alice.page.reload()
-  await alice.page.locator('.message', { hasText: 'Great, see you at noon.' }).waitFor()
-  assert.equal(await alice.page.locator('.messages .message-content').count(), 4)
-  assert.deepEqual(operations.sort(), ['get_chat_messages', 'get_chats'])
+    // A reload starts the list and the open chat's first page beside the session (start-up.ts),
+    // each asked for once: the messenger and the conversation take them instead of asking again.
+    const operations: string[] = []
+    alice.page.on('request', (request) => {
+      const operation = /\/msg\/v1\/(get_chats|get_chat_messages)\b/.exec(request.url())?.[1]
+      if (operation) operations.push(operation)
+    })
+    await alice.page.reload()
+    await alice.page.locator('.message', { hasText: 'Great, see you at noon.' }).waitFor()
+    assert.equal(await alice.page.locator('.messages .message-content').count(), 4)
+    assert.deepEqual(operations.sort(), ['get_chat_messages', 'get_chats'])
 
-  assert.deepEqual(alice.errors, [])
-  assert.deepEqual(bob.errors, [])
-})
+    assert.deepEqual(alice.errors, [])
+    assert.deepEqual(bob.errors, [])
+  },
+)
 
 test('a notification link to the peer leads through the magic link into the conversation', async (t) => {
   const browser = await launchBrowser(t)

@@ -5,6 +5,7 @@ import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
+import type { DatabaseDialect } from '@atrium/platform'
 import { createTestDatabaseUrl } from '@atrium/platform/testing'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { buildChat } from '../../../chat/src/app.ts'
@@ -58,9 +59,10 @@ export type Cleanups = Pick<TestContext, 'after'>
 
 /**
  * The whole system on loopback ports: a gateway serving the freshly built client at /chat/ and
- * routing /msg/ to a chat module, whose mail (sign-in codes) goes to a real SMTP sink.
+ * routing /msg/ to a chat module, whose mail (sign-in codes) goes to a real SMTP sink. Both keep
+ * their data in fresh databases of `dialect`.
  */
-export async function startSystem(cleanups: Cleanups) {
+export async function startSystem(cleanups: Cleanups, dialect: DatabaseDialect = 'sqlite') {
   // The database and SMTP helpers take a TestContext but use only its after().
   const t = cleanups as TestContext
   // After-hooks run in the order they were added: the gateway stops first, then the chat module
@@ -71,7 +73,7 @@ export async function startSystem(cleanups: Cleanups) {
   const smtp = await startSmtpPeer(t, SMTP)
   const chatConfig = loadChatConfig(
     {
-      ChatDB: await createTestDatabaseUrl(t, 'sqlite'),
+      ChatDB: await createTestDatabaseUrl(t, dialect),
       ServiceSecret: SERVICE_SECRET,
       SmtpSettings: { Host: '127.0.0.1', Port: smtp.port, Username: SMTP.username, Password: SMTP.password },
     },
@@ -85,7 +87,7 @@ export async function startSystem(cleanups: Cleanups) {
   const url = `http://127.0.0.1:${port}`
   const config = loadGatewayConfig(
     {
-      GatewayDB: await createTestDatabaseUrl(t, 'sqlite'),
+      GatewayDB: await createTestDatabaseUrl(t, dialect),
       ServiceSecret: SERVICE_SECRET,
       PublicOrigin: url,
       Modules: { chat: chat.base },
