@@ -120,7 +120,8 @@ export function createChallenges(
 
     /**
      * Checks a code. An attempt is reserved atomically before comparing, so concurrent guesses
-     * never exceed MaxAttempts; the guess that reaches the limit ends the challenge. A right code
+     * never exceed MaxAttempts; the guess that reaches the limit ends the challenge and its magic
+     * link (rows of one start share target and creation time). A right code
      * consumes the challenge and every other open challenge of its target (its magic link too).
      */
     async checkCode(id: number, kinds: ChallengeKind[], code: string): Promise<CodeCheck> {
@@ -149,7 +150,15 @@ export function createChallenges(
       const right = timingSafeEqual(presented, Buffer.from(challenge.secret_hash, 'hex'))
       if (!right) {
         if (challenge.attempts < limits.MaxAttempts) return { ok: false, reason: 'wrong_code', challenge }
-        await db.updateTable('login_challenges').set({ consumed: 1 }).where('id', '=', id).execute()
+        // A challenge ended by wrong codes is dead, its magic link included (issue 14, item 9):
+        // someone guessing the code must not leave the link working for whoever holds the mail.
+        await db
+          .updateTable('login_challenges')
+          .set({ consumed: 1 })
+          .where('target', '=', challenge.target)
+          .where('created', '=', challenge.created)
+          .where('kind', 'in', [challenge.kind, 'magic_link'])
+          .execute()
         return { ok: false, reason: 'attempts_exhausted', challenge }
       }
       const used = await db

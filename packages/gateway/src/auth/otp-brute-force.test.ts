@@ -171,3 +171,25 @@ forEachDialect(
     assert.equal(world.inbox.received.length, 3)
   },
 )
+
+forEachDialect('a challenge ended by wrong codes is dead, its magic link included', async (t, dialect) => {
+  const world = await startSignInWorld(t, dialect, { settings: { Otp: OTP } })
+  const ended = await world.startEmail('guessed@example.com')
+  for (const guess of wrongCodes(ended.code, OTP.MaxAttempts)) {
+    await world.post('/auth/v1/email/verify', { challengeId: ended.challengeId, code: guess })
+  }
+  const link = await world.post('/auth/v1/magic', { token: ended.token })
+  const body = await json(link)
+  assert.equal(link.status, 401, JSON.stringify(body))
+  assert.equal(body.error.code, errorCodes.ChallengeExpired.code)
+  assert.deepEqual(link.headers.getSetCookie(), [])
+  assert.deepEqual(await world.store.db.selectFrom('sessions').select('id').execute(), [], 'no session was made')
+
+  // One wrong code fewer leaves the challenge alive, and its link signs in.
+  const alive = await world.startEmail('guessed@example.com')
+  for (const guess of wrongCodes(alive.code, OTP.MaxAttempts - 1)) {
+    await world.post('/auth/v1/email/verify', { challengeId: alive.challengeId, code: guess })
+  }
+  const signedIn = await world.post('/auth/v1/magic', { token: alive.token })
+  assert.equal(signedIn.status, 200, JSON.stringify(await json(signedIn)))
+})
