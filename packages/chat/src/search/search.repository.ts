@@ -110,20 +110,30 @@ export function createSearchRepository(db: Kysely<ChatDatabase>, dialect: Databa
 
 export type SearchRepository = ReturnType<typeof createSearchRepository>
 
-// SQLite's LIKE folds ASCII case only; trying each term lower, upper and capitalised finds 'да' in
-// 'Да' and 'ДА' too, which is as far as case-insensitivity goes without ICU.
+// SQLite's LIKE folds ASCII case only, and only terms shorter than a trigram come here (longer
+// ones go to FTS5, which folds every case): each term is tried in every combination of its
+// characters' case forms, so 'су' finds 'ГосУслуги' (issue 14, item 13): a character has at most
+// a few case forms and a term at most two characters, so a term makes a handful of patterns.
 function likeConditions(terms: string[], column: Expression<string>): Expression<SqlBool>[] {
   return terms.map((term) => {
-    const [first = '', ...rest] = [...term]
-    const variants = new Set([
-      term,
-      term.toLowerCase(),
-      term.toUpperCase(),
-      first.toUpperCase() + rest.join('').toLowerCase(),
-    ])
-    const likes = [...variants].map((variant) => sql<SqlBool>`${column} like ${likePattern(variant)} escape '\\'`)
+    const likes = caseVariants(term).map((variant) => sql<SqlBool>`${column} like ${likePattern(variant)} escape '\\'`)
     return sql<SqlBool>`(${sql.join(likes, sql` or `)})`
   })
+}
+
+/** Every spelling of a short term with each character in each of its one-character case forms. */
+function caseVariants(term: string): string[] {
+  let variants = ['']
+  for (const character of term) {
+    const forms = new Set(
+      [character, character.toLowerCase(), character.toUpperCase(), character.toUpperCase().toLowerCase()].filter(
+        // 'ß' upper-cases to 'SS': another text, not another case of it.
+        (form) => [...form].length === 1,
+      ),
+    )
+    variants = variants.flatMap((prefix) => [...forms].map((form) => prefix + form))
+  }
+  return variants
 }
 
 function likePattern(term: string): string {

@@ -25,6 +25,26 @@ forEachDialect('search finds a partial word in any case', async (t, dialect) => 
   assert.deepEqual(await found(chat.user(2), 'да'), ['Да, конечно'], 'a short non-ASCII word in another case')
 })
 
+forEachDialect('a one- or two-letter Cyrillic query finds its letters in any mix of cases', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  const text = 'Портал ГосУслуги открыт'
+  await send(chat.user(1), groupId, text)
+  await send(chat.user(1), groupId, 'unrelated')
+  const word = 'ГосУслуги'
+  for (let i = 0; i < word.length; i++) {
+    for (const length of [1, 2]) {
+      const letters = [...word.slice(i, i + length)]
+      if (letters.length < length) continue
+      // Each letter lower or upper: every mix of cases of this piece of the word.
+      for (let mask = 0; mask < 2 ** length; mask++) {
+        const q = letters.map((letter, j) => (mask & (1 << j) ? letter.toUpperCase() : letter.toLowerCase())).join('')
+        assert.deepEqual(await found(chat.user(2), q), [text], q)
+      }
+    }
+  }
+})
+
 forEachDialect('search finds CJK text with one-, two- and three-character queries', async (t, dialect) => {
   const chat = await startChat(t, dialect)
   const groupId = await createGroup(chat.user(1), [2])
