@@ -6,7 +6,14 @@ import type { Store } from '../store.ts'
 import { newMessage, postMessage, requireMessage, toMessageViews } from './message-rows.ts'
 import { toMessageEventData, toMessageView } from './message-view.ts'
 import type { MessageRow } from './messages.repository.ts'
-import { editMessage, forwardMessage, getChatFiles, getChatMessages, sendMessage } from './messages.schema.ts'
+import {
+  editMessage,
+  forwardMessage,
+  getChatFiles,
+  getChatMessages,
+  MAX_CONTENT,
+  sendMessage,
+} from './messages.schema.ts'
 import { toggleReaction } from './reactions.ts'
 
 export interface MessagesPluginOptions {
@@ -34,6 +41,10 @@ export default async function messagesPlugin(app: Service, { store, resolveCalle
     }
     const chatId = Number(chat_id)
     const fields = { content: widget ? JSON.stringify(widget) : content, flags: widget ? ChatMessFlags.Widget : 0 }
+    // A widget is stored as its JSON in content, so the content cap holds for that text too.
+    if (fields.content.length > MAX_CONTENT) {
+      throw new ApiError('InvalidRequest', `body/widget is longer than ${MAX_CONTENT} characters as JSON`)
+    }
     if (!reply_to && store.postDirect) {
       const row = newMessage(store, chatId, caller.member, fields)
       if (await store.postDirect(row)) return toMessageView(row)
@@ -131,7 +142,9 @@ export default async function messagesPlugin(app: Service, { store, resolveCalle
         // A forward is a new message: it is neither pinned nor deleted, whatever the original is.
         flags: message.flags & ~(ChatMessFlags.Pin | ChatMessFlags.Deleted),
         // Links point into the source chat, so a forwarded reply or reaction arrives as a plain message.
-        forwarded_from: message.timetick,
+        // A forward of a forward names the original, as Telegram and Slack show it: who wrote it
+        // first, not who passed it on.
+        forwarded_from: message.forwarded_from || message.timetick,
       })
       await postMessage(unit, row, target.chat.app_id)
       return row

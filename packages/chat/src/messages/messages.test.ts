@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { ChatMessFlags } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import { createGroup, startChat } from '../../test/support.ts'
+import { MAX_CONTENT } from './messages.schema.ts'
 
 forEachDialect('a sent message appears in the feed with its owner, content and time', async (t, dialect) => {
   const chat = await startChat(t, dialect)
@@ -189,6 +190,50 @@ forEachDialect('forward copies a message into another chat the caller may post i
   assert.equal(forwarded.content, 'FYI')
   const intoForeign = await chat.user(1).post('forward_message', { message_id: sent.id, to_chat_id: target })
   assert.equal(intoForeign.status, 404)
+})
+
+forEachDialect(
+  'a forward of a forward names the original message, not the copy it was made from',
+  async (t, dialect) => {
+    const chat = await startChat(t, dialect)
+    const first = await createGroup(chat.user(1), [2])
+    const second = await createGroup(chat.user(2), [3])
+    const third = await createGroup(chat.user(3), [4])
+    const original = await chat.user(1).ok('send_message', { chat_id: first, content: 'from the source' })
+    const copy = await chat.user(2).ok('forward_message', { message_id: original.id, to_chat_id: second })
+    const copyOfCopy = await chat.user(3).ok('forward_message', { message_id: copy.id, to_chat_id: third })
+    assert.equal(copy.forwarded_from, original.id)
+    assert.equal(copyOfCopy.forwarded_from, original.id)
+    assert.equal(copyOfCopy.content, 'from the source')
+    const { messages } = await chat.user(4).read('get_chat_messages', { chat_id: third })
+    assert.deepEqual(
+      messages.map((message: { id: string; forwarded_from: string }) => [message.id, message.forwarded_from]),
+      [[copyOfCopy.id, original.id]],
+    )
+  },
+)
+
+forEachDialect('a widget is capped at the content length as JSON, writing nothing when longer', async (t, dialect) => {
+  const chat = await startChat(t, dialect)
+  const groupId = await createGroup(chat.user(1), [2])
+  // {"text":"…"} is 11 characters around the text.
+  const fits = await chat.user(1).ok('send_message', {
+    chat_id: groupId,
+    content: '',
+    widget: { text: 'x'.repeat(MAX_CONTENT - 11) },
+  })
+  assert.equal(fits.content.length, MAX_CONTENT)
+  for (const widget of [{ text: 'x'.repeat(MAX_CONTENT - 10) }, { text: 'x'.repeat(20_000) }]) {
+    const tooLong = await chat.user(1).post('send_message', { chat_id: groupId, content: '', widget })
+    assert.equal(tooLong.status, 400)
+    assert.equal(tooLong.error?.code, 1000)
+    assert.match(tooLong.error?.message ?? '', /widget is longer than 16384 characters/)
+  }
+  const { messages } = await chat.user(2).read('get_chat_messages', { chat_id: groupId })
+  assert.deepEqual(
+    messages.map((message: { id: string }) => message.id),
+    [fits.id],
+  )
 })
 
 forEachDialect('in an info channel only admins post, members read and react', async (t, dialect) => {
