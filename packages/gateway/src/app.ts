@@ -55,7 +55,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   // Read before the database opens, so that a bad certificate or an oversized frontend leaks nothing.
   const tls = readTlsFiles(config.Tls)
   const frontends = await loadFrontends(config.Static)
-  const store = await openGatewayStore(config, config.NodeNumber, now)
+  const store = await openGatewayStore(config, { node: config.NodeNumber }, now)
   const lookupCountry = await loadCountryLookup()
   const cors = createCors({ apps: store.apps, publicOrigin: config.PublicOrigin })
 

@@ -4,6 +4,7 @@ import {
   type Database,
   migrateToLatest,
   type TimetickGenerator,
+  type TimetickOptions,
 } from '@atrium/platform'
 import { createApps } from './apps/apps.repository.ts'
 import { createApiKeys } from './auth/api-keys.repository.ts'
@@ -16,9 +17,14 @@ import { createUsers } from './users/users.repository.ts'
 
 /**
  * Opens the gateway database, migrates it to the latest schema and returns the store on it; the
- * store's `close` releases the database. `node` is the timetick node number the store writes with.
+ * store's `close` releases the database. `timetick` is the node number (and, for a CLI run, the
+ * lane) the store writes ids with.
  */
-export async function openGatewayStore(config: GatewayConfig, node: number, now?: () => number) {
+export async function openGatewayStore(
+  config: GatewayConfig,
+  timetick: Pick<TimetickOptions, 'node' | 'lane'>,
+  now?: () => number,
+) {
   const database = createDatabase<GatewayDatabase>(config.GatewayDB)
   try {
     await migrateToLatest(database, gatewayMigrations)
@@ -26,7 +32,7 @@ export async function openGatewayStore(config: GatewayConfig, node: number, now?
     await database.destroy()
     throw error
   }
-  const store = createGatewayStore(database, createTimetickGenerator({ node }), config, now)
+  const store = createGatewayStore(database, createTimetickGenerator(timetick), config, now)
   return Object.assign(store, { close: () => database.destroy() })
 }
 

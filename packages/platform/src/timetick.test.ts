@@ -35,6 +35,45 @@ test('two node numbers never produce the same id, even on the same clock', () =>
   assert.equal(seen.size, 100_000)
 })
 
+test('generators on different lanes of one node never make the same id, even on the same clock', () => {
+  const clock = () => Date.UTC(2026, 10, 22, 12)
+  const lanes = Array.from({ length: 32 }, (_, index) =>
+    createTimetickGenerator({ node: 31, now: clock, lane: { index, count: 32 } }),
+  )
+  const seen = new Set<number>()
+  // Each lane holds 4 ids a millisecond, so 40 each borrow ten milliseconds ahead of the frozen clock.
+  for (let i = 0; i < 40; i++) for (const next of lanes) seen.add(next())
+  assert.equal(seen.size, 32 * 40)
+  for (const id of seen) assert.equal(timetickNode(id), 31)
+})
+
+test('a lane borrows the next millisecond when its share is used up, and stays in its lane', () => {
+  const wall = Date.UTC(2026, 10, 22, 12)
+  const next = createTimetickGenerator({ node: 2, now: () => wall, lane: { index: 5, count: 32 } })
+  const ids = Array.from({ length: 9 }, next)
+  assert.deepEqual(
+    ids.map((id) => timetickTime(id) - wall),
+    [0, 0, 0, 0, 1, 1, 1, 1, 2],
+  )
+  assert.deepEqual(
+    ids.map((id) => id % 128),
+    [20, 21, 22, 23, 20, 21, 22, 23, 20],
+  )
+  assert.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]!))
+})
+
+test('lanes that are not a power-of-two split of the sequence are refused', () => {
+  for (const lane of [
+    { index: 0, count: 3 },
+    { index: 0, count: 256 },
+    { index: 4, count: 4 },
+    { index: -1, count: 4 },
+    { index: 0.5, count: 4 },
+  ]) {
+    assert.throws(() => createTimetickGenerator({ node: 0, lane }), RangeError, JSON.stringify(lane))
+  }
+})
+
 test('ids never go backwards when the wall clock steps back', () => {
   let wall = Date.UTC(2026, 10, 22, 12)
   const next = createTimetickGenerator({ node: 1, now: () => wall })

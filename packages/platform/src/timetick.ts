@@ -28,6 +28,13 @@ export interface TimetickOptions {
   node: number
   /** Wall clock in epoch milliseconds; tests pass their own. */
   now?: () => number
+  /**
+   * For processes that share one node number (the `atrium` CLI runs): the sequence of each
+   * millisecond is cut into `count` equal lanes (a power of two up to 128) and this generator uses
+   * lane `index` only, borrowing the next millisecond when its lane is used up. Generators on
+   * different lanes of one node never make the same id.
+   */
+  lane?: { index: number; count: number }
 }
 
 export type TimetickGenerator = () => number
@@ -37,11 +44,23 @@ export type TimetickGenerator = () => number
  * millisecond is used up it borrows the next millisecond; when the wall clock steps back it keeps
  * counting from the last millisecond it used, so ids never go backwards.
  */
-export function createTimetickGenerator({ node, now = Date.now }: TimetickOptions): TimetickGenerator {
+export function createTimetickGenerator({
+  node,
+  now = Date.now,
+  lane = { index: 0, count: 1 },
+}: TimetickOptions): TimetickGenerator {
   if (!Number.isInteger(node) || node < 0 || node >= MAX_NODES) {
     throw new RangeError(`timetick node number must be an integer from 0 to ${MAX_NODES - 1}, got ${node}`)
   }
-  const nodeBits = node * SEQUENCES
+  const { index, count } = lane
+  if (!Number.isInteger(count) || count < 1 || count > SEQUENCES || (count & (count - 1)) !== 0) {
+    throw new RangeError(`timetick lane count must be a power of two from 1 to ${SEQUENCES}, got ${count}`)
+  }
+  if (!Number.isInteger(index) || index < 0 || index >= count) {
+    throw new RangeError(`timetick lane must be an integer from 0 to ${count - 1}, got ${index}`)
+  }
+  const perLane = SEQUENCES / count
+  const lowBits = node * SEQUENCES + index * perLane
   let lastElapsed = -1
   let sequence = 0
 
@@ -50,14 +69,14 @@ export function createTimetickGenerator({ node, now = Date.now }: TimetickOption
     if (elapsed > lastElapsed) {
       lastElapsed = elapsed
       sequence = 0
-    } else if (++sequence === SEQUENCES) {
+    } else if (++sequence === perLane) {
       lastElapsed++
       sequence = 0
     }
     if (lastElapsed > MAX_ELAPSED || lastElapsed < 0) {
       throw new RangeError('timetick clock is outside 2020-01-01 .. 2089')
     }
-    return lastElapsed * LOW_SPAN + nodeBits + sequence
+    return lastElapsed * LOW_SPAN + lowBits + sequence
   }
 }
 
