@@ -82,6 +82,18 @@ export const gatewaySettings = Type.Object(
           maximum: 100,
           description: 'Codes sent to one email address or phone number within an hour; more answer RateLimited.',
         }),
+        MaxCodesPerClientPerHour: Type.Integer({
+          default: 30,
+          minimum: 0,
+          description:
+            'Codes (email and phone, to any addresses) one client IP address (an IPv6 /64) may have sent within an hour, counted across every gateway on this database; more answer RateLimited (0: off).',
+        }),
+        MaxCodesPerHour: Type.Integer({
+          default: 1000,
+          minimum: 0,
+          description:
+            'Codes sent by all clients together within an hour, across every gateway on this database, against mail and SMS floods; more answer RateLimited (0: off).',
+        }),
       },
       { default: {}, additionalProperties: false },
     ),

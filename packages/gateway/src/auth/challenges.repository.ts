@@ -13,6 +13,19 @@ export interface ChallengeLimits {
   CodeTtlSeconds: number
   MaxAttempts: number
   MaxChallengesPerTargetPerHour: number
+  /** Codes started from one client key within an hour; 0: no limit. */
+  MaxCodesPerClientPerHour: number
+  /** Codes started by anyone within an hour; 0: no limit. */
+  MaxCodesPerHour: number
+}
+
+/** Which budget refused a start: the address's, the client's, or everybody's. */
+export type BudgetScope = 'target' | 'client' | 'overall'
+
+/** A start refused by a budget: its scope and the whole seconds until it has room again. */
+export interface BudgetRefusal {
+  scope: BudgetScope
+  retryAfterSeconds: number
 }
 
 const HOUR_MS = 3_600_000
@@ -47,6 +60,33 @@ export function createChallenges(
     return createHmac('sha256', key).update(`${id}:${code}`).digest('hex')
   }
 
+  type CodesQuery = ReturnType<typeof codesOfTheHour>
+
+  function codesOfTheHour(at: number) {
+    return db.selectFrom('login_challenges').where('created', '>', at - HOUR_MS)
+  }
+
+  /**
+   * undefined while the codes of the hour that `only` selects, the new one (`id`) included, are
+   * at most `max`; else when the budget has room for a new code again: once fewer than `max` of
+   * the others are younger than an hour (at once when racing starts were refused together).
+   */
+  async function budgetFreedAt(only: (query: CodesQuery) => CodesQuery, id: number, at: number, max: number) {
+    const { count } = await only(codesOfTheHour(at))
+      .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+      .executeTakeFirstOrThrow()
+    if (Number(count) <= max) return undefined
+    const blocking = await only(codesOfTheHour(at))
+      .select('created')
+      .where('id', '!=', id)
+      .orderBy('created', 'desc')
+      .orderBy('id', 'desc')
+      .offset(max - 1)
+      .limit(1)
+      .executeTakeFirst()
+    return blocking ? blocking.created + HOUR_MS : at
+  }
+
   /** Consumes every open challenge of the target, so a code and its link die together. */
   async function consumeTarget(target: string, kinds: ChallengeKind[]) {
     await db
@@ -62,50 +102,62 @@ export function createChallenges(
     ttlMs,
 
     /**
-     * Creates a code challenge (and, for email, its magic link) unless MaxChallengesPerTargetPerHour
-     * codes of the kind went to the target in the last hour; the code and link token are returned
-     * once. The rows are written first and the hour is counted after (each statement commits on
-     * its own), so of concurrent starts the later ones always see the earlier ones and the limit is
-     * never passed; racing starts may at worst all be refused. A refused start leaves no row and
-     * tells the whole seconds until the oldest code of the hour ages out.
+     * Creates a code challenge (and, for email, its magic link) unless a budget of the last hour
+     * is spent: MaxChallengesPerTargetPerHour codes to the target (of its kind), then
+     * MaxCodesPerClientPerHour codes started from the client key, then MaxCodesPerHour codes in
+     * all (every kind, every gateway on this database). The code and link token are returned once.
+     * The rows are written first and the hour is counted after (each statement commits on its
+     * own), so of concurrent starts, on one gateway or several, the later ones always see the
+     * earlier ones and no budget is ever passed; racing starts may at worst all be refused. A
+     * refused start leaves no row and tells the whole seconds until the budget has room again.
      */
     async create(input: {
       kind: 'email_otp' | 'phone_otp'
       target: string
+      /** The client key the start came from (clientKey of the request's address). */
+      client: string
       returnTo: string
       deviceGuid: string
-    }): Promise<{ challenge: Challenge; code: string; linkToken: string } | { retryAfterSeconds: number }> {
+    }): Promise<{ challenge: Challenge; code: string; linkToken: string } | BudgetRefusal> {
       const at = now()
       const code = newCode()
       const id = nextTick()
       const base = { target: input.target, attempts: 0, expires: at + ttlMs, consumed: 0, created: at }
-      const rest = { return_to: input.returnTo, device_guid: input.deviceGuid }
+      const rest = { return_to: input.returnTo, client: input.client, device_guid: input.deviceGuid }
       const rows: Challenge[] = [{ id, kind: input.kind, secret_hash: codeHash(id, code), ...base, ...rest }]
       const linkToken = input.kind === 'email_otp' ? newToken() : ''
       if (linkToken)
         rows.push({ id: nextTick(), kind: 'magic_link', secret_hash: hashSecret(linkToken), ...base, ...rest })
       await db.insertInto('login_challenges').values(rows).execute()
 
-      const sent = await db
-        .selectFrom('login_challenges')
-        .select(['id', 'created'])
-        .where('kind', '=', input.kind)
-        .where('target', '=', input.target)
-        .where('created', '>', at - HOUR_MS)
-        .orderBy('created')
-        .orderBy('id')
-        .execute()
-      const max = limits.MaxChallengesPerTargetPerHour
-      if (sent.length <= max) return { challenge: rows[0]!, code, linkToken }
-
-      const ids = rows.map((row) => row.id)
-      await db.deleteFrom('login_challenges').where('id', 'in', ids).execute()
-      const others = sent.filter((row) => row.id !== id)
-      // A new code may go once fewer than `max` of the others are younger than an hour (at once
-      // when racing starts were refused together).
-      const blocking = others[others.length - max]
-      const freedAt = blocking ? blocking.created + HOUR_MS : at
-      return { retryAfterSeconds: Math.max(1, Math.ceil((freedAt - at) / 1000)) }
+      const budgets: [BudgetScope, number, (query: CodesQuery) => CodesQuery][] = [
+        [
+          'target',
+          limits.MaxChallengesPerTargetPerHour,
+          (q) => q.where('kind', '=', input.kind).where('target', '=', input.target),
+        ],
+        [
+          'client',
+          limits.MaxCodesPerClientPerHour,
+          (q) => q.where('client', '=', input.client).where('kind', '!=', 'magic_link'),
+        ],
+        ['overall', limits.MaxCodesPerHour, (q) => q.where('kind', '!=', 'magic_link')],
+      ]
+      for (const [scope, max, only] of budgets) {
+        if (max === 0) continue
+        const freedAt = await budgetFreedAt(only, id, at, max)
+        if (freedAt === undefined) continue
+        await db
+          .deleteFrom('login_challenges')
+          .where(
+            'id',
+            'in',
+            rows.map((row) => row.id),
+          )
+          .execute()
+        return { scope, retryAfterSeconds: Math.max(1, Math.ceil((freedAt - at) / 1000)) }
+      }
+      return { challenge: rows[0]!, code, linkToken }
     },
 
     /** Removes a challenge and its link (when its code could not be delivered). */

@@ -31,7 +31,7 @@ async function startGatewayForBrowser(t: TestContext) {
 
   /** The link a sign-in mail to `email` would carry, leading back to `returnTo`. */
   async function mailedLink(email: string, returnTo: string): Promise<string> {
-    const started = await challenges.create({ kind: 'email_otp', target: email, returnTo, deviceGuid: '' })
+    const started = await challenges.create({ kind: 'email_otp', target: email, client: '', returnTo, deviceGuid: '' })
     assert.ok('linkToken' in started)
     return `${url}/auth/v1/magic?token=${started.linkToken}`
   }

@@ -7,7 +7,8 @@ import {
   normalizePhone,
   type Users,
 } from '../users/users.repository.ts'
-import type { ChallengeKind, Challenges } from './challenges.repository.ts'
+import type { BudgetScope, ChallengeKind, Challenges } from './challenges.repository.ts'
+import { clientKey } from './client-key.ts'
 import magicLinkPlugin from './magic-link.plugin.ts'
 import type { OtpDelivery } from './otp-delivery.ts'
 import { validateReturnAddress } from './return-address.ts'
@@ -44,6 +45,13 @@ const PHONE: Flow = {
   verifyMethod: 'phone_otp',
 }
 
+/** What a start refused by each budget says (error.details.scope names the budget). */
+const BUDGET_REFUSALS: Record<BudgetScope, string> = {
+  target: 'Too many codes were sent to this address in the last hour',
+  client: 'Too many sign-in codes were requested from this network in the last hour',
+  overall: 'Too many sign-in codes are being requested right now',
+}
+
 /**
  * Email OTP with magic link, and phone OTP (spec: "Authentication", OTP methods), under /auth/v1.
  * A start answers the same whether or not the address belongs to a user, so it tells nobody who
@@ -73,16 +81,16 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
       throw error
     }
     const deviceGuid = client.deviceGuid ?? ''
-    const started = await challenges.create({ kind: flow.kind, target, returnTo, deviceGuid })
+    const from = clientKey(request.ip)
+    const started = await challenges.create({ kind: flow.kind, target, client: from, returnTo, deviceGuid })
     if ('retryAfterSeconds' in started) {
       await fail('rate_limited')
-      const { retryAfterSeconds } = started
+      const { scope, retryAfterSeconds } = started
       reply.header('retry-after', String(retryAfterSeconds))
-      throw new ApiError(
-        'RateLimited',
-        `Too many codes were sent to this address in the last hour; retry in ${retryAfterSeconds} s.`,
-        { scope: 'target', retryAfterSeconds },
-      )
+      throw new ApiError('RateLimited', `${BUDGET_REFUSALS[scope]}; retry in ${retryAfterSeconds} s.`, {
+        scope,
+        retryAfterSeconds,
+      })
     }
     const { challenge, code, linkToken } = started
     try {

@@ -61,6 +61,8 @@ export interface LoginChallengesTable {
   created: number
   /** Path to return to after sign-in, already validated as same-origin. */
   return_to: string
+  /** The client address the code was requested from, as budgeted (auth/client-key.ts). */
+  client: string
   device_guid: string
 }
 

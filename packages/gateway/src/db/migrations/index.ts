@@ -4,6 +4,7 @@ import * as eventCursors from './0002-event-cursors.ts'
 import * as pushSubscriptions from './0003-push-subscriptions.ts'
 import * as webhooks from './0004-webhooks.ts'
 import * as sessionHolders from './0005-session-holders.ts'
+import * as challengeClients from './0006-challenge-clients.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
@@ -12,4 +13,5 @@ export const gatewayMigrations: Migrations = {
   '0003-push-subscriptions': pushSubscriptions,
   '0004-webhooks': webhooks,
   '0005-session-holders': sessionHolders,
+  '0006-challenge-clients': challengeClients,
 }
