@@ -129,6 +129,24 @@ forEachDialect(
       'https://[::1]/send/1',
       'https://[::ffff:192.168.0.1]/send/1',
       'https://localhost/send/1',
+      // Other spellings of internal hosts (issue 14, item 6): trailing dots, case, numeric IPv4, IPv6 forms.
+      'https://localhost.:8443/send/1',
+      'https://localhost../send/1',
+      'https://LOCALHOST/send/1',
+      'https://push.localhost./send/1',
+      'https://127.1/send/1',
+      'https://0x7f000001/send/1',
+      'https://2130706433/send/1',
+      'https://0177.0.0.1/send/1',
+      'https://127.0.0.1./send/1',
+      'https://169.254.169.254./send/1',
+      'https://[0:0:0:0:0:0:0:1]/send/1',
+      'https://[0:0:0:0:0:ffff:7f00:1]/send/1',
+      'https://[::ffff:10.0.0.1]/send/1',
+      'https://[64:ff9b::a9fe:a9fe]/send/1',
+      'https://[fe80::1%25eth0]/send/1',
+      'https://0/send/1',
+      'https://metadata/send/1',
     ]
     for (const endpoint of refused) {
       const answer = await alice.subscribe({ endpoint, keys })
@@ -136,7 +154,12 @@ forEachDialect(
     }
     const accepted = await alice.subscribe({ endpoint: 'https://push.example.com/send/1', keys })
     assert.equal(accepted.status, 200, JSON.stringify(accepted.body))
-    assert.deepEqual(await subscriptionsOf(alice.crmId), ['https://push.example.com/send/1'])
+    const dotted = await alice.subscribe({ endpoint: 'https://Push.Example.com./send/2', keys })
+    assert.equal(dotted.status, 200, 'a public name with a trailing dot is still public')
+    assert.deepEqual(await subscriptionsOf(alice.crmId), [
+      'https://Push.Example.com./send/2',
+      'https://push.example.com/send/1',
+    ])
   },
 )
 

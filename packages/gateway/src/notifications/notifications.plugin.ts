@@ -1,11 +1,10 @@
 import { createPublicKey } from 'node:crypto'
-import { isIP } from 'node:net'
 import { ApiError, type Service } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Caller } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
-import { refusedRange } from '../outbound/outbound-address.ts'
+import { refusedHost } from '../outbound/outbound-address.ts'
 import type { PushDispatcher } from './push-dispatcher.ts'
 import { testPushMessage } from './push-messages.ts'
 import type { PushSubscriptions } from './push-subscriptions.repository.ts'
@@ -104,9 +103,8 @@ function subscriptionProblem(
     return 'endpoint must be an https URL'
   }
   if (url.username || url.password) return 'endpoint must not carry credentials'
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase()
-  const local = host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && !!refusedRange(host))
-  if (local && !allowPrivate) return 'endpoint must be on a public host'
+  // The outbound guard's own judgement of the name, so every spelling of an internal host is refused.
+  if (!allowPrivate && refusedHost(url.hostname) !== undefined) return 'endpoint must be on a public host'
   const key = Buffer.from(p256dh, 'base64url')
   if (key.length !== 65 || key[0] !== 4) return 'keys.p256dh must be an uncompressed P-256 public key (65 bytes)'
   try {

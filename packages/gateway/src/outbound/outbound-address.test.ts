@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type TestContext, test } from 'node:test'
-import { OutboundRefused, refusedRange, resolveOutbound } from './outbound-address.ts'
+import { OutboundRefused, refusedHost, refusedRange, resolveOutbound } from './outbound-address.ts'
 import { createOutboundClient, OutboundError } from './outbound-request.ts'
 
 test('loopback, private, link-local and unspecified addresses are refused, public ones are not', () => {
@@ -66,6 +66,53 @@ test('names and literals of loopback are refused: localhost, [::1], 0.0.0.0', as
   for (const host of ['localhost', '[::1]', '0.0.0.0', '[::ffff:127.0.0.1]']) {
     await assert.rejects(resolveOutbound(host, { allowPrivate: false }), OutboundRefused, host)
   }
+})
+
+test('every spelling of an internal host is refused by name, before any lookup', async () => {
+  const refused: [string, string][] = [
+    ['localhost.', 'loopback'],
+    ['localhost..', 'loopback'],
+    ['LocalHost', 'loopback'],
+    ['api.localhost.', 'loopback'],
+    ['localhost.localdomain', 'loopback'],
+    ['ip6-localhost', 'loopback'],
+    ['127.1', 'loopback'],
+    ['0x7f.0.0.1', 'loopback'],
+    ['0x7f000001', 'loopback'],
+    ['2130706433', 'loopback'],
+    ['0177.0.0.1', 'loopback'],
+    ['127.0.0.1.', 'loopback'],
+    ['10.1', 'private'],
+    ['0', 'unspecified'],
+    ['169.254.169.254.', 'link-local'],
+    ['[::1]', 'loopback'],
+    ['[0:0:0:0:0:0:0:1]', 'loopback'],
+    ['[::ffff:127.0.0.1]', 'loopback'],
+    ['[0:0:0:0:0:ffff:7f00:1]', 'loopback'],
+    ['[::ffff:192.168.0.1]', 'private'],
+    ['[64:ff9b::a9fe:a9fe]', 'link-local'],
+    ['[FE80::1%25eth0]', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['metadata', 'single-label (local network)'],
+    ['', 'not a valid host'],
+    ['.', 'not a valid host'],
+  ]
+  for (const [host, why] of refused) assert.equal(refusedHost(host), why, host)
+  for (const host of ['push.example.com', 'Push.Example.COM.', '8.8.8.8', '8.8.8.8.', '[2606:4700:4700::1111]']) {
+    assert.equal(refusedHost(host), undefined, host)
+  }
+
+  const asked: string[] = []
+  const resolve = async (name: string) => {
+    asked.push(name)
+    return [{ address: '93.184.216.34', family: 4 }]
+  }
+  for (const [host] of refused) {
+    await assert.rejects(resolveOutbound(host, { allowPrivate: false, resolve }), OutboundRefused, host)
+  }
+  assert.deepEqual(asked, [], 'refused by name, never resolved')
+  assert.equal((await resolveOutbound('Push.Example.COM.', { allowPrivate: false, resolve })).address, '93.184.216.34')
+  assert.deepEqual(asked, ['push.example.com'])
 })
 
 async function receiver(t: TestContext, handle: Parameters<typeof createServer>[1]) {

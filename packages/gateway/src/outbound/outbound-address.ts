@@ -97,6 +97,43 @@ export function refusedRange(scoped: string): string | undefined {
   return undefined
 }
 
+/** Names that mean this machine whatever DNS says (RFC 6761 §6.3, and the usual /etc/hosts aliases). */
+const LOOPBACK_NAMES = new Set(['localhost', 'localhost.localdomain', 'ip6-localhost', 'ip6-loopback'])
+
+/**
+ * A host in its one canonical form, or undefined when it is no valid host: brackets and an IPv6
+ * zone removed, lowercase, trailing dots removed (`localhost.` is `localhost`), and address
+ * literals written the one way the URL parser writes them, so every IPv4 form (`127.1`,
+ * `0x7f.0.0.1`, `2130706433`, `0177.0.0.1`) and IPv6 form (`[0:0::1]`, `[::ffff:127.0.0.1]`)
+ * meets the same ranges.
+ */
+export function normalizeHost(hostname: string): string | undefined {
+  let host = hostname.toLowerCase()
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1)
+  if (isIP(host.split('%')[0]!) === 6) host = host.split('%')[0]!
+  else host = host.replace(/\.+$/, '')
+  if (host === '') return undefined
+  const parsed = URL.parse(`http://${isIP(host) === 6 ? `[${host}]` : host}/`)
+  if (!parsed || parsed.hostname === '') return undefined
+  const canonical = parsed.hostname.replace(/\.+$/, '')
+  return canonical.startsWith('[') ? canonical.slice(1, -1) : canonical
+}
+
+/**
+ * Why a user-chosen host may not be contacted, judged from its name alone (before any DNS
+ * lookup), or undefined when only its resolved addresses can tell: not a valid host, a name of
+ * this machine (`localhost` and below it, in any case, with trailing dots), a single-label name
+ * (reached through the local resolver's search domains), or an internal address in any form.
+ */
+export function refusedHost(hostname: string): string | undefined {
+  const host = normalizeHost(hostname)
+  if (host === undefined) return 'not a valid host'
+  if (isIP(host) !== 0) return refusedRange(host)
+  if (LOOPBACK_NAMES.has(host) || host.endsWith('.localhost')) return 'loopback'
+  if (!host.includes('.')) return 'single-label (local network)'
+  return undefined
+}
+
 /**
  * Resolves the host of a user-chosen URL and checks every address it has: when any of them is
  * loopback, private or link-local the whole host is refused (unless `allowPrivate`), so a name
@@ -117,8 +154,14 @@ export async function resolveOutbound(
     allowSetting?: string
   },
 ): Promise<{ address: string; family: number }> {
-  const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname
+  const host = normalizeHost(hostname)
+  if (host === undefined) throw new OutboundRefused(`${hostname} is not a valid host; refused`)
   const family = isIP(host)
+  // Names are judged before any lookup; address literals (canonical now) by their range below.
+  const named = allowPrivate || family !== 0 ? undefined : refusedHost(host)
+  if (named !== undefined) {
+    throw new OutboundRefused(`${host} is a ${named} name; refused${allowSetting ? ` (${allowSetting} is off)` : ''}`)
+  }
   let addresses: { address: string; family: number }[]
   if (family !== 0) addresses = [{ address: host, family }]
   else {
