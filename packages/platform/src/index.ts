@@ -12,13 +12,6 @@ export {
 export * from './database/index.ts'
 export { createHostCheck, type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
 export {
-  type Authority,
-  parseAuthority,
-  parseRequestTarget,
-  type RequestTarget,
-  requestHost,
-} from './request-target.ts'
-export {
   Envelope,
   type ErrorEnvelope,
   ErrorEnvelopeSchema,
@@ -63,6 +56,13 @@ export {
 export { installOpenApi, type OpenApiOptions } from './openapi.ts'
 export { applyPatch, isEmptyPatch, type Patch, patchOf } from './patch.ts'
 export {
+  type Authority,
+  parseAuthority,
+  parseRequestTarget,
+  type RequestTarget,
+  requestHost,
+} from './request-target.ts'
+export {
   createService,
   exitOnStartupError,
   runProcess,
@@ -73,3 +73,4 @@ export {
   type TlsOptions,
 } from './service.ts'
 export * from './timetick.ts'
+export { drainUnreadBody, UNREAD_BODY_DRAIN_MS } from './unread-body.ts'

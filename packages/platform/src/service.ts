@@ -8,6 +8,7 @@ import { readConfigSection } from './config.ts'
 import { type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
 import { handleClientError, installEnvelope, requestIdFor, sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
+import { drainUnreadBody } from './unread-body.ts'
 import { compileValidator } from './validation.ts'
 
 /** A Fastify instance with the TypeBox type provider, as every Atrium service uses. */
@@ -110,7 +111,15 @@ export function createService(options: ServiceOptions): Service {
   // after its response and hold the close until the drain timeout. HTTP/2 forbids the header;
   // its sessions get a GOAWAY from the closing server instead.
   app.addHook('onSend', async (request, reply) => {
-    if (closing && request.raw.httpVersionMajor === 1) reply.header('connection', 'close')
+    if (request.raw.httpVersionMajor !== 1) return
+    if (closing) reply.header('connection', 'close')
+    else if (!request.raw.complete) {
+      // An answer before the whole body (Fastify's 413 says `Connection: close`): closing while
+      // the peer still sends resets the connection, and the peer (the gateway) can lose this
+      // answer. Read the rest and keep the connection instead (docs/security.md).
+      reply.removeHeader('connection')
+      reply.raw.once('finish', () => drainUnreadBody(request.raw))
+    }
   })
 
   const startedAt = Date.now()

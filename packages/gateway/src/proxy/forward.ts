@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream'
-import { ApiError, sendError } from '@atrium/platform'
+import { ApiError, drainUnreadBody, sendError } from '@atrium/platform'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Agent, type Dispatcher } from 'undici'
 import type { GatewayConfig } from '../config.ts'
@@ -21,6 +21,19 @@ export interface ForwarderOptions {
   settings: GatewayConfig['Proxy']
   /** The response headers the client gets from the module's (filtered, CORS added). */
   responseHeaders: (headers: Headers, request: FastifyRequest) => Headers
+}
+
+/**
+ * The client's body as undici reads it. An iterator that leaves the client's request alone when
+ * undici stops reading: undici destroys a stream body when the module closes early, which would
+ * reset the client's connection and lose the module's answer. What the module did not read is
+ * drained after the answer (see `drainsBody`), so the connection stays usable.
+ */
+function clientBody(request: FastifyRequest): Readable | null {
+  const raw = request.body as Readable | undefined
+  if (raw === undefined) return null
+  // undici takes async iterables as bodies, though its types list only streams.
+  return raw.iterator({ destroyOnReturn: false }) as unknown as Readable
 }
 
 /** The envelope error a failed upstream exchange answers with. */
@@ -53,7 +66,7 @@ export function createForwarder({ settings, responseHeaders }: ForwarderOptions)
 
   function forward(request: FastifyRequest, reply: FastifyReply, upstream: UpstreamRequest): FastifyReply {
     const method = request.method
-    const body = method === 'GET' || method === 'HEAD' ? null : ((request.body as Readable | undefined) ?? null)
+    const body = method === 'GET' || method === 'HEAD' ? null : clientBody(request)
     agent.dispatch(
       {
         origin: upstream.origin,
@@ -62,7 +75,7 @@ export function createForwarder({ settings, responseHeaders }: ForwarderOptions)
         headers: upstream.headers,
         body,
       },
-      new ResponseHandler(request, reply, responseHeaders),
+      new ResponseHandler(request, reply, responseHeaders, body !== null && request.raw.httpVersionMajor !== 1),
     )
     return reply
   }
@@ -84,10 +97,22 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   private pending = false
   private stream: Readable | undefined
 
-  constructor(request: FastifyRequest, reply: FastifyReply, rewrite: ForwarderOptions['responseHeaders']) {
+  /**
+   * Whether to read what the module left of an HTTP/2 client's body once the exchange is over
+   * (HTTP/1 bodies are drained by the service's onSend hook once the answer is written).
+   */
+  private readonly drainsBody: boolean
+
+  constructor(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    rewrite: ForwarderOptions['responseHeaders'],
+    drainsBody: boolean,
+  ) {
     this.request = request
     this.reply = reply
     this.rewrite = rewrite
+    this.drainsBody = drainsBody
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -104,9 +129,6 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     }
     this.status = statusCode
     this.headers = this.rewrite(headers, this.request)
-    // An HTTP/1 connection cannot take another request before this one's body was read (HTTP/2
-    // forbids the header; its streams end on their own).
-    if (!this.request.raw.complete && this.request.raw.httpVersionMajor === 1) this.headers.connection = 'close'
     const length = Number(headers['content-length'])
     this.length = Number.isSafeInteger(length) && length >= 0 ? length : -1
     this.pending = true
@@ -141,9 +163,11 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     if (this.pending) this.sendWhole(Buffer.alloc(0))
     else this.stream?.push(null)
+    if (this.drainsBody) drainUnreadBody(this.request.raw)
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.drainsBody) drainUnreadBody(this.request.raw)
     if (this.stream) {
       this.stream.destroy(error)
       return
