@@ -75,4 +75,10 @@ test('prefixes have one canonical spelling', () => {
   assert.equal(canonicalPrefix('/msg/v1/'), '/msg/v1/')
   assert.equal(canonicalPrefix('/'), '/')
   assert.equal(canonicalPrefix('/authors/'), '/authors/', 'only the whole segment is reserved')
+  assert.equal(canonicalPrefix('/Msg/V1'), '/msg/v1/', 'prefixes match in any case, so they are kept in one')
+  assert.throws(
+    () => canonicalPrefix('/a;b/'),
+    /characters outside a plain path/,
+    'requests are matched without ; parameters',
+  )
 })

@@ -44,7 +44,7 @@ export function isReservedPath(path: string): boolean {
   return RESERVED_SEGMENTS.has(firstSegment(path))
 }
 
-/** The canonical prefix (`/a/b/`), or an InvalidRequest naming what is wrong. */
+/** The canonical prefix (`/a/b/`, lower case), or an InvalidRequest naming what is wrong. */
 export function canonicalPrefix(text: string): string {
   if (typeof text !== 'string' || !text.startsWith('/')) {
     throw new ApiError('InvalidRequest', 'prefix must start with /')
@@ -65,7 +65,8 @@ export function canonicalPrefix(text: string): string {
   if (segments.length > 0 && RESERVED_SEGMENTS.has(segments[0]!.toLowerCase())) {
     throw new ApiError('InvalidRequest', 'prefixes under /auth/ and /private/ are reserved and cannot be routed')
   }
-  return segments.length === 0 ? '/' : `/${segments.join('/')}/`
+  // Lower case: prefixes match in any case, so `/A/` and `/a/` are one route.
+  return segments.length === 0 ? '/' : `/${segments.join('/').toLowerCase()}/`
 }
 
 function checkUpstream(upstream: string, modules: Set<string> | undefined): string {
@@ -108,17 +109,23 @@ export interface RouteTable {
   readonly routes: readonly Route[]
 }
 
-/** Compiles routes into a table; matching is a scan of a few string comparisons, no allocation. */
+/**
+ * Compiles routes into a table; matching is a scan of a few string comparisons. Prefixes match in
+ * any letter case: modules on case-insensitive routers (Express by default, ASP.NET) read
+ * `/LOCKED/x` as `/locked/x`, so it must meet the rules of `/locked/` (docs/security.md).
+ */
 export function compileRouteTable(routes: readonly Route[]): RouteTable {
   const entries = routes
-    .map((route) => ({ stem: route.prefix.slice(0, -1), route }))
+    .map((route) => ({ stem: route.prefix.slice(0, -1).toLowerCase(), route }))
     .sort((a, b) => b.stem.length - a.stem.length)
   return {
     routes,
     match(path) {
       if (isReservedPath(path)) return undefined
+      const lower = path.toLowerCase()
       for (const { stem, route } of entries) {
-        if (path.startsWith(stem) && (path.length === stem.length || path.charCodeAt(stem.length) === 47)) return route
+        if (lower.startsWith(stem) && (lower.length === stem.length || lower.charCodeAt(stem.length) === 47))
+          return route
       }
       return undefined
     },

@@ -180,22 +180,29 @@ const PARAMETER_PATHS: [string, number][] = [
   ['/locked%3b/x', 401],
   ['/;x/locked/x', 401],
   ['/locked;', 401],
+  // Case-insensitive routers (Express by default, ASP.NET) read these as /locked/x too.
+  ['/LOCKED/x', 401],
+  ['/Locked;v=1/x', 401],
+  ['/%4cocked/x', 401],
 ]
 
-forEachDialect('`;` path parameters never move a request out of a protected prefix', async (t, dialect) => {
-  const door = await startFrontDoor(t, dialect)
-  const session = await door.h2()
-  for (const [path, status] of PARAMETER_PATHS) {
-    const answer = await door.h1(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`)
-    assert.equal(answer.status, status, `${path}: ${answer.raw}`)
-    const viaH2 = await h2Get(session, path, { ':authority': 'localhost' })
-    assert.equal(viaH2.status, status, `${path} over HTTP/2`)
-  }
-  assert.deepEqual(door.upstream.received, [], 'nothing reached the module')
-  const allowed = await h2Get(session, '/open;v=1/x', { ':authority': 'localhost' })
-  assert.equal(allowed.status, 200, 'parameters outside protected prefixes pass')
-  assert.equal((allowed.body as Received).url, '/open;v=1/x', 'and the module gets the path as sent')
-})
+forEachDialect(
+  '`;` path parameters or letter case never move a request out of a protected prefix',
+  async (t, dialect) => {
+    const door = await startFrontDoor(t, dialect)
+    const session = await door.h2()
+    for (const [path, status] of PARAMETER_PATHS) {
+      const answer = await door.h1(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`)
+      assert.equal(answer.status, status, `${path}: ${answer.raw}`)
+      const viaH2 = await h2Get(session, path, { ':authority': 'localhost' })
+      assert.equal(viaH2.status, status, `${path} over HTTP/2`)
+    }
+    assert.deepEqual(door.upstream.received, [], 'nothing reached the module')
+    const allowed = await h2Get(session, '/open;v=1/x', { ':authority': 'localhost' })
+    assert.equal(allowed.status, 200, 'parameters outside protected prefixes pass')
+    assert.equal((allowed.body as Received).url, '/open;v=1/x', 'and the module gets the path as sent')
+  },
+)
 
 forEachDialect(
   'a broken or overlong percent-encoding is BadRequest in the envelope, the URL not echoed',
@@ -249,4 +256,25 @@ forEachDialect('a sign-in start sent as text/plain is UnsupportedMediaType (415/
   )
   assert.equal(answer.status, 415, answer.raw)
   assert.equal(answer.body.error.code, 1003)
+})
+
+/** Framings that two HTTP parsers may read differently (request smuggling); Node refuses each. */
+const SMUGGLING = [
+  'POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /locked/x HTTP/1.1\r\nHost: localhost\r\n\r\n',
+  'POST /x HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!',
+  'POST /x HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n',
+  'POST /x HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n',
+  'POST /x HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n',
+  'POST /x HTTP/1.1\r\nHost: localhost\r\n Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+  'GET /x HTTP/1.1\nHost: localhost\nX: a\rb\n\n',
+]
+
+forEachDialect('ambiguous body framings are refused in the envelope and reach no module', async (t, dialect) => {
+  const door = await startFrontDoor(t, dialect)
+  for (const request of SMUGGLING) {
+    const answer = await door.h1(request)
+    assert.equal(answer.status, 400, `${JSON.stringify(request)}: ${answer.raw}`)
+    assert.equal(answer.body.error.code, 1006, answer.raw)
+  }
+  assert.equal(door.upstream.received.length, 0)
 })
