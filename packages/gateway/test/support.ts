@@ -35,3 +35,25 @@ export async function startGateway(t: TestContext, dialect: DatabaseDialect, opt
   const url = await listen(t, app)
   return { app, url, store: app.store, config }
 }
+
+type StartedGateway = Awaited<ReturnType<typeof startGateway>>
+
+/**
+ * A new user with a live session on the gateway: the CRM id and the headers a browser would send
+ * for a JSON call with that session (cookie, CSRF token, content type).
+ */
+export async function signedInUser(gateway: Pick<StartedGateway, 'store' | 'config'>) {
+  const user = await gateway.store.users.create()
+  const { token, session } = await gateway.store.sessions.create({
+    crmId: user.crm_id,
+    method: 'email_otp',
+    ip: '127.0.0.1',
+    userAgent: 'test',
+  })
+  const headers = {
+    Cookie: `${gateway.config.Sessions.CookieName}=${token}`,
+    'X-CSRF-Token': session.csrf,
+    'Content-Type': 'application/json',
+  }
+  return { crmId: user.crm_id, headers }
+}

@@ -3,7 +3,7 @@ import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import { notificationsClient, startPushService, webPushSettings } from '../../test/push-service.ts'
-import { startGateway } from '../../test/support.ts'
+import { signedInUser, startGateway } from '../../test/support.ts'
 
 /** A gateway with Web Push on, a push service on loopback, and a way to sign users in. */
 async function startWorld(t: TestContext, dialect: DatabaseDialect, settings: Record<string, unknown> = {}) {
@@ -11,15 +11,12 @@ async function startWorld(t: TestContext, dialect: DatabaseDialect, settings: Re
   const push = await startPushService(t, webPush)
   const gateway = await startGateway(t, dialect, { settings: { ...settings, WebPush: webPush } })
   async function signedIn() {
-    const user = await gateway.store.users.create()
-    const { token, session } = await gateway.store.sessions.create({
-      crmId: user.crm_id,
-      method: 'email_otp',
-      ip: '127.0.0.1',
-      userAgent: 'test',
-    })
-    const cookie = `${gateway.config.Sessions.CookieName}=${token}`
-    return { crmId: user.crm_id, cookie, ...notificationsClient(gateway.url, cookie, session.csrf) }
+    const { crmId, headers } = await signedInUser(gateway)
+    return {
+      crmId,
+      cookie: headers.Cookie,
+      ...notificationsClient(gateway.url, headers.Cookie, headers['X-CSRF-Token']),
+    }
   }
   const subscriptionsOf = async (crmId: number) =>
     (await gateway.app.store.db.selectFrom('push_subscriptions').selectAll().where('crm_id', '=', crmId).execute())

@@ -5,7 +5,7 @@ import type { TestContext } from 'node:test'
 import { type DatabaseDialect, errorCodes, RouteFlags } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import { startChat } from '../../../chat/test/support.ts'
-import { SERVICE_SECRET, startGateway } from '../../test/support.ts'
+import { SERVICE_SECRET, signedInUser, startGateway } from '../../test/support.ts'
 import { createTestCertificate, h2Connect, h2Request } from '../../test/tls.ts'
 
 const MIB = 1024 * 1024
@@ -49,18 +49,7 @@ async function startChatBehindGateway(t: TestContext, dialect: DatabaseDialect) 
   const chat = await startChat(t, dialect, { ServiceSecret: SERVICE_SECRET })
   const gateway = await startGateway(t, dialect, { settings: { Modules: { chat: chat.base } } })
   await gateway.store.routes.add({ prefix: '/msg/', upstream: 'chat', flags: RouteFlags.RequireSession })
-  const user = await gateway.store.users.create()
-  const { token, session } = await gateway.store.sessions.create({
-    crmId: user.crm_id,
-    method: 'email_otp',
-    ip: '127.0.0.1',
-    userAgent: 'test',
-  })
-  const headers = {
-    Cookie: `${gateway.config.Sessions.CookieName}=${token}`,
-    'X-CSRF-Token': session.csrf,
-    'Content-Type': 'application/json',
-  }
+  const { headers } = await signedInUser(gateway)
   return { chat, gateway, headers }
 }
 

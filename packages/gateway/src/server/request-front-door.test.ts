@@ -29,29 +29,8 @@ async function startFrontDoor(t: TestContext, dialect: DatabaseDialect) {
     port,
     h2: () => h2Connect(t, origin, certificate.cert),
     /** Raw HTTP/1.1 bytes over TLS, answered as status and parsed envelope. */
-    h1: (bytes: string) => sendRawTls(Number(port), certificate.cert, bytes).then(parseAnswer),
+    h1: (bytes: string) => sendRaw(origin, bytes, { ca: certificate.cert }).then(parseAnswer),
   }
-}
-
-/**
- * Writes raw bytes over TLS (HTTP/1.1 by ALPN) and returns everything answered before the server
- * closes (each request says `Connection: close`, or is refused with a close). The socket is not
- * half-closed: TLS servers take that as the end of the exchange.
- */
-async function sendRawTls(port: number, ca: string, bytes: string): Promise<string> {
-  const { connect } = await import('node:tls')
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () =>
-      socket.write(bytes),
-    )
-    let answer = ''
-    socket.setEncoding('utf8')
-    socket.on('data', (chunk: string) => {
-      answer += chunk
-    })
-    socket.on('close', () => resolve(answer))
-    socket.on('error', reject)
-  })
 }
 
 interface Answer {

@@ -1,6 +1,7 @@
 import { type Agent, request as httpRequest, type Server } from 'node:http'
 import { type AddressInfo, connect } from 'node:net'
 import type { TestContext } from 'node:test'
+import { connect as tlsConnect } from 'node:tls'
 import type { FastifyInstance } from 'fastify'
 
 /** Listens on an ephemeral loopback port, closes the app after the test, and returns its base URL. */
@@ -41,11 +42,22 @@ export function requestWithHeaders(
   })
 }
 
-/** Writes raw bytes to a server and returns everything it answers before closing the connection. */
-export function sendRaw(baseUrl: string, bytes: string): Promise<string> {
-  const { hostname, port } = new URL(baseUrl)
+/**
+ * Writes raw bytes to a server and returns everything it answers before closing the connection.
+ * An `https:` base URL connects over TLS (HTTP/1.1 by ALPN, trusting `ca`); the socket is then not
+ * half-closed, since TLS servers take that as the end of the exchange, so the request must make
+ * the server close (`Connection: close`, or a request it refuses).
+ */
+export function sendRaw(baseUrl: string, bytes: string, { ca }: { ca?: string } = {}): Promise<string> {
+  const { hostname, port, protocol } = new URL(baseUrl)
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.end(bytes))
+    const socket =
+      protocol === 'https:'
+        ? tlsConnect(
+            { port: Number(port), host: hostname, ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] },
+            () => socket.write(bytes),
+          )
+        : connect(Number(port), hostname, () => socket.end(bytes))
     let answer = ''
     socket.setEncoding('utf8')
     socket.on('data', (chunk: string) => {
