@@ -140,6 +140,22 @@ test('a malformed HTTP request gets BadRequest in the envelope', async (t) => {
   assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error.code, 1006)
 })
 
+test('a request without Host, with two, or with junk after the port gets BadRequest in the envelope', async (t) => {
+  const base = await listen(t, createTestService())
+  for (const head of [
+    'GET /private/v1/health HTTP/1.1\r\n',
+    'GET /private/v1/health HTTP/1.1\r\nHost: localhost\r\nHost: localhost\r\n',
+    'GET /private/v1/health HTTP/1.1\r\nHost: localhost:80@evil.example\r\n',
+    'GET /private/v1/%ZZ?key=hunter2 HTTP/1.1\r\nHost: localhost\r\n',
+  ]) {
+    const answer = await sendRaw(base, `${head}Connection: close\r\n\r\n`)
+    assert.match(answer, /^HTTP\/1\.1 400 /, head)
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))
+    assert.equal(body.error.code, 1006, head)
+    assert.doesNotMatch(answer, /hunter2/)
+  }
+})
+
 test('the health endpoint reports a development build', async (t) => {
   const base = await listen(t, createTestService())
   const { result } = await json(await fetch(`${base}/private/v1/health`))
