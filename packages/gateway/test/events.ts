@@ -134,6 +134,34 @@ export async function startEventsWorld(t: TestContext, dialect: DatabaseDialect,
   return { chat, proxy, gateway, signedIn }
 }
 
+/**
+ * Another gateway node on the world's gateway database, reading the chat module directly rather
+ * than through the recording proxy, so `proxy.calls` stay the first node's; `settings` go on top
+ * of the test defaults. Its background work (webhooks, Web Push) starts with it; `stop` ends it.
+ */
+export async function startSecondNode(
+  t: TestContext,
+  world: Awaited<ReturnType<typeof startEventsWorld>>,
+  settings: { Events?: object } & Record<string, unknown> = {},
+) {
+  const config = loadGatewayConfig(
+    {
+      GatewayDB: world.gateway.config.GatewayDB,
+      ServiceSecret: SERVICE_SECRET,
+      ...settings,
+      Modules: { chat: world.chat.base },
+      Events: { ...FAST_EVENTS, ...settings.Events },
+    },
+    {},
+  )
+  const app = await buildGateway(config)
+  let stopped: Promise<void> | undefined
+  const stop = () => (stopped ??= app.close())
+  t.after(stop)
+  await app.ready()
+  return { app, stop }
+}
+
 export interface Resync {
   reason: string
   tick: number

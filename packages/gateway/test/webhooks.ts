@@ -76,15 +76,6 @@ export async function startWebhookReceiver(t: TestContext) {
   }
 }
 
-/** Waits until `condition` holds, failing with `what` after `timeoutMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
 /** Webhook settings that keep tests fast: quick retries, frequent app reloads, loopback receivers allowed. */
 export const FAST_WEBHOOKS = {
   BackoffBaseMs: 50,

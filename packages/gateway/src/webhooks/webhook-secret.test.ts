@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createDatabase, migrateToLatest } from '@atrium/platform'
-import { createTestDatabaseUrl, forEachDialect } from '@atrium/platform/testing'
-import { startWebhookReceiver, startWebhookWorld, until, verifySignature } from '../../test/webhooks.ts'
+import { createTestDatabaseUrl, forEachDialect, until } from '@atrium/platform/testing'
+import { startWebhookReceiver, startWebhookWorld, verifySignature } from '../../test/webhooks.ts'
 import { gatewayMigrations } from '../db/migrations/index.ts'
 import type { GatewayDatabase } from '../db/schema.ts'
 
@@ -40,8 +40,14 @@ forEachDialect(
     assert.ok(!listed.stdout.includes(webhookSecret), 'lists never show the signing secret')
     assert.ok(!listed.stdout.includes(shop.app.webhook_secret))
 
-    // The sending gateway re-reads the app within Webhooks.ReloadMs (100 ms here).
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // The sending gateway re-reads the apps every Webhooks.ReloadMs. One reading that sees an app
+    // made after the rotation also sees the new secret: once that app's lane has saved its cursor,
+    // the shop's lane signs with the new secret.
+    const later = await world.appWith(hook.url)
+    await until(
+      async () => (await world.deliveries().cursor(later.app.id, 'chat')) !== undefined,
+      'a lane for the app made after the rotation',
+    )
     await shop.send('signed with the second secret')
     await until(() => hook.accepted().length === 2, 'the second delivery')
     const [first, second] = hook.accepted()

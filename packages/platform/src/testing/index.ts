@@ -8,3 +8,4 @@ export {
   postgresTestUrl,
 } from './databases.ts'
 export { json, listen, listenRestartable, type RawResponse, requestWithHeaders, sendRaw } from './http.ts'
+export { until } from './until.ts'
