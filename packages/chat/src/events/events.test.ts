@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
+import { tracingChannel } from 'node:diagnostics_channel'
 import { type TestContext, test } from 'node:test'
 import type { DatabaseDialect, EventBatch } from '@atrium/platform'
-import { createTestDatabaseUrl, forEachDialect, listen, onlyWithPostgres } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, forEachDialect, listen, onlyWithPostgres, until } from '@atrium/platform/testing'
 import {
   type ChatClient,
   createChatClient,
@@ -13,6 +14,24 @@ import {
 import { buildChat } from '../app.ts'
 import { loadChatConfig } from '../config.ts'
 import { serializeEnvelope } from './events.plugin.ts'
+
+/**
+ * Watches the timers armed in this process: `parked(waitMs)` resolves once a long-poll of that wait
+ * is parked, which the events handler does by arming a timer for the rest of its wait after a read
+ * found nothing. Tests thereby act on a waiting long-poll without guessing how long it takes to park.
+ */
+function watchLongPolls(t: TestContext) {
+  const timers = t.mock.method(globalThis, 'setTimeout')
+  return (waitMs: number) =>
+    until(
+      () =>
+        timers.mock.calls.some((call) => {
+          const ms = Number(call.arguments[1])
+          return ms > waitMs - 1000 && ms <= waitMs
+        }),
+      `a long-poll of ${waitMs} ms to park`,
+    )
+}
 
 async function readAll(chat: ChatClient, query: Record<string, string | number> = {}) {
   const { status, result, error } = await chat.events({ limit: 1000, ...query })
@@ -134,13 +153,14 @@ forEachDialect('wait long-polls until an event is committed', async (t, dialect)
   const chat = await startChat(t, dialect)
   const groupId = await createGroup(chat.user(1), [2])
   const { LastTick } = await readAll(chat, { subjects: 'user:2' })
-  const started = Date.now()
+  const parked = watchLongPolls(t)
   const polling = chat.events({ subjects: 'user:2', since: LastTick, wait: 5000 })
-  await new Promise((resolve) => setTimeout(resolve, 150))
+  await parked(5000)
+  const sent = Date.now()
   await chat.user(1).ok('send_message', { chat_id: groupId, content: 'ping' })
   const { result } = await polling
   assert.equal(result.Events[0].Data.content, 'ping')
-  assert.ok(Date.now() - started < 2000, 'answered on commit, not at the end of the wait')
+  assert.ok(Date.now() - sent < 2000, 'answered on commit, not at the end of the wait')
 })
 
 forEachDialect('a removed member is told so and receives nothing after', async (t, dialect) => {
@@ -252,8 +272,9 @@ async function startLoggedChat(t: TestContext, dialect: DatabaseDialect) {
 
 forEachDialect('a stopping module answers its waiting long-polls at once, with an empty batch', async (t, dialect) => {
   const { app, chat, errors, since } = await startLoggedChat(t, dialect)
+  const parked = watchLongPolls(t)
   const poll = chat.events({ since, limit: 10, wait: 30_000 })
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  await parked(30_000)
   const closed = app.close()
   // The guard timer is cleared once the race is decided, so it does not hold the test file open for 20 s.
   let guard: NodeJS.Timeout | undefined
@@ -274,13 +295,20 @@ forEachDialect('a stopping module answers its waiting long-polls at once, with a
 
 forEachDialect('a long-poll cut by a crash-like stop runs no query on the closed database', async (t, dialect) => {
   const { app, chat, errors, since } = await startLoggedChat(t, dialect)
+  const parked = watchLongPolls(t)
+  // Fastify reports on this channel when a handler's promise has settled and its answer or error was handled.
+  const handlers = tracingChannel('fastify.request.handler')
+  let finished = 0
+  const asyncEnd = () => finished++
+  handlers.subscribe({ asyncEnd })
+  t.after(() => handlers.unsubscribe({ asyncEnd }))
   const poll = chat.events({ since, limit: 10, wait: 30_000 })
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  await parked(30_000)
   app.server.closeAllConnections()
   await app.close()
   await assert.rejects(poll, 'the connection was cut')
-  // The handler wakes up after the database closed; a query then would log "driver has already been destroyed".
-  await new Promise((resolve) => setTimeout(resolve, 500))
+  // A query after the wake-up would fail on the closed database and log "driver has already been destroyed".
+  await until(() => finished > 0, 'the long-poll handler to finish')
   assert.deepEqual(errors, [])
 })
 

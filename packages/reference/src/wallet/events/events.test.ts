@@ -1,13 +1,23 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import type { EventBatch } from '@atrium/platform'
-import { createTestDatabaseUrl, forEachDialect, onlyWithPostgres } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, forEachDialect, onlyWithPostgres, until } from '@atrium/platform/testing'
 import { startWallet, type WalletClient } from '../../../test/support.ts'
 
 async function readAll(wallet: WalletClient, query: Record<string, string | number> = {}) {
   const { status, result, error } = await wallet.events({ limit: 1000, ...query })
   assert.equal(status, 200, JSON.stringify(error))
   return result as EventBatch
+}
+
+/**
+ * Resolves once a long-poll is parked: after a read found nothing, the events handler waits for a
+ * commit with a time limit made by AbortSignal.timeout. Tests thereby act on a waiting long-poll
+ * without guessing how long it takes to park.
+ */
+function watchLongPolls(t: TestContext) {
+  const timeouts = t.mock.method(AbortSignal, 'timeout')
+  return () => until(() => timeouts.mock.callCount() > 0, 'a long-poll to park')
 }
 
 forEachDialect('a transfer emits TxInWallet and BalanceChanged to both parties, typed', async (t, dialect) => {
@@ -150,15 +160,16 @@ forEachDialect('limit and wait have documented bounds and subjects are validated
 forEachDialect('wait long-polls until an event is committed', async (t, dialect) => {
   const wallet = await startWallet(t, dialect)
   const { LastTick } = await readAll(wallet)
-  const started = Date.now()
+  const parked = watchLongPolls(t)
   const polling = wallet.events({ subjects: 'user:1002', since: LastTick, wait: 5000 })
-  await new Promise((resolve) => setTimeout(resolve, 150))
+  await parked()
+  const sent = Date.now()
   await wallet.deposit(1001, 'USD', 3, {})
   await wallet.user(1001).send(1002, 'USD', 1)
   const { result } = await polling
   assert.equal(result.Events[0].EventType, 'TxInWallet')
   assert.equal(result.Events[0].Data.amount, 1)
-  assert.ok(Date.now() - started < 2000, 'answered on commit, not at the end of the wait')
+  assert.ok(Date.now() - sent < 2000, 'answered on commit, not at the end of the wait')
   const idle = Date.now()
   const empty = await wallet.events({ subjects: 'user:1002', since: result.LastTick, wait: 300 })
   assert.deepEqual(empty.result.Events, [])
