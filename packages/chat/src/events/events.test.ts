@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { tracingChannel } from 'node:diagnostics_channel'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { type TestContext, test } from 'node:test'
 import type { DatabaseDialect, EventBatch } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, listen, onlyWithPostgres, until } from '@atrium/platform/testing'
@@ -297,11 +297,10 @@ forEachDialect('a long-poll cut by a crash-like stop runs no query on the closed
   const { app, chat, errors, since } = await startLoggedChat(t, dialect)
   const parked = watchLongPolls(t)
   // Fastify reports on this channel when a handler's promise has settled and its answer or error was handled.
-  const handlers = tracingChannel('fastify.request.handler')
   let finished = 0
   const asyncEnd = () => finished++
-  handlers.subscribe({ asyncEnd })
-  t.after(() => handlers.unsubscribe({ asyncEnd }))
+  subscribe('tracing:fastify.request.handler:asyncEnd', asyncEnd)
+  t.after(() => unsubscribe('tracing:fastify.request.handler:asyncEnd', asyncEnd))
   const poll = chat.events({ since, limit: 10, wait: 30_000 })
   await parked(30_000)
   app.server.closeAllConnections()
