@@ -186,8 +186,12 @@ test('a development build answers the sentinels and the dev host, and refuses ot
 
 test('closing drops connections that never sent a request and lets an in-flight request finish', async () => {
   const app = createTestService()
+  // The request stays in flight until the test lets it answer.
+  const entered = Promise.withResolvers<void>()
+  const release = Promise.withResolvers<void>()
   app.get('/slow', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    entered.resolve()
+    await release.promise
     return { done: true }
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -197,10 +201,11 @@ test('closing drops connections that never sent a request and lets an in-flight 
   await once(silent, 'connect')
   const silentClosed = once(silent, 'close')
   const inFlight = fetch(`http://127.0.0.1:${port}/slow`, { headers: { host: 'dev.atrium.test' } })
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  await entered.promise
 
   const closing = app.close()
   await silentClosed
+  release.resolve()
   const response = await inFlight
   assert.equal(response.status, 200)
   assert.deepEqual((await json(response)).result, { done: true })

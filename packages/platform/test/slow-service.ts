@@ -1,5 +1,6 @@
-// A service with one slow route, started as a child process by serve.test.ts to prove draining.
-import { Type } from 'typebox'
+// A service with one held route, started as a child process by serve.test.ts to prove draining:
+// GET /held prints {"held":true} once it has the request, and answers when a line arrives on stdin.
+import { once } from 'node:events'
 import { createService, serve } from '../src/service.ts'
 
 const app = createService({
@@ -8,9 +9,10 @@ const app = createService({
   domainGuard: { domain: null, devHost: '' },
   logger: false,
 })
-app.get('/slow', { schema: { querystring: Type.Object({ ms: Type.Integer() }) } }, async (request) => {
-  await new Promise((resolve) => setTimeout(resolve, request.query.ms))
-  return { waited: request.query.ms }
+app.get('/held', async () => {
+  console.log(JSON.stringify({ held: true }))
+  await once(process.stdin, 'data')
+  return { released: true }
 })
 await serve(app, { host: '127.0.0.1', port: 0 })
 const address = app.server.address()
