@@ -4,14 +4,17 @@ import { Agent, request as httpsRequest, type RequestOptions } from 'node:https'
 import { dirname, join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import type { ConnectionOptions } from 'node:tls'
-import { createTestDatabaseUrl } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, until } from '@atrium/platform/testing'
 import { generate } from 'selfsigned'
 import { createClock, SERVICE_SECRET } from '../../test/support.ts'
 import { createTestCertificate, type H2Answer, h2Connect, h2Request } from '../../test/tls.ts'
 import { buildGateway } from '../app.ts'
 import { loadGatewayConfig } from '../config.ts'
 
-/** Starts a TLS gateway (a fresh certificate, trusted as `ca`) with a slow test route, for requests in flight during a shutdown. */
+/**
+ * Starts a TLS gateway (a fresh certificate, trusted as `ca`) with a held test route for requests in
+ * flight during a shutdown: GET /test/held resolves `entered` and answers once `release` is called.
+ */
 async function startTlsGateway(t: TestContext, settings: Record<string, unknown> = {}, now?: () => number) {
   const certificate = await createTestCertificate(t)
   const config = loadGatewayConfig(
@@ -24,14 +27,18 @@ async function startTlsGateway(t: TestContext, settings: Record<string, unknown>
     {},
   )
   const app = await buildGateway(config, { now })
-  app.get('/test/slow', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    return { slept: 300 }
+  const entered = Promise.withResolvers<void>()
+  const released = Promise.withResolvers<void>()
+  app.get('/test/held', async () => {
+    entered.resolve()
+    await released.promise
+    return { released: true }
   })
   t.after(() => app.close())
   await app.listen({ host: '127.0.0.1', port: 0 })
   const { port } = app.server.address() as { port: number }
-  return { app, origin: `https://127.0.0.1:${port}`, ca: certificate.cert }
+  const release = () => released.resolve()
+  return { app, origin: `https://127.0.0.1:${port}`, ca: certificate.cert, entered: entered.promise, release }
 }
 
 /** An HTTPS request over HTTP/1.1, offering only `http/1.1` in ALPN; reports the negotiated protocol. */
@@ -104,33 +111,38 @@ test('errors keep the envelope over HTTP/2', async (t) => {
 })
 
 test('closing lets an in-flight HTTP/2 request finish and ends the session', async (t) => {
-  const { app, origin, ca } = await startTlsGateway(t)
+  const { app, origin, ca, entered, release } = await startTlsGateway(t)
   const session = await h2Connect(t, origin, ca)
   const goaway = new Promise((resolve) => session.once('goaway', resolve))
   const sessionClosed = new Promise((resolve) => session.once('close', resolve))
-  const inFlight = h2Request(session, '/test/slow')
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  const started = Date.now()
+  const inFlight = h2Request(session, '/test/held')
+  await entered
   const closed = app.close()
   await goaway
+  const released = Date.now()
+  release()
   const answer = await inFlight
   assert.equal(answer.status, 200)
-  assert.deepEqual(JSON.parse(answer.body).result, { slept: 300 })
+  assert.deepEqual(JSON.parse(answer.body).result, { released: true })
   await closed
   await sessionClosed
   assert.ok(session.closed || session.destroyed)
-  assert.ok(Date.now() - started < 1_500, 'the close ends as soon as the request is answered')
+  assert.ok(Date.now() - released < 1_500, 'the close ends as soon as the request is answered')
 })
 
 test('closing lets an in-flight HTTPS/1.1 request finish and closes its keep-alive connection', async (t) => {
-  const { app, origin, ca } = await startTlsGateway(t)
+  const { app, origin, ca, entered, release } = await startTlsGateway(t)
   const agent = new Agent({ keepAlive: true })
   t.after(() => agent.destroy())
   assert.equal((await h1Request(`${origin}/auth/v1/health`, ca, { agent })).status, 200)
-  const inFlight = h1Request(`${origin}/test/slow`, ca, { agent })
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  const inFlight = h1Request(`${origin}/test/held`, ca, { agent })
+  await entered
+  const closed = app.close()
+  // The listener closes once the close is under way; the held request answers after that.
+  await until(() => !app.server.listening, 'the listener to close')
   const started = Date.now()
-  await Promise.all([app.close(), inFlight])
+  release()
+  await Promise.all([closed, inFlight])
   const answer = await inFlight
   assert.equal(answer.status, 200)
   assert.equal(answer.headers.connection, 'close')
