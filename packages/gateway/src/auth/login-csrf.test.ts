@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { AppFlag, type DatabaseDialect, errorCodes } from '@atrium/platform'
-import { forEachDialect, json } from '@atrium/platform/testing'
+import { forEachDialect, json, until } from '@atrium/platform/testing'
 import { sessionCookieOf, startSignInWorld } from '../../test/sign-in.ts'
 
 const PUBLIC_ORIGIN = 'https://atrium.example'
@@ -40,15 +40,13 @@ async function startWorld(t: TestContext, dialect: DatabaseDialect) {
   await world.store.apps.create({ name: 'plain', owner: 1, origins: [PLAIN_APP] })
   await world.store.apps.create({ name: 'cors', owner: 1, origins: [CORS_APP], flags: AppFlag.AppAuthAndCORS })
   // The CORS layer re-reads the apps every RouteReloadMs: wait until it grants the CORS app.
-  for (let tries = 0; ; tries++) {
+  await until(async () => {
     const preflight = await fetch(`${world.url}/msg/v1/get_chats`, {
       method: 'OPTIONS',
       headers: { origin: CORS_APP, 'access-control-request-method': 'POST' },
     })
-    if (preflight.status === 204) break
-    assert.ok(tries < 100, 'the CORS layer never learned the app')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
+    return preflight.status === 204
+  }, 'the CORS layer to learn the app')
   return world
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { AppFlag, type DatabaseDialect, RouteFlags } from '@atrium/platform'
-import { forEachDialect, json } from '@atrium/platform/testing'
+import { forEachDialect, json, until } from '@atrium/platform/testing'
 import { startGateway } from '../../test/support.ts'
 import { type Received, startEchoUpstream } from '../../test/upstream.ts'
 
@@ -15,17 +15,21 @@ async function startCors(t: TestContext, dialect: DatabaseDialect) {
   const gateway = await startGateway(t, dialect, {
     settings: { Modules: { echo: upstream.url }, Proxy: { RouteReloadMs: 100 } },
   })
+  await gateway.store.apps.create({ name: 'plain', owner: 1, origins: [PLAIN] })
+  await gateway.store.routes.add({ prefix: '/closed/', upstream: 'echo' })
   const { app: flagged } = await gateway.store.apps.create({
     name: 'flagged',
     owner: 1,
     flags: AppFlag.AppAuthAndCORS,
     origins: [FLAGGED],
   })
-  await gateway.store.apps.create({ name: 'plain', owner: 1, origins: [PLAIN] })
   await gateway.store.routes.add({ prefix: '/open/', upstream: 'echo', flags: RouteFlags.AppAuthAndCORS })
-  await gateway.store.routes.add({ prefix: '/closed/', upstream: 'echo' })
-  // Apps are read into the origin map on the reload interval, as changes by another process are.
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  // Apps and routes are read on the reload interval, as changes by another process are. The flagged
+  // app and /open/ were written last: once a preflight grants them, every reading sees the rest too.
+  await until(
+    async () => (await preflight(`${gateway.url}/open/v1/send`, FLAGGED)).status === 204,
+    'the CORS layer to grant the flagged app on /open/',
+  )
   return { ...gateway, upstream, flagged }
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { test } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
-import { forEachDialect, json } from '@atrium/platform/testing'
+import { forEachDialect, json, until } from '@atrium/platform/testing'
 import { type DnsAnswer, startDnsPeer } from '../../test/dns-peer.ts'
 import { startGateway } from '../../test/support.ts'
 import { createDnsCheck } from './dns-check.ts'
@@ -139,11 +139,11 @@ forEachDialect('the background re-check verifies pending domains', async (t, dia
   const domains = createProjectDomains(store.db, store.nextTick, store.now)
   const row = await domains.add('late.example')
   zone.set('_atrium-challenge.late.example', [[`atrium-verification=${row.token}`]])
-  const deadline = Date.now() + 5000
-  while ((await domains.get('late.example'))?.state !== 'verified') {
-    assert.ok(Date.now() < deadline, 'not verified by the re-check in time')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+  await until(
+    async () => (await domains.get('late.example'))?.state === 'verified',
+    'the re-check to verify the domain',
+    5000,
+  )
 })
 
 test('domain names are normalised to lower-case ASCII without a trailing dot', async () => {

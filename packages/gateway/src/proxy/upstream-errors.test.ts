@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { createDatabase, createTimetickGenerator } from '@atrium/platform'
-import { forEachDialect, json } from '@atrium/platform/testing'
+import { forEachDialect, json, until } from '@atrium/platform/testing'
 import { startGateway } from '../../test/support.ts'
 import { downUpstreamUrl, startEchoUpstream, startSilentUpstream } from '../../test/upstream.ts'
 import type { GatewayDatabase } from '../db/schema.ts'
@@ -61,17 +61,14 @@ forEachDialect(
     const cli = createRoutes(other.db, createTimetickGenerator({ node: 7 }))
     await cli.add({ prefix: '/late', upstream: 'echo' })
 
-    const deadline = Date.now() + 5_000
-    let status = 404
-    while (status === 404 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-      status = (await fetch(`${gateway.url}/late/x`)).status
-    }
-    assert.equal(status, 200)
+    await until(async () => (await fetch(`${gateway.url}/late/x`)).status === 200, 'the added route', 5_000)
     assert.equal(upstream.received.at(-1)?.url, '/late/x')
 
     await cli.remove('/late/')
-    await new Promise((resolve) => setTimeout(resolve, 400))
-    assert.equal((await fetch(`${gateway.url}/late/x`)).status, 404, 'a removal applies the same way')
+    await until(
+      async () => (await fetch(`${gateway.url}/late/x`)).status === 404,
+      'the removal to apply the same way',
+      5_000,
+    )
   },
 )
