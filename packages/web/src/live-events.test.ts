@@ -92,15 +92,17 @@ forEachDialect(
     await client.until(() => client.events.length === 4, 'the messages sent while the gateway was down')
     await send('five')
     await client.until(() => client.events.length === 5, 'the live message after the reconnect')
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // A later message is the barrier: an event delivered twice would come before it.
+    await send('six')
+    await client.until(() => client.contents().includes('six'), 'a later message')
 
-    assert.deepEqual(client.contents(), ['one', 'two', 'three', 'four', 'five'])
+    assert.deepEqual(client.contents(), ['one', 'two', 'three', 'four', 'five', 'six'])
     const ticks = client.events.map((event) => event.tick)
     assert.deepEqual(
       ticks,
       [...ticks].sort((a, b) => a - b),
     )
-    assert.equal(new Set(ticks).size, 5, 'no event twice')
+    assert.equal(new Set(ticks).size, 6, 'no event twice')
     assert.ok(client.statuses.includes('offline'), 'the break was noticed')
     assert.equal(client.opened[0], `${world.gateway.url}/auth/v1/subscribe`, 'the first connection has no since')
     assert.ok(
