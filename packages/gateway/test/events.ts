@@ -135,9 +135,10 @@ export async function startEventsWorld(t: TestContext, dialect: DatabaseDialect,
 }
 
 /**
- * Another gateway node on the world's gateway database, reading the chat module directly rather
- * than through the recording proxy, so `proxy.calls` stay the first node's; `settings` go on top
- * of the test defaults. Its background work (webhooks, Web Push) starts with it; `stop` ends it.
+ * Another gateway node on the world's gateway database, reading the chat module directly (unless
+ * `settings.Modules` says otherwise) rather than through the world's recording proxy, so
+ * `proxy.calls` stay the first node's; `settings` go on top of the test defaults. Its background
+ * work (webhooks, Web Push) starts with it; `stop` ends it.
  */
 export async function startSecondNode(
   t: TestContext,
@@ -148,8 +149,8 @@ export async function startSecondNode(
     {
       GatewayDB: world.gateway.config.GatewayDB,
       ServiceSecret: SERVICE_SECRET,
-      ...settings,
       Modules: { chat: world.chat.base },
+      ...settings,
       Events: { ...FAST_EVENTS, ...settings.Events },
     },
     {},

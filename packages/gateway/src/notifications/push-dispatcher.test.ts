@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
-import { openEvents, startEventsWorld } from '../../test/events.ts'
+import { openEvents, startEventsWorld, startRecordingProxy, startSecondNode } from '../../test/events.ts'
 import { notificationsClient, startPushService, webPushSettings } from '../../test/push-service.ts'
 
 /**
@@ -27,21 +27,23 @@ async function startPushWorld(t: TestContext, dialect: DatabaseDialect, settings
     return { ...signed, name, notifications, browser }
   }
 
-  async function until(condition: () => boolean, what: string, timeoutMs = 10_000) {
+  async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
     const deadline = Date.now() + timeoutMs
-    while (!condition()) {
+    while (!(await condition())) {
       if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}; received ${JSON.stringify(push.received)}`)
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
   }
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 400))
-  return { ...world, store, push, user, until, settle }
+  /** The bodies of the pushes received at a browser, in arrival order. */
+  const bodiesAt = (browser: { endpoint: string }) =>
+    push.receivedAt(browser.endpoint).map(({ message }) => message.body)
+  return { ...world, store, push, webPush, user, until, bodiesAt }
 }
 
 forEachDialect(
   'a private message pushes to the recipient a notification that opens the chat with the sender',
   async (t, dialect) => {
-    const { push, user, until, settle } = await startPushWorld(t, dialect)
+    const { push, user, until, bodiesAt } = await startPushWorld(t, dialect)
     const [alice, bob] = [await user('Alice'), await user('Bob')]
     const chat = (await bob.direct.ok('create_chat', { type: 1, peer: String(alice.crmId) })).chat.id
 
@@ -67,15 +69,22 @@ forEachDialect(
     await until(() => push.receivedAt(bob.browser.endpoint).length === 1, 'Alice’s reply at Bob’s browser')
     assert.equal(push.receivedAt(bob.browser.endpoint)[0]!.message.url, `/chat/c/${alice.crmId}`)
     assert.equal(push.receivedAt(bob.browser.endpoint)[0]!.message.body, 'Yes!')
-    await settle()
-    assert.equal(push.receivedAt(alice.browser.endpoint).length, 1, 'Alice’s own reply is not pushed to her')
-    assert.equal(push.receivedAt(bob.browser.endpoint).length, 1, 'Bob’s own message is not pushed to him')
+    // Each user's events are pushed in order: a later one at the same browser is the barrier.
+    // Alice's reply reached Bob after Bob's own message; Bob's next message reaches Alice after her reply.
+    await bob.direct.ok('send_message', { chat_id: chat, content: 'Great, see you' })
+    await until(() => bodiesAt(alice.browser).includes('Great, see you'), 'Bob’s next message at Alice’s browser')
+    assert.deepEqual(
+      bodiesAt(alice.browser),
+      ['Hi Alice, are you free at noon?', 'Great, see you'],
+      'Alice’s own reply is not pushed to her',
+    )
+    assert.deepEqual(bodiesAt(bob.browser), ['Yes!'], 'Bob’s own message is not pushed to him')
     assert.deepEqual(push.refused, [])
   },
 )
 
 forEachDialect('a group message opens the group, and nobody outside it is pushed', async (t, dialect) => {
-  const { push, user, until, settle } = await startPushWorld(t, dialect)
+  const { push, user, until, bodiesAt } = await startPushWorld(t, dialect)
   const [alice, bob, carol] = [await user('Alice'), await user('Bob'), await user('Carol')]
   const group = (await carol.direct.ok('create_chat', { type: 2, name: 'Launch', members: [String(alice.crmId)] })).chat
     .id
@@ -86,27 +95,46 @@ forEachDialect('a group message opens the group, and nobody outside it is pushed
   assert.equal(message.url, `/chat/c/${group}`)
   assert.equal(message.title, 'Launch')
   assert.equal(message.body, 'Carol: Launch moved to Friday')
-  await settle()
-  assert.equal(push.receivedAt(bob.browser.endpoint).length, 0, 'Bob is not in the group and receives nothing')
-  assert.equal(push.receivedAt(carol.browser.endpoint).length, 0, 'the sender receives nothing')
+  // Later messages are the barriers, as each user's events are pushed in order: one to Bob, committed
+  // after the group message, and Alice's answer in the group to Carol.
+  const direct = (await carol.direct.ok('create_chat', { type: 1, peer: String(bob.crmId) })).chat.id
+  await carol.direct.ok('send_message', { chat_id: direct, content: 'Are you coming on Friday?' })
+  await alice.direct.ok('send_message', { chat_id: group, content: 'Friday works' })
+  await until(() => bodiesAt(bob.browser).length > 0, 'Carol’s private message at Bob’s browser')
+  await until(() => bodiesAt(carol.browser).length > 0, 'Alice’s answer at Carol’s browser')
+  assert.deepEqual(bodiesAt(bob.browser), ['Are you coming on Friday?'], 'Bob is not in the group and receives nothing')
+  assert.deepEqual(bodiesAt(carol.browser), ['Alice: Friday works'], 'the sender receives nothing')
 })
 
 forEachDialect('with PushSending off the event arrives on SSE but no push is sent', async (t, dialect) => {
-  const { gateway, push, user, settle } = await startPushWorld(t, dialect, { PushSending: false })
+  const world = await startPushWorld(t, dialect, { PushSending: false })
+  const { gateway, push, user, until, bodiesAt } = world
   const [alice, bob] = [await user('Alice'), await user('Bob')]
   const stream = openEvents(t, gateway.url, alice.cookie)
   await stream.opened()
   const chat = (await bob.direct.ok('create_chat', { type: 1, peer: String(alice.crmId) })).chat.id
   await bob.direct.ok('send_message', { chat_id: chat, content: 'Only on SSE' })
   await stream.until(() => stream.contents().includes('Only on SSE'), 'the message on Alice’s stream')
-  await settle()
-  assert.deepEqual(push.requests, [])
+  // Nothing this node does follows push work, so the barrier is a node with PushSending on the same
+  // database, started after the message: before it watches Alice and pushes a later message, this
+  // node would long have pushed the first one.
+  const polls = await startRecordingProxy(t, world.chat.base)
+  const sending = await startSecondNode(t, world, { WebPush: world.webPush, Modules: { chat: polls.url } })
+  await until(
+    () => polls.calls.some((call) => call.subjects.includes(`user:${alice.crmId}`)),
+    'the sending node polling Alice’s events',
+  )
+  await bob.direct.ok('send_message', { chat_id: chat, content: 'From the sending node' })
+  await until(() => bodiesAt(alice.browser).length > 0, 'the later message at Alice’s browser')
+  await sending.stop()
+  assert.deepEqual(bodiesAt(alice.browser), ['From the sending node'], 'this node pushed nothing')
+  assert.equal(push.requests.length, 1)
 })
 
 forEachDialect(
   'a failing push service is tried MaxAttempts times; a gone subscription is removed',
   async (t, dialect) => {
-    const { push, store, user, until, settle } = await startPushWorld(t, dialect, { WebPush: { MaxAttempts: 3 } })
+    const { push, store, user, until } = await startPushWorld(t, dialect, { WebPush: { MaxAttempts: 3 } })
     const alice = await user('Alice')
     const [flaky, gone] = [push.subscribe('flaky'), push.subscribe('gone')]
     for (const browser of [flaky, gone]) assert.equal((await alice.notifications.subscribe(browser)).status, 200)
@@ -115,12 +143,18 @@ forEachDialect(
 
     await bob.direct.ok('send_message', { chat_id: chat, content: 'Are you there?' })
     await until(() => push.receivedAt(alice.browser.endpoint).length === 1, 'the push at Alice’s working browser')
-    await until(() => push.requestsTo(flaky.endpoint) === 3, 'three tries at the failing push service')
-    await settle()
-    assert.equal(push.requestsTo(flaky.endpoint), 3, 'no fourth try')
+    const rowsOfAlice = () =>
+      store.db.selectFrom('push_subscriptions').selectAll().where('crm_id', '=', alice.crmId).execute()
+    // The failure is recorded only after the last try, when no further try is due.
+    await until(async () => {
+      const rows = await rowsOfAlice()
+      const failed = rows.some((row) => row.endpoint === flaky.endpoint && row.failures > 0)
+      return failed && rows.every((row) => row.endpoint !== gone.endpoint)
+    }, 'the failure recorded after the last try, and the gone subscription removed')
+    assert.equal(push.requestsTo(flaky.endpoint), 3, 'three tries, no fourth')
     assert.equal(push.requestsTo(gone.endpoint), 1)
 
-    const rows = await store.db.selectFrom('push_subscriptions').selectAll().where('crm_id', '=', alice.crmId).execute()
+    const rows = await rowsOfAlice()
     const byEndpoint = new Map(rows.map((row) => [row.endpoint, row]))
     assert.equal(byEndpoint.has(gone.endpoint), false, 'the gone subscription was removed')
     assert.equal(byEndpoint.get(flaky.endpoint)?.failures, 1)
