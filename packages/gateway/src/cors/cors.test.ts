@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { AppFlag, type DatabaseDialect, RouteFlags } from '@atrium/platform'
 import { forEachDialect, json, until } from '@atrium/platform/testing'
-import { startGateway } from '../../test/support.ts'
+import { signedInUser, startGateway } from '../../test/support.ts'
 import { type Received, startEchoUpstream } from '../../test/upstream.ts'
 
 const FLAGGED = 'https://flagged.example'
@@ -159,18 +159,7 @@ forEachDialect(
   'a cookie session calling from an approved origin passes CSRF; from a foreign one it does not',
   async (t, dialect) => {
     const gateway = await startCors(t, dialect)
-    const user = await gateway.store.users.create()
-    const { token, session } = await gateway.store.sessions.create({
-      crmId: user.crm_id,
-      method: 'email_otp',
-      ip: '127.0.0.1',
-      userAgent: 'test',
-    })
-    const headers = {
-      Cookie: `${gateway.config.Sessions.CookieName}=${token}`,
-      'X-CSRF-Token': session.csrf,
-      'Content-Type': 'application/json',
-    }
+    const { crmId, headers } = await signedInUser(gateway)
     const allowed = await fetch(`${gateway.url}/open/v1/send`, {
       method: 'POST',
       headers: { ...headers, Origin: FLAGGED },
@@ -178,7 +167,7 @@ forEachDialect(
     })
     assert.equal(allowed.status, 200)
     const seen: Received = await json(allowed)
-    assert.equal(seen.headers['x-crm'], String(user.crm_id))
+    assert.equal(seen.headers['x-crm'], String(crmId))
     assert.equal(seen.headers['x-appid'], String(gateway.flagged.id))
     const foreign = await fetch(`${gateway.url}/open/v1/send`, {
       method: 'POST',
