@@ -31,7 +31,8 @@ export function parseAuthority(value: string | undefined): Authority | undefined
   const lower = value.toLowerCase()
   let hostname: string
   let rest: string
-  if (lower.startsWith('[')) {
+  const bracketed = lower.startsWith('[')
+  if (bracketed) {
     const close = lower.indexOf(']')
     if (close === -1) return undefined
     hostname = lower.slice(1, close)
@@ -47,7 +48,7 @@ export function parseAuthority(value: string | undefined): Authority | undefined
   if (rest !== '' && !rest.startsWith(':')) return undefined
   const port = rest.slice(1)
   if (!PORT.test(port) || (port !== '' && Number(port) > 65535)) return undefined
-  const name = isIPv6(hostname) ? `[${hostname}]` : hostname
+  const name = bracketed ? `[${hostname}]` : hostname
   return { hostname, port, host: port === '' ? name : `${name}:${port}` }
 }
 
