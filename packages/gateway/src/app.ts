@@ -20,6 +20,10 @@ import { createProjectDomains } from './domains/domains.repository.ts'
 import { createEventCursors } from './events/event-cursors.repository.ts'
 import { createEventHub } from './events/event-hub.ts'
 import eventsPlugin from './events/events.plugin.ts'
+import filesPlugin from './files/files.plugin.ts'
+import { createLocalFileStorage } from './files/local-storage.ts'
+import { sweepExpiredUploads } from './files/upload-sweep.ts'
+import { createUploads } from './files/uploads.repository.ts'
 import internalPlugin from './internal/internal.plugin.ts'
 import notificationsPlugin from './notifications/notifications.plugin.ts'
 import serviceWorkerPlugin from './notifications/service-worker.ts'
@@ -190,9 +194,21 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     app.addHook('preClose', () => webhooks.close())
   }
 
+  // Resumable uploads (tus) onto local disk; docs/files.md.
+  const uploads = createUploads(store.db, store.dialect, store.nextTick, store.now)
+  const fileStorage = createLocalFileStorage(config.LocalFileStoragePath)
+  app.register(filesPlugin, {
+    prefix: '/auth/v1',
+    uploads,
+    storage: fileStorage,
+    settings: config.Files,
+    now: store.now,
+  })
+
   const sweep = setInterval(() => {
     store.sessions.sweep().catch((error) => app.log.error({ err: error }, 'session sweep failed'))
     challenges.sweep().catch((error) => app.log.error({ err: error }, 'sign-in challenge sweep failed'))
+    sweepExpiredUploads(uploads, fileStorage).catch((error) => app.log.error({ err: error }, 'upload sweep failed'))
   }, config.Sessions.SweepSeconds * 1000)
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))

@@ -57,7 +57,8 @@ export const gatewaySettings = Type.Object(
         SweepSeconds: Type.Integer({
           default: 300,
           minimum: 1,
-          description: 'Interval of the sweep that deletes expired sessions and sign-in challenges.',
+          description:
+            'Interval of the sweep that deletes expired sessions, sign-in challenges and unfinished uploads.',
         }),
       },
       { default: {}, additionalProperties: false },
@@ -116,8 +117,50 @@ export const gatewaySettings = Type.Object(
     ),
     LocalFileStoragePath: Type.String({
       default: 'data/files',
-      description: 'Directory for attachment bytes on local disk; recommended for single-proxy deployments.',
+      description:
+        'Directory for uploaded file bytes on local disk (created when missing); recommended for single-proxy deployments.',
     }),
+    Files: Type.Object(
+      {
+        MaxFileSize: Type.Integer({
+          default: 1024 * 1024 * 1024,
+          minimum: 1,
+          maximum: Number.MAX_SAFE_INTEGER,
+          description: 'Largest upload in bytes (Upload-Length); larger ones are refused at creation (413).',
+        }),
+        MaxChunkSize: Type.Integer({
+          default: 1024 * 1024 * 1024,
+          minimum: 1,
+          maximum: Number.MAX_SAFE_INTEGER,
+          description:
+            'Largest body of one PATCH in bytes (413 beyond it); chunks are streamed to storage, never held in memory.',
+        }),
+        DeniedContentTypes: Type.Array(Type.String({ pattern: '^[a-z0-9!#$&^_.+-]+/([a-z0-9!#$&^_.+-]+|\\*)$' }), {
+          default: [],
+          description:
+            'Content types (the `filetype` upload metadata) refused at creation (415), e.g. `["application/x-msdownload", "video/*"]`.',
+        }),
+        QuotaBytes: Type.Integer({
+          default: 10 * 1024 * 1024 * 1024,
+          minimum: 0,
+          maximum: Number.MAX_SAFE_INTEGER,
+          description:
+            "Bytes one user's uploads (finished or not) may declare together; more is refused at creation (0: off).",
+        }),
+        ExpirySeconds: Type.Integer({
+          default: 86_400,
+          minimum: 60,
+          description:
+            'An unfinished upload expires this long after its creation or last accepted chunk; the session sweep then removes it.',
+        }),
+        RequireChecksum: Type.Boolean({
+          default: false,
+          description:
+            'Refuse a PATCH without Upload-Checksum (crc32); off so that tus clients without the checksum extension work.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     PushSending: Type.Boolean({
       default: true,
       description: 'Send Web Push and webhooks from this node; enable on exactly one gateway node.',

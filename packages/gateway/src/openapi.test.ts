@@ -20,8 +20,17 @@ interface OpenApiDocument {
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'])
 // Registered but deliberately not documented: the platform's liveness route (registered before the
-// document is installed), the document itself, and the catch-alls that answer NotFound for /private.
-const UNDOCUMENTED = new Set(['/auth/v1/health', '/auth/v1/openapi.json', '/private', '/private/', '/private/*'])
+// document is installed), the document itself, the catch-alls that answer NotFound for /private, and
+// the tus upload protocol (binary bodies and header-only answers; docs/files.md).
+const UNDOCUMENTED = new Set([
+  '/auth/v1/health',
+  '/auth/v1/openapi.json',
+  '/private',
+  '/private/',
+  '/private/*',
+  '/auth/v1/uploads',
+  '/auth/v1/uploads/:id',
+])
 // POST operations that take no body; any other state-changing operation must declare one.
 const BODYLESS = new Set(['post /auth/v1/logout', 'post /auth/v1/logout_all'])
 // Sign-in operations: they take no credentials.

@@ -84,6 +84,52 @@ export const errorCodes = {
     meaning:
       'The push subscription is not usable: an https endpoint on a public host, a P-256 p256dh key and a 16-byte auth secret.',
   },
+  UploadNotFound: { code: 2110, status: 404, meaning: 'No such upload, or it belongs to another user.' },
+  UploadGone: {
+    code: 2111,
+    status: 410,
+    meaning: 'The upload expired before it was finished; start a new one.',
+  },
+  UploadOffsetMismatch: {
+    code: 2112,
+    status: 409,
+    meaning: "Upload-Offset is not the upload's current offset; ask with HEAD and continue from there.",
+  },
+  TusVersionUnsupported: {
+    code: 2113,
+    status: 412,
+    meaning: 'The Tus-Resumable version is missing or not supported; the Tus-Version header lists those that are.',
+  },
+  UploadTooLarge: {
+    code: 2114,
+    status: 413,
+    meaning: "The upload exceeds the largest file size, or the chunk the largest chunk size or the upload's length.",
+  },
+  QuotaExceeded: {
+    code: 2115,
+    status: 413,
+    meaning: "The user's uploads together would exceed their storage quota.",
+  },
+  ChecksumMismatch: {
+    code: 2116,
+    status: 460,
+    meaning: "The chunk's CRC32 differs from its Upload-Checksum; it was not kept, send it again.",
+  },
+  UploadLengthRequired: {
+    code: 2117,
+    status: 400,
+    meaning: 'A new upload needs Upload-Length; deferred lengths (Upload-Defer-Length) are not supported.',
+  },
+  FileTypeNotAllowed: {
+    code: 2118,
+    status: 415,
+    meaning: 'Files of this content type may not be uploaded here.',
+  },
+  UploadLocked: {
+    code: 2119,
+    status: 423,
+    meaning: 'Another request is writing to this upload; retry shortly.',
+  },
   ChatNotFound: { code: 3000, status: 404, meaning: 'No such chat, or the caller is not a member of it.' },
   MessageNotFound: { code: 3001, status: 404, meaning: 'No such message in a chat the caller belongs to.' },
   NotChatAdmin: { code: 3002, status: 403, meaning: 'Only the chat owner or an admin may do this.' },

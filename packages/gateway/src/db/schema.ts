@@ -217,6 +217,32 @@ export interface PushSubscriptionsTable {
   last_error: string
 }
 
+/** A resumable upload (tus, docs/files.md); its bytes live in the file storage under `storage_key`. */
+export interface UploadsTable {
+  /** The upload id, in its URL. */
+  id: number
+  /** The user who uploads; only they may see, continue or end the upload. */
+  crm_id: number
+  /** Total size in bytes, declared at creation (Upload-Length). */
+  upload_length: number
+  /** Bytes received and verified so far; the storage holds exactly these. */
+  upload_offset: number
+  /** The Upload-Metadata header as given at creation. */
+  metadata: string
+  /** From the metadata's `filename` (or `name`), empty when not given. */
+  file_name: string
+  /** From the metadata's `filetype` (or `type`), lower-case, empty when not given. */
+  content_type: string
+  /** Where the storage keeps the bytes. */
+  storage_key: string
+  /** `uploading` until the last byte is verified, then `finished`; only finished uploads are files. */
+  state: string
+  /** An unfinished upload is swept from this time (epoch ms); 0 for finished ones. */
+  expires: number
+  created: number
+  updated: number
+}
+
 export interface GatewayDatabase {
   users: UsersTable
   contacts: ContactsTable
@@ -231,4 +257,5 @@ export interface GatewayDatabase {
   push_subscriptions: PushSubscriptionsTable
   webhook_cursors: WebhookCursorsTable
   webhook_deliveries: WebhookDeliveriesTable
+  uploads: UploadsTable
 }

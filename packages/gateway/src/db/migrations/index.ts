@@ -5,6 +5,7 @@ import * as pushSubscriptions from './0003-push-subscriptions.ts'
 import * as webhooks from './0004-webhooks.ts'
 import * as sessionHolders from './0005-session-holders.ts'
 import * as challengeClients from './0006-challenge-clients.ts'
+import * as uploads from './0007-uploads.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
@@ -14,4 +15,5 @@ export const gatewayMigrations: Migrations = {
   '0004-webhooks': webhooks,
   '0005-session-holders': sessionHolders,
   '0006-challenge-clients': challengeClients,
+  '0007-uploads': uploads,
 }

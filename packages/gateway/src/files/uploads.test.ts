@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict'
+import { access } from 'node:fs/promises'
+import { request } from 'node:http'
+import { join } from 'node:path'
+import { forEachDialect, json, listen, until } from '@atrium/platform/testing'
+import { createClock } from '../../test/support.ts'
+import {
+  checksumOf,
+  createUpload,
+  offsetOf,
+  patchChunk,
+  startUploadGateway,
+  storedBytes,
+  testBytes,
+  tusHeaders,
+} from '../../test/uploads.ts'
+import { buildGateway } from '../app.ts'
+
+forEachDialect('OPTIONS advertises tus 1.0 with crc32 checksums and the size limit', async (t, dialect) => {
+  const { uploads } = await startUploadGateway(t, dialect, { settings: { Files: { MaxFileSize: 5000 } } })
+  const response = await fetch(uploads, { method: 'OPTIONS' })
+  assert.equal(response.status, 204)
+  assert.equal(response.headers.get('tus-version'), '1.0.0')
+  assert.equal(response.headers.get('tus-resumable'), '1.0.0')
+  assert.equal(response.headers.get('tus-checksum-algorithm'), 'crc32')
+  assert.equal(response.headers.get('tus-max-size'), '5000')
+  assert.deepEqual(response.headers.get('tus-extension')?.split(',').sort(), [
+    'checksum',
+    'creation',
+    'expiration',
+    'termination',
+  ])
+})
+
+forEachDialect('an upload in several checked chunks stores exactly the bytes sent', async (t, dialect) => {
+  const { uploads, user, directory } = await startUploadGateway(t, dialect)
+  const headers = tusHeaders(user)
+  const data = testBytes(10_000)
+  const url = await createUpload(uploads, headers, data.length)
+  assert.match(url, /\/auth\/v1\/uploads\/\d+$/)
+  assert.equal(await offsetOf(url, headers), 0)
+
+  for (const [start, end] of [
+    [0, 4096],
+    [4096, 8192],
+    [8192, 10_000],
+  ] as const) {
+    const response = await patchChunk(url, headers, start, data.subarray(start, end))
+    assert.equal(response.status, 204, await response.text())
+    assert.equal(response.headers.get('upload-offset'), String(end))
+    assert.equal(response.headers.get('tus-resumable'), '1.0.0')
+  }
+  assert.deepEqual(await storedBytes(directory, url), data)
+  const head = await fetch(url, { method: 'HEAD', headers })
+  assert.equal(head.headers.get('upload-offset'), '10000')
+  assert.equal(head.headers.get('upload-length'), '10000')
+  assert.equal(head.headers.get('cache-control'), 'no-store')
+})
+
+forEachDialect('a chunk with a wrong CRC32 answers 460 and is not kept', async (t, dialect) => {
+  const { uploads, user, directory, store } = await startUploadGateway(t, dialect)
+  const headers = tusHeaders(user)
+  const data = testBytes(3000)
+  const url = await createUpload(uploads, headers, data.length)
+  assert.equal((await patchChunk(url, headers, 0, data.subarray(0, 1000))).status, 204)
+
+  const corrupted = Buffer.from(data.subarray(1000, 2000))
+  corrupted[500] = (corrupted[500] ?? 0) ^ 0xff
+  const refused = await patchChunk(url, headers, 1000, corrupted, checksumOf(data.subarray(1000, 2000)))
+  assert.equal(refused.status, 460)
+  const { error } = await json(refused)
+  assert.equal(error.code, 2116)
+  assert.equal(await offsetOf(url, headers), 1000)
+  assert.deepEqual(await storedBytes(directory, url), data.subarray(0, 1000))
+
+  assert.equal((await patchChunk(url, headers, 1000, data.subarray(1000, 2000))).status, 204)
+  assert.equal((await patchChunk(url, headers, 2000, data.subarray(2000))).status, 204)
+  assert.deepEqual(await storedBytes(directory, url), data)
+  const row = await store.db.selectFrom('uploads').selectAll().executeTakeFirstOrThrow()
+  assert.equal(row.state, 'finished')
+  assert.equal(row.expires, 0)
+})
+
+forEachDialect('an upload resumes at its last good offset after the gateway restarts', async (t, dialect) => {
+  const { uploads, user, directory, app, config } = await startUploadGateway(t, dialect)
+  const headers = tusHeaders(user)
+  const data = testBytes(8000, 3)
+  const url = await createUpload(uploads, headers, data.length)
+  assert.equal((await patchChunk(url, headers, 0, data.subarray(0, 4000))).status, 204)
+  await app.close()
+
+  const restarted = await buildGateway(config)
+  const base = await listen(t, restarted)
+  const moved = url.replace(/^http:\/\/[^/]+/, base)
+  assert.equal(await offsetOf(moved, headers), 4000)
+  assert.equal((await patchChunk(moved, headers, 4000, data.subarray(4000))).status, 204)
+  assert.deepEqual(await storedBytes(directory, url), data)
+})
+
+forEachDialect('a chunk at another offset than the upload is at answers 409', async (t, dialect) => {
+  const { uploads, user } = await startUploadGateway(t, dialect)
+  const headers = tusHeaders(user)
+  const data = testBytes(2000)
+  const url = await createUpload(uploads, headers, data.length)
+  assert.equal((await patchChunk(url, headers, 0, data.subarray(0, 1000))).status, 204)
+  const response = await patchChunk(url, headers, 500, data.subarray(500, 1500))
+  assert.equal(response.status, 409)
+  assert.equal((await json(response)).error.code, 2112)
+  assert.equal(await offsetOf(url, headers), 1000)
+})
+
+forEachDialect('termination removes the bytes and the upload', async (t, dialect) => {
+  const { uploads, user, directory, store } = await startUploadGateway(t, dialect)
+  const headers = tusHeaders(user)
+  const url = await createUpload(uploads, headers, 100)
+  assert.equal((await patchChunk(url, headers, 0, testBytes(50))).status, 204)
+  const response = await fetch(url, { method: 'DELETE', headers })
+  assert.equal(response.status, 204)
+  await assert.rejects(access(join(directory, url.split('/').at(-1) ?? '')), { code: 'ENOENT' })
+  assert.equal(await store.db.selectFrom('uploads').selectAll().executeTakeFirst(), undefined)
+  assert.equal(await offsetOf(url, headers), 'status 404')
+})
+
+forEachDialect('an unfinished upload expires (410) and the sweep removes it', async (t, dialect) => {
+  const clock = createClock(Date.now())
+  const { uploads, user, directory, store } = await startUploadGateway(t, dialect, {
+    now: clock.now,
+    settings: { Files: { ExpirySeconds: 60 }, Sessions: { SweepSeconds: 1 } },
+  })
+  const headers = tusHeaders(user)
+  const url = await createUpload(uploads, headers, 100)
+  const finished = await createUpload(uploads, headers, 10)
+  assert.equal((await patchChunk(url, headers, 0, testBytes(50))).status, 204)
+  assert.equal((await patchChunk(finished, headers, 0, testBytes(10))).status, 204)
+  clock.advance(61_000)
+  assert.equal(await offsetOf(url, headers), 'status 410')
+  const late = await patchChunk(url, headers, 50, testBytes(50))
+  assert.equal(late.status, 410)
+  assert.equal((await json(late)).error.code, 2111)
+
+  await until(
+    async () => (await store.db.selectFrom('uploads').select('id').execute()).length === 1,
+    'the sweep removed the expired upload',
+  )
+  await assert.rejects(access(join(directory, url.split('/').at(-1) ?? '')), { code: 'ENOENT' })
+  assert.equal((await storedBytes(directory, finished)).length, 10, 'a finished upload is no upload that expires')
+  assert.equal(await offsetOf(url, headers), 'status 404')
+})
+
+forEachDialect('a zero-length upload is finished at creation', async (t, dialect) => {
+  const { uploads, user, store } = await startUploadGateway(t, dialect)
+  const headers = tusHeaders(user)
+  const url = await createUpload(uploads, headers, 0)
+  assert.equal(await offsetOf(url, headers), 0)
+  const row = await store.db.selectFrom('uploads').selectAll().executeTakeFirstOrThrow()
+  assert.equal(row.state, 'finished')
+})
+
+/** Starts a PATCH declaring `declared` bytes, sends `sent` of them and returns a way to cut the connection. */
+function startPatch(url: string, headers: Record<string, string>, declared: number, sent: Buffer) {
+  const req = request(url, {
+    method: 'PATCH',
+    headers: {
+      ...headers,
+      'Content-Type': 'application/offset+octet-stream',
+      'Content-Length': String(declared),
+      'Upload-Offset': '0',
+    },
+  })
+  req.on('error', () => {})
+  req.write(sent)
+  return () => req.destroy()
+}
+
+forEachDialect(
+  'a chunk cut off without a checksum keeps what arrived; with one it keeps nothing',
+  async (t, dialect) => {
+    const { uploads, user, directory } = await startUploadGateway(t, dialect)
+    const headers = tusHeaders(user)
+    const data = testBytes(4000)
+    const plain = await createUpload(uploads, headers, data.length)
+    const cut = startPatch(plain, headers, 4000, data.subarray(0, 1500))
+    await until(async () => (await storedBytes(directory, plain)).length === 1500, 'the first bytes reached the disk')
+    cut()
+    await until(async () => (await offsetOf(plain, headers)) === 1500, 'the received bytes were kept')
+    assert.equal((await patchChunk(plain, headers, 1500, data.subarray(1500))).status, 204)
+    assert.deepEqual(await storedBytes(directory, plain), data)
+
+    const checked = await createUpload(uploads, headers, data.length)
+    const cutChecked = startPatch(
+      checked,
+      { ...headers, 'Upload-Checksum': checksumOf(data) },
+      4000,
+      data.subarray(0, 1500),
+    )
+    await until(async () => (await storedBytes(directory, checked)).length === 1500, 'the first bytes reached the disk')
+    cutChecked()
+    await until(async () => (await storedBytes(directory, checked)).length === 0, 'the unverifiable bytes were dropped')
+    assert.equal(await offsetOf(checked, headers), 0)
+  },
+)
