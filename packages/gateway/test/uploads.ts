@@ -1,4 +1,5 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
@@ -83,4 +84,20 @@ export function testBytes(length: number, seed = 7): Buffer {
   const bytes = Buffer.alloc(length)
   for (let i = 0; i < length; i++) bytes[i] = (i * 31 + seed) & 0xff
   return bytes
+}
+
+/** Starts a PATCH declaring `declared` bytes, sends `sent` of them and returns a way to cut the connection. */
+export function startPartialPatch(url: string, headers: Record<string, string>, declared: number, sent: Buffer) {
+  const req = request(url, {
+    method: 'PATCH',
+    headers: {
+      ...headers,
+      'Content-Type': 'application/offset+octet-stream',
+      'Content-Length': String(declared),
+      'Upload-Offset': '0',
+    },
+  })
+  req.on('error', () => {})
+  req.write(sent)
+  return () => req.destroy()
 }

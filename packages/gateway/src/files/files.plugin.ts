@@ -148,6 +148,9 @@ export default async function filesPlugin(
     if (declared === undefined && settings.RequireChecksum) {
       throw new ApiError('InvalidRequest', `this gateway requires Upload-Checksum (${CHECKSUM_ALGORITHM})`)
     }
+    // Ownership first, so that a stranger learns nothing from UploadLocked; the row is read again
+    // under the lock, since a chunk may have been committed in between.
+    await ownUpload(request)
     if (writing.has(id)) throw new ApiError('UploadLocked')
     writing.add(id)
     try {
@@ -192,10 +195,9 @@ export default async function filesPlugin(
   })
 
   app.delete('/uploads/:id', hidden, async function terminateUpload(request, reply) {
-    const id = uploadIdOf(request)
-    if (writing.has(id)) throw new ApiError('UploadLocked')
-    const upload = await uploads.findOwn(id, request.caller.crmId)
+    const upload = await uploads.findOwn(uploadIdOf(request), request.caller.crmId)
     if (!upload) throw new ApiError('UploadNotFound')
+    if (writing.has(upload.id)) throw new ApiError('UploadLocked')
     await storage.remove(upload.storage_key)
     await uploads.remove(upload.id)
     return reply.code(204).send()

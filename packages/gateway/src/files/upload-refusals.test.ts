@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import { Agent, request } from 'node:http'
-import { forEachDialect, json } from '@atrium/platform/testing'
+import { forEachDialect, json, until } from '@atrium/platform/testing'
 import { signedInUser } from '../../test/support.ts'
 import {
   createUpload,
   offsetOf,
   patchChunk,
+  startPartialPatch,
   startUploadGateway,
   storedBytes,
   testBytes,
@@ -180,5 +181,30 @@ forEachDialect(
     assert.equal((await patchChunk(url, headers, 0, testBytes(10), null)).status, 400)
     assert.equal(await offsetOf(url, headers), 0)
     assert.equal((await patchChunk(url, headers, 0, testBytes(10))).status, 204)
+  },
+)
+
+forEachDialect(
+  'while a chunk arrives, a second writer waits (423) and a stranger still gets 404',
+  async (t, dialect) => {
+    const gateway = await startUploadGateway(t, dialect)
+    const owner = tusHeaders(gateway.user)
+    const stranger = tusHeaders(await signedInUser(gateway))
+    const url = await createUpload(gateway.uploads, owner, 2000)
+    const cut = startPartialPatch(url, owner, 2000, testBytes(500))
+    await until(async () => (await storedBytes(gateway.directory, url)).length === 500, 'the first chunk is arriving')
+
+    // Cut in any case: an open request would hold the gateway's close, and the test, forever.
+    try {
+      const second = await patchChunk(url, owner, 0, testBytes(2000))
+      assert.equal(second.status, 423)
+      assert.equal((await json(second)).error.code, 2119)
+      assert.equal((await fetch(url, { method: 'DELETE', headers: owner })).status, 423)
+      assert.equal((await patchChunk(url, stranger, 0, testBytes(2000))).status, 404)
+      assert.equal((await fetch(url, { method: 'DELETE', headers: stranger })).status, 404)
+    } finally {
+      cut()
+    }
+    await until(async () => (await offsetOf(url, owner)) === 500, 'the cut chunk was kept')
   },
 )

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import { access } from 'node:fs/promises'
-import { request } from 'node:http'
 import { join } from 'node:path'
 import { forEachDialect, json, listen, until } from '@atrium/platform/testing'
 import { createClock } from '../../test/support.ts'
@@ -9,6 +8,7 @@ import {
   createUpload,
   offsetOf,
   patchChunk,
+  startPartialPatch,
   startUploadGateway,
   storedBytes,
   testBytes,
@@ -156,22 +156,6 @@ forEachDialect('a zero-length upload is finished at creation', async (t, dialect
   assert.equal(row.state, 'finished')
 })
 
-/** Starts a PATCH declaring `declared` bytes, sends `sent` of them and returns a way to cut the connection. */
-function startPatch(url: string, headers: Record<string, string>, declared: number, sent: Buffer) {
-  const req = request(url, {
-    method: 'PATCH',
-    headers: {
-      ...headers,
-      'Content-Type': 'application/offset+octet-stream',
-      'Content-Length': String(declared),
-      'Upload-Offset': '0',
-    },
-  })
-  req.on('error', () => {})
-  req.write(sent)
-  return () => req.destroy()
-}
-
 forEachDialect(
   'a chunk cut off without a checksum keeps what arrived; with one it keeps nothing',
   async (t, dialect) => {
@@ -179,7 +163,7 @@ forEachDialect(
     const headers = tusHeaders(user)
     const data = testBytes(4000)
     const plain = await createUpload(uploads, headers, data.length)
-    const cut = startPatch(plain, headers, 4000, data.subarray(0, 1500))
+    const cut = startPartialPatch(plain, headers, 4000, data.subarray(0, 1500))
     await until(async () => (await storedBytes(directory, plain)).length === 1500, 'the first bytes reached the disk')
     cut()
     await until(async () => (await offsetOf(plain, headers)) === 1500, 'the received bytes were kept')
@@ -187,7 +171,7 @@ forEachDialect(
     assert.deepEqual(await storedBytes(directory, plain), data)
 
     const checked = await createUpload(uploads, headers, data.length)
-    const cutChecked = startPatch(
+    const cutChecked = startPartialPatch(
       checked,
       { ...headers, 'Upload-Checksum': checksumOf(data) },
       4000,
