@@ -1,0 +1,87 @@
+/**
+ * The servers of the upload benchmark (bench/upload.ts), each in its own process so the benchmark
+ * can pin it and read its CPU time and RSS from /proc:
+ *   node bench/upload-servers.ts gateway < spec.json   the gateway, uploads at /auth/v1/uploads
+ *   node bench/upload-servers.ts tus < spec.json       @tus/server on @tus/file-store at /files
+ * Each listens on an ephemeral loopback port and prints one JSON line (UploadServerReady); the
+ * gateway's carries the session token of a user it created. SIGTERM closes the server cleanly.
+ */
+import { mkdirSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { text } from 'node:stream/consumers'
+import { FileStore } from '@tus/file-store'
+import { Server } from '@tus/server'
+import { buildGateway } from '../packages/gateway/src/app.ts'
+import { loadGatewayConfig } from '../packages/gateway/src/config.ts'
+import { stopWithParent } from './child-process.ts'
+
+export interface UploadServerSpec {
+  /** Directory for the database and the uploaded bytes. */
+  dir: string
+}
+
+export interface UploadServerReady {
+  port: number
+  /** Path of the tus creation endpoint. */
+  path: string
+  /** The gateway's session token of the benchmark's user (sent as a bearer token); empty for tus. */
+  token: string
+}
+
+const NO_LIMIT = 1_000_000_000_000
+
+async function gateway(spec: UploadServerSpec): Promise<UploadServerReady> {
+  const config = loadGatewayConfig(
+    {
+      GatewayDB: `sqlite:${join(spec.dir, 'gateway.db')}`,
+      ServiceSecret: 'upload-bench-service-secret'.padEnd(40, '-'),
+      LogLevel: 'silent',
+      LocalFileStoragePath: join(spec.dir, 'files'),
+      // No quota: finished uploads count against it, and the benchmark writes many gigabytes.
+      Files: { MaxFileSize: 2 * 1024 ** 3, QuotaBytes: 0 },
+      // The limiters stay on, so their cost is measured, with limits no benchmark run reaches.
+      RateLimits: {
+        Connection: { Requests: NO_LIMIT },
+        Session: { Requests: NO_LIMIT },
+        ApiKey: { Requests: NO_LIMIT },
+        Bandwidth: { Bytes: NO_LIMIT },
+      },
+    },
+    {},
+  )
+  const app = await buildGateway(config, { logger: false })
+  const user = await app.store.users.create({ name: 'Bench User' })
+  const { token } = await app.store.sessions.create({
+    crmId: user.crm_id,
+    method: 'bench',
+    ip: '127.0.0.1',
+    userAgent: 'upload-bench',
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const address = app.server.address()
+  if (!address || typeof address === 'string') throw new Error('no port')
+  stopWithParent(() => app.close())
+  return { port: address.port, path: '/auth/v1/uploads', token }
+}
+
+async function tus(spec: UploadServerSpec): Promise<UploadServerReady> {
+  const directory = join(spec.dir, 'files')
+  mkdirSync(directory, { recursive: true })
+  const server = new Server({ path: '/files', datastore: new FileStore({ directory }) })
+  const http = createServer((req, res) => server.handle(req, res))
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve))
+  stopWithParent(() => new Promise((resolve) => http.close(resolve)))
+  return { port: (http.address() as AddressInfo).port, path: '/files', token: '' }
+}
+
+async function main() {
+  const spec = JSON.parse(await text(process.stdin)) as UploadServerSpec
+  const role = process.argv[2]
+  if (role !== 'gateway' && role !== 'tus') throw new Error(`unknown server ${role}`)
+  const ready = role === 'gateway' ? await gateway(spec) : await tus(spec)
+  process.stdout.write(`${JSON.stringify(ready)}\n`)
+}
+
+await main()
