@@ -9,8 +9,7 @@
 import { join } from 'node:path'
 import { text } from 'node:stream/consumers'
 import { RouteFlags } from '@atrium/platform'
-import { buildGateway } from '../packages/gateway/src/app.ts'
-import { loadGatewayConfig } from '../packages/gateway/src/config.ts'
+import { buildBenchGateway, listenOnLoopback } from './bench-gateway.ts'
 import { profileOnSignal, stopWithParent } from './child-process.ts'
 
 export interface GatewaySpec {
@@ -33,27 +32,13 @@ export interface GatewayReady {
   token: string
 }
 
-const NO_LIMIT = 1_000_000_000_000
-
 async function main() {
   const spec = JSON.parse(await text(process.stdin)) as GatewaySpec
-  const config = loadGatewayConfig(
-    {
-      GatewayDB: `sqlite:${join(spec.dir, 'gateway.db')}`,
-      ServiceSecret: 'proxy-bench-service-secret'.padEnd(40, '-'),
-      LogLevel: 'silent',
-      Static: { Apps: spec.staticApps },
-      // The limiters stay on, so their cost is measured, with limits no benchmark run reaches.
-      RateLimits: {
-        Connection: { Requests: NO_LIMIT },
-        Session: { Requests: NO_LIMIT },
-        ApiKey: { Requests: NO_LIMIT },
-        Bandwidth: { Bytes: NO_LIMIT },
-      },
-    },
-    {},
-  )
-  const app = await buildGateway(config, { logger: false })
+  const { app, config } = await buildBenchGateway({
+    GatewayDB: `sqlite:${join(spec.dir, 'gateway.db')}`,
+    ServiceSecret: 'proxy-bench-service-secret'.padEnd(40, '-'),
+    Static: { Apps: spec.staticApps },
+  })
   const user = await app.store.users.create({ name: 'Bench User' })
   const { token } = await app.store.sessions.create({
     crmId: user.crm_id,
@@ -62,11 +47,8 @@ async function main() {
     userAgent: 'wrk',
   })
   await app.store.routes.add({ prefix: spec.prefix, upstream: spec.upstream, flags: RouteFlags.RequireSession })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const address = app.server.address()
-  if (!address || typeof address === 'string') throw new Error('no port')
   const ready: GatewayReady = {
-    port: address.port,
+    port: await listenOnLoopback(app),
     cookieName: config.Sessions.CookieName,
     token,
   }

@@ -9,8 +9,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { text } from 'node:stream/consumers'
-import { buildGateway } from '../packages/gateway/src/app.ts'
-import { loadGatewayConfig } from '../packages/gateway/src/config.ts'
+import { buildBenchGateway, listenOnLoopback } from './bench-gateway.ts'
 import { profileOnSignal, stopWithParent, writeFileAtomically } from './child-process.ts'
 
 export interface SseGatewaySpec {
@@ -33,29 +32,16 @@ export interface SseGatewayReady {
   cookieName: string
 }
 
-const NO_LIMIT = 1_000_000_000_000
 const CREATE_CONCURRENCY = 16
 
 async function main() {
   const spec = JSON.parse(await text(process.stdin)) as SseGatewaySpec
-  const config = loadGatewayConfig(
-    {
-      GatewayDB: spec.db,
-      ServiceSecret: spec.serviceSecret,
-      LogLevel: 'silent',
-      Modules: { chat: spec.chat },
-      Events: spec.events,
-      // The limiters stay on, so their cost is measured, with limits no benchmark run reaches.
-      RateLimits: {
-        Connection: { Requests: NO_LIMIT },
-        Session: { Requests: NO_LIMIT },
-        ApiKey: { Requests: NO_LIMIT },
-        Bandwidth: { Bytes: NO_LIMIT },
-      },
-    },
-    {},
-  )
-  const app = await buildGateway(config, { logger: false })
+  const { app, config } = await buildBenchGateway({
+    GatewayDB: spec.db,
+    ServiceSecret: spec.serviceSecret,
+    Modules: { chat: spec.chat },
+    Events: spec.events,
+  })
   const users: { crmId: number; token: string }[] = new Array(spec.users)
   let next = 0
   async function createLoop() {
@@ -69,16 +55,14 @@ async function main() {
   }
   await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, createLoop))
   writeFileSync(spec.usersFile, JSON.stringify(users))
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const address = app.server.address()
-  if (!address || typeof address === 'string') throw new Error('no port')
+  const port = await listenOnLoopback(app)
   profileOnSignal(spec.profile)
   // bench/sse.ts reads the memory after a collection (the process runs with --expose-gc).
   process.on('SIGHUP', () => {
     globalThis.gc?.()
     writeFileAtomically(spec.memoryFile, JSON.stringify(process.memoryUsage()))
   })
-  const ready: SseGatewayReady = { port: address.port, cookieName: config.Sessions.CookieName }
+  const ready: SseGatewayReady = { port, cookieName: config.Sessions.CookieName }
   process.stdout.write(`${JSON.stringify(ready)}\n`)
   stopWithParent(() => app.close())
 }

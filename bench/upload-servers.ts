@@ -13,8 +13,7 @@ import { join } from 'node:path'
 import { text } from 'node:stream/consumers'
 import { FileStore } from '@tus/file-store'
 import { Server } from '@tus/server'
-import { buildGateway } from '../packages/gateway/src/app.ts'
-import { loadGatewayConfig } from '../packages/gateway/src/config.ts'
+import { buildBenchGateway, listenOnLoopback } from './bench-gateway.ts'
 import { stopWithParent } from './child-process.ts'
 
 export interface UploadServerSpec {
@@ -30,28 +29,14 @@ export interface UploadServerReady {
   token: string
 }
 
-const NO_LIMIT = 1_000_000_000_000
-
 async function gateway(spec: UploadServerSpec): Promise<UploadServerReady> {
-  const config = loadGatewayConfig(
-    {
-      GatewayDB: `sqlite:${join(spec.dir, 'gateway.db')}`,
-      ServiceSecret: 'upload-bench-service-secret'.padEnd(40, '-'),
-      LogLevel: 'silent',
-      LocalFileStoragePath: join(spec.dir, 'files'),
-      // No quota: finished uploads count against it, and the benchmark writes many gigabytes.
-      Files: { MaxFileSize: 2 * 1024 ** 3, QuotaBytes: 0 },
-      // The limiters stay on, so their cost is measured, with limits no benchmark run reaches.
-      RateLimits: {
-        Connection: { Requests: NO_LIMIT },
-        Session: { Requests: NO_LIMIT },
-        ApiKey: { Requests: NO_LIMIT },
-        Bandwidth: { Bytes: NO_LIMIT },
-      },
-    },
-    {},
-  )
-  const app = await buildGateway(config, { logger: false })
+  const { app } = await buildBenchGateway({
+    GatewayDB: `sqlite:${join(spec.dir, 'gateway.db')}`,
+    ServiceSecret: 'upload-bench-service-secret'.padEnd(40, '-'),
+    LocalFileStoragePath: join(spec.dir, 'files'),
+    // No quota: finished uploads count against it, and the benchmark writes many gigabytes.
+    Files: { MaxFileSize: 2 * 1024 ** 3, QuotaBytes: 0 },
+  })
   const user = await app.store.users.create({ name: 'Bench User' })
   const { token } = await app.store.sessions.create({
     crmId: user.crm_id,
@@ -59,11 +44,9 @@ async function gateway(spec: UploadServerSpec): Promise<UploadServerReady> {
     ip: '127.0.0.1',
     userAgent: 'upload-bench',
   })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const address = app.server.address()
-  if (!address || typeof address === 'string') throw new Error('no port')
+  const port = await listenOnLoopback(app)
   stopWithParent(() => app.close())
-  return { port: address.port, path: '/auth/v1/uploads', token }
+  return { port, path: '/auth/v1/uploads', token }
 }
 
 async function tus(spec: UploadServerSpec): Promise<UploadServerReady> {
