@@ -9,6 +9,8 @@ import { loadGatewayConfig } from '../packages/gateway/src/config.ts'
 
 const NO_LIMIT = 1_000_000_000_000
 
+type BenchGateway = Awaited<ReturnType<typeof buildGateway>>
+
 /** Builds a gateway from `settings` (config-file shape) on top of the benchmarks' defaults. */
 export async function buildBenchGateway(settings: Record<string, unknown>) {
   const config = loadGatewayConfig(
@@ -26,6 +28,13 @@ export async function buildBenchGateway(settings: Record<string, unknown>) {
   )
   const app = await buildGateway(config, { logger: false })
   return { app, config }
+}
+
+/** A new user named `name` with a session (as signed in from `userAgent`); returns the session token. */
+export async function benchSessionToken(app: BenchGateway, name: string, userAgent: string): Promise<string> {
+  const user = await app.store.users.create({ name })
+  const { token } = await app.store.sessions.create({ crmId: user.crm_id, method: 'bench', ip: '127.0.0.1', userAgent })
+  return token
 }
 
 /** Listens on an ephemeral loopback port and returns it. */

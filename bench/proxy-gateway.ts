@@ -9,7 +9,7 @@
 import { join } from 'node:path'
 import { text } from 'node:stream/consumers'
 import { RouteFlags } from '@atrium/platform'
-import { buildBenchGateway, listenOnLoopback } from './bench-gateway.ts'
+import { benchSessionToken, buildBenchGateway, listenOnLoopback } from './bench-gateway.ts'
 import { profileOnSignal, stopWithParent } from './child-process.ts'
 
 export interface GatewaySpec {
@@ -39,13 +39,7 @@ async function main() {
     ServiceSecret: 'proxy-bench-service-secret'.padEnd(40, '-'),
     Static: { Apps: spec.staticApps },
   })
-  const user = await app.store.users.create({ name: 'Bench User' })
-  const { token } = await app.store.sessions.create({
-    crmId: user.crm_id,
-    method: 'bench',
-    ip: '127.0.0.1',
-    userAgent: 'wrk',
-  })
+  const token = await benchSessionToken(app, 'Bench User', 'wrk')
   await app.store.routes.add({ prefix: spec.prefix, upstream: spec.upstream, flags: RouteFlags.RequireSession })
   const ready: GatewayReady = {
     port: await listenOnLoopback(app),

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { text } from 'node:stream/consumers'
 import { FileStore } from '@tus/file-store'
 import { Server } from '@tus/server'
-import { buildBenchGateway, listenOnLoopback } from './bench-gateway.ts'
+import { benchSessionToken, buildBenchGateway, listenOnLoopback } from './bench-gateway.ts'
 import { stopWithParent } from './child-process.ts'
 
 export interface UploadServerSpec {
@@ -37,13 +37,7 @@ async function gateway(spec: UploadServerSpec): Promise<UploadServerReady> {
     // No quota: finished uploads count against it, and the benchmark writes many gigabytes.
     Files: { MaxFileSize: 2 * 1024 ** 3, QuotaBytes: 0 },
   })
-  const user = await app.store.users.create({ name: 'Bench User' })
-  const { token } = await app.store.sessions.create({
-    crmId: user.crm_id,
-    method: 'bench',
-    ip: '127.0.0.1',
-    userAgent: 'upload-bench',
-  })
+  const token = await benchSessionToken(app, 'Bench User', 'upload-bench')
   const port = await listenOnLoopback(app)
   stopWithParent(() => app.close())
   return { port, path: '/auth/v1/uploads', token }
