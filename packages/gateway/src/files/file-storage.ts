@@ -15,7 +15,7 @@ export interface StagedChunk {
 }
 
 /**
- * Where upload bytes live: local disk now, an S3-compatible object store later (issue 15). Bytes
+ * Where upload bytes live: local disk or an S3-compatible object store. Bytes
  * are streamed, never held whole in memory. The gateway database, not the storage, knows each
  * upload's offset and state; a backend may keep bytes past that offset after a crash, and the next
  * `stage` at the recorded offset replaces them. An S3 backend can stage chunks in a local file
@@ -31,8 +31,16 @@ export interface FileStorage {
   stage(key: string, offset: number, body: AsyncIterable<Uint8Array>): Promise<StagedChunk>
   /** Seals an upload whose `length` bytes are all committed, so it can be read as a file. */
   finish(key: string, length: number): Promise<void>
-  /** Streams bytes `start` to `end` (inclusive) of a finished upload, for downloads. */
-  read(key: string, range?: { start: number; end: number }): Readable
+  /**
+   * Opens bytes `start` to `end` (inclusive) of a finished upload, or all of them, for a download.
+   * Rejects with FileMissingError when the storage has no bytes under `key`, before any is sent.
+   */
+  open(key: string, range?: { start: number; end: number }): Promise<Readable>
   /** Removes an upload's bytes, finished or not; a missing one is not an error. */
   remove(key: string): Promise<void>
+}
+
+/** The storage holds no bytes under a key that the database says it should. */
+export class FileMissingError extends Error {
+  override name = 'FileMissingError'
 }

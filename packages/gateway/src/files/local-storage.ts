@@ -1,8 +1,7 @@
-import { createReadStream } from 'node:fs'
 import { type FileHandle, mkdir, open, rm, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Readable } from 'node:stream'
-import type { FileStorage, StagedChunk } from './file-storage.ts'
+import { FileMissingError, type FileStorage, type StagedChunk } from './file-storage.ts'
 
 const KEY = /^[A-Za-z0-9_-]{1,128}$/
 
@@ -75,8 +74,15 @@ export function createLocalFileStorage(directory: string): FileStorage {
       if (size !== length) throw new Error(`upload ${key} holds ${size} bytes on disk, not its length ${length}`)
     },
 
-    read(key, range): Readable {
-      return createReadStream(pathOf(key), range)
+    async open(key, range): Promise<Readable> {
+      let handle: FileHandle
+      try {
+        handle = await open(pathOf(key), 'r')
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new FileMissingError(`no bytes under ${key}`)
+        throw error
+      }
+      return handle.createReadStream(range)
     },
 
     async remove(key) {
