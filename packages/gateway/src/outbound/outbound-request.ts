@@ -1,6 +1,8 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import type { LookupFunction } from 'node:net'
+import type { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { OutboundRefused, type ResolveHost, resolveOutbound } from './outbound-address.ts'
 
 /** Why an outbound request got no answer: a refused address, no answer in time, or no connection. */
@@ -57,6 +59,24 @@ export function createOutboundClient({
   // Pooled sockets were opened to checked addresses, so reusing them keeps the guarantee.
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) }
 
+  /** Checks the URL and resolves its host to the one address the request may connect to. */
+  async function pin(url: string, stop: AbortSignal, signal: AbortSignal | undefined, timeout: AbortSignal) {
+    const target = URL.parse(url)
+    if (!target) throw new OutboundError('refused', `not a URL: ${JSON.stringify(url.slice(0, 200))}`)
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+      throw new OutboundError('refused', `${target.protocol} URLs are not supported`)
+    }
+    try {
+      const pinned = await abortable(
+        resolveOutbound(target.hostname, { allowPrivate: allowPrivateAddresses, resolve, allowSetting }),
+        stop,
+      )
+      return { target, pinned, secure: target.protocol === 'https:' }
+    } catch (error) {
+      throw failed(error, signal, timeout)
+    }
+  }
+
   return {
     /** POSTs `body` to `url`; answers any status, throws OutboundError when there is no answer. */
     async post(
@@ -65,23 +85,9 @@ export function createOutboundClient({
       body: Buffer,
       signal?: AbortSignal,
     ): Promise<OutboundAnswer> {
-      const target = URL.parse(url)
-      if (!target) throw new OutboundError('refused', `not a URL: ${JSON.stringify(url.slice(0, 200))}`)
-      if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-        throw new OutboundError('refused', `${target.protocol} URLs are not supported`)
-      }
       const timeout = AbortSignal.timeout(timeoutMs)
       const stop = signal ? AbortSignal.any([signal, timeout]) : timeout
-      let pinned: { address: string; family: number }
-      try {
-        pinned = await abortable(
-          resolveOutbound(target.hostname, { allowPrivate: allowPrivateAddresses, resolve, allowSetting }),
-          stop,
-        )
-      } catch (error) {
-        throw failed(error, signal, timeout)
-      }
-      const secure = target.protocol === 'https:'
+      const { target, pinned, secure } = await pin(url, stop, signal, timeout)
       try {
         return await new Promise<OutboundAnswer>((settle, reject) => {
           const request = (secure ? httpsRequest : httpRequest)(
@@ -114,6 +120,54 @@ export function createOutboundClient({
         })
       } catch (error) {
         throw failed(error, signal, timeout)
+      }
+    },
+
+    /**
+     * Sends a request (any method, answering any status) whose body (a stream of `length` bytes, or none) is piped as it is read, and
+     * resolves with the answer once its headers arrive; the caller reads or discards the body. The
+     * timeout covers everything up to the answer's headers, so a large body counts, a slow reader
+     * of the answer does not.
+     */
+    async stream(
+      method: string,
+      url: string,
+      headers: Record<string, string>,
+      body?: { stream: Readable | Buffer; length: number },
+    ): Promise<IncomingMessage> {
+      const stopper = new AbortController()
+      const timer = setTimeout(() => stopper.abort(new OutboundError('timeout', 'no answer in time')), timeoutMs)
+      const timeout = stopper.signal
+      const { target, pinned, secure } = await pin(url, timeout, undefined, timeout).catch((error) => {
+        clearTimeout(timer)
+        throw error
+      })
+      try {
+        return await new Promise<IncomingMessage>((settle, reject) => {
+          const request = (secure ? httpsRequest : httpRequest)(target, {
+            method,
+            // A bodiless POST or PUT says so, rather than being sent chunked (S3 wants a length).
+            headers:
+              body || method === 'POST' || method === 'PUT'
+                ? { ...headers, 'content-length': String(body?.length ?? 0) }
+                : headers,
+            agent: secure ? agents.https : agents.http,
+            lookup: pinnedLookup(pinned.address, pinned.family),
+            signal: timeout,
+          })
+          request.on('response', (response) => {
+            clearTimeout(timer)
+            settle(response)
+          })
+          request.on('error', reject)
+          if (!body) request.end()
+          else if (Buffer.isBuffer(body.stream)) request.end(body.stream)
+          // A failing body destroys the request, which rejects through its 'error' event.
+          else pipeline(body.stream, request).catch((error) => request.destroy(error))
+        })
+      } catch (error) {
+        clearTimeout(timer)
+        throw failed(error, undefined, timeout)
       }
     },
 
