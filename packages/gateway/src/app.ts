@@ -22,6 +22,7 @@ import { createEventHub } from './events/event-hub.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import filesPlugin from './files/files.plugin.ts'
 import { createLocalFileStorage } from './files/local-storage.ts'
+import { createS3FileStorage } from './files/s3-storage.ts'
 import { sweepExpiredUploads } from './files/upload-sweep.ts'
 import { createUploads } from './files/uploads.repository.ts'
 import internalPlugin from './internal/internal.plugin.ts'
@@ -194,9 +195,12 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     app.addHook('preClose', () => webhooks.close())
   }
 
-  // Resumable uploads (tus) onto local disk; docs/files.md.
+  // Resumable uploads (tus) onto local disk or an S3-compatible store; docs/files.md.
   const uploads = createUploads(store.db, store.dialect, store.nextTick, store.now)
-  const fileStorage = createLocalFileStorage(config.LocalFileStoragePath)
+  const fileStorage =
+    config.FileStorage === 's3'
+      ? createS3FileStorage(config.Files.S3)
+      : createLocalFileStorage(config.LocalFileStoragePath)
   app.register(filesPlugin, {
     prefix: '/auth/v1',
     uploads,

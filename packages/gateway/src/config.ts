@@ -120,6 +120,11 @@ export const gatewaySettings = Type.Object(
       description:
         'Directory for uploaded file bytes on local disk (created when missing); recommended for single-proxy deployments.',
     }),
+    FileStorage: Type.Union([Type.Literal('local'), Type.Literal('s3')], {
+      default: 'local',
+      description:
+        'Where upload bytes live: `local` (LocalFileStoragePath, one gateway) or `s3` (an S3-compatible object store, Files.S3, several gateways).',
+    }),
     Files: Type.Object(
       {
         MaxFileSize: Type.Integer({
@@ -158,6 +163,51 @@ export const gatewaySettings = Type.Object(
           description:
             'Refuse a PATCH without Upload-Checksum (crc32); off so that tus clients without the checksum extension work.',
         }),
+        S3: Type.Object(
+          {
+            Endpoint: Type.String({
+              default: '',
+              pattern: '^(https?://[^?#]+)?$',
+              description:
+                'Base URL of the S3-compatible store, e.g. `https://s3.eu-west-1.amazonaws.com` (FileStorage `s3`).',
+            }),
+            Region: Type.String({ default: 'us-east-1', description: 'Region the requests are signed for (SigV4).' }),
+            Bucket: Type.String({ default: '', description: 'Bucket that holds the uploads; it must exist.' }),
+            AccessKeyId: Type.String({ default: '', description: 'Access key id the requests are signed with.' }),
+            SecretAccessKey: Type.String({
+              default: '',
+              description: 'Secret access key (kept out of logs and CLI output).',
+            }),
+            ForcePathStyle: Type.Boolean({
+              default: true,
+              description:
+                'Address objects as `{Endpoint}/{Bucket}/{key}`; false for virtual-hosted `{Bucket}.{Endpoint host}/{key}`.',
+            }),
+            PartSize: Type.Integer({
+              default: 8 * 1024 * 1024,
+              minimum: 5 * 1024 * 1024,
+              maximum: 5 * 1024 * 1024 * 1024,
+              description:
+                'Bytes of each multipart part but the last (S3 wants at least 5 MiB); smaller chunks gather in a tail object until a part is full.',
+            }),
+            AllowPrivateAddresses: Type.Boolean({
+              default: false,
+              description:
+                'Let Endpoint be a loopback, private or link-local address (a store on the same host or network).',
+            }),
+            StagingPath: Type.String({
+              default: '',
+              description:
+                'Directory where a chunk waits on local disk until it is checked and sent as parts (empty: the system temporary directory).',
+            }),
+            TimeoutMs: Type.Integer({
+              default: 120_000,
+              minimum: 1000,
+              description: 'Time one S3 request may take until its answer starts, including the upload of a part.',
+            }),
+          },
+          { default: {}, additionalProperties: false },
+        ),
       },
       { default: {}, additionalProperties: false },
     ),
@@ -504,6 +554,14 @@ function checkWebPush(config: GatewayConfig): string[] {
  */
 export const CLI_NODE_NUMBER = 31
 
+function checkFileStorage(config: GatewayConfig): string[] {
+  if (config.FileStorage !== 's3') return []
+  const s3 = config.Files.S3
+  return (['Endpoint', 'Bucket', 'AccessKeyId', 'SecretAccessKey'] as const)
+    .filter((name) => s3[name] === '')
+    .map((name) => `Files.S3.${name}: required when FileStorage is "s3"`)
+}
+
 function checkNodeNumber(config: GatewayConfig): string[] {
   return config.NodeNumber === CLI_NODE_NUMBER
     ? [`NodeNumber: ${CLI_NODE_NUMBER} is reserved for the atrium CLI; give each gateway node a number from 0 to 30`]
@@ -536,6 +594,7 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
       ...checkWebPush(config),
       ...checkServing(config),
       ...checkNodeNumber(config),
+      ...checkFileStorage(config),
       ...(config.Events.RetryMinMs > config.Events.RetryMaxMs
         ? ['Events.RetryMinMs: must not exceed Events.RetryMaxMs']
         : []),
