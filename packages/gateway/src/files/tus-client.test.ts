@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
-import { forEachDialect } from '@atrium/platform/testing'
 import { DefaultHttpStack, type HttpRequest, type HttpStack, Upload, type UploadOptions } from 'tus-js-client'
-import { checksumOf, startUploadGateway, storedBytes, testBytes, tusHeaders } from '../../test/uploads.ts'
+import { checksumOf, forEachStorage, startUploadGateway, testBytes, tusHeaders } from '../../test/uploads.ts'
 
 /** Runs a tus-js-client upload to its end: the upload URL, or the error it gave up with. */
 function runUpload(data: Buffer, options: UploadOptions): Promise<{ url: string; error?: Error }> {
@@ -37,8 +36,8 @@ function checksummingStack(corrupt: (chunk: Uint8Array) => Uint8Array = (chunk) 
   }
 }
 
-forEachDialect('tus-js-client uploads a file in chunks, unchanged', async (t, dialect) => {
-  const { uploads, user, directory, store } = await startUploadGateway(t, dialect)
+forEachStorage('tus-js-client uploads a file in chunks, unchanged', async (t, dialect, backend) => {
+  const { uploads, user, storedBytes, store } = await startUploadGateway(t, dialect, { backend })
   const data = testBytes(50_000)
   const { 'Tus-Resumable': _, ...headers } = tusHeaders(user)
   const { url, error } = await runUpload(data, {
@@ -48,15 +47,15 @@ forEachDialect('tus-js-client uploads a file in chunks, unchanged', async (t, di
     metadata: { filename: 'report – Q3.pdf', filetype: 'application/pdf' },
   })
   assert.equal(error, undefined)
-  assert.deepEqual(await storedBytes(directory, url), data)
+  assert.deepEqual(await storedBytes(url), data)
   const row = await store.db.selectFrom('uploads').selectAll().executeTakeFirstOrThrow()
   assert.deepEqual([row.state, row.file_name, row.content_type], ['finished', 'report – Q3.pdf', 'application/pdf'])
 })
 
-forEachDialect(
+forEachStorage(
   'tus-js-client with checksums: a corrupted chunk is refused and the upload resumes',
-  async (t, dialect) => {
-    const { uploads, user, directory } = await startUploadGateway(t, dialect)
+  async (t, dialect, backend) => {
+    const { uploads, user, storedBytes } = await startUploadGateway(t, dialect, { backend })
     const data = testBytes(40_000, 11)
     const { 'Tus-Resumable': _, ...headers } = tusHeaders(user)
     let chunks = 0
@@ -70,7 +69,7 @@ forEachDialect(
       }),
     })
     assert.match(String(broken.error), /response code: 460/)
-    assert.deepEqual(await storedBytes(directory, broken.url), data.subarray(0, 10_000))
+    assert.deepEqual(await storedBytes(broken.url), data.subarray(0, 10_000))
 
     const resumed = await runUpload(data, {
       uploadUrl: broken.url,
@@ -80,6 +79,6 @@ forEachDialect(
     })
     assert.equal(resumed.error, undefined)
     assert.equal(resumed.url, broken.url)
-    assert.deepEqual(await storedBytes(directory, broken.url), data)
+    assert.deepEqual(await storedBytes(broken.url), data)
   },
 )

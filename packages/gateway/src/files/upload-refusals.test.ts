@@ -1,22 +1,22 @@
 import assert from 'node:assert/strict'
 import { Agent, request } from 'node:http'
-import { forEachDialect, json, until } from '@atrium/platform/testing'
+import { json, until } from '@atrium/platform/testing'
 import { signedInUser } from '../../test/support.ts'
 import {
   createUpload,
+  forEachStorage,
   offsetOf,
   patchChunk,
   startPartialPatch,
   startUploadGateway,
-  storedBytes,
   testBytes,
   tusHeaders,
 } from '../../test/uploads.ts'
 
 const TUS = { 'Tus-Resumable': '1.0.0' }
 
-forEachDialect('an anonymous caller is refused every upload operation (401)', async (t, dialect) => {
-  const { uploads, user } = await startUploadGateway(t, dialect)
+forEachStorage('an anonymous caller is refused every upload operation (401)', async (t, dialect, backend) => {
+  const { uploads, user } = await startUploadGateway(t, dialect, { backend })
   const url = await createUpload(uploads, tusHeaders(user), 100)
   const anonymous = [
     await fetch(uploads, { method: 'POST', headers: { ...TUS, 'Upload-Length': '10' } }),
@@ -32,8 +32,8 @@ forEachDialect('an anonymous caller is refused every upload operation (401)', as
   assert.equal(await offsetOf(url, tusHeaders(user)), 0)
 })
 
-forEachDialect("another user's upload is not found (404) and stays untouched", async (t, dialect) => {
-  const gateway = await startUploadGateway(t, dialect)
+forEachStorage("another user's upload is not found (404) and stays untouched", async (t, dialect, backend) => {
+  const gateway = await startUploadGateway(t, dialect, { backend })
   const owner = tusHeaders(gateway.user)
   const stranger = tusHeaders(await signedInUser(gateway))
   const url = await createUpload(gateway.uploads, owner, 100)
@@ -45,11 +45,11 @@ forEachDialect("another user's upload is not found (404) and stays untouched", a
   assert.deepEqual([head.status, patch.status, remove.status], [404, 404, 404])
   assert.equal((await json(patch)).error.code, 2110)
   assert.equal(await offsetOf(url, owner), 40)
-  assert.deepEqual(await storedBytes(gateway.directory, url), testBytes(40))
+  assert.deepEqual(await gateway.storedBytes(url), testBytes(40))
 })
 
-forEachDialect('a cookie session must send its CSRF token; an API key need not', async (t, dialect) => {
-  const gateway = await startUploadGateway(t, dialect)
+forEachStorage('a cookie session must send its CSRF token; an API key need not', async (t, dialect, backend) => {
+  const gateway = await startUploadGateway(t, dialect, { backend })
   const { 'X-CSRF-Token': _token, ...withoutToken } = tusHeaders(gateway.user)
   const url = await createUpload(gateway.uploads, tusHeaders(gateway.user), 100)
   const refused = [
@@ -75,8 +75,8 @@ forEachDialect('a cookie session must send its CSRF token; an API key need not',
   assert.equal((await patchChunk(url, bearer, 0, testBytes(100))).status, 204)
 })
 
-forEachDialect('a service key cannot upload: uploads belong to users (403)', async (t, dialect) => {
-  const gateway = await startUploadGateway(t, dialect)
+forEachStorage('a service key cannot upload: uploads belong to users (403)', async (t, dialect, backend) => {
+  const gateway = await startUploadGateway(t, dialect, { backend })
   const app = await gateway.store.apps.create({ name: 'shop', owner: gateway.user.crmId })
   const { key } = await gateway.store.apiKeys.create({
     keyType: 'service',
@@ -92,8 +92,9 @@ forEachDialect('a service key cannot upload: uploads belong to users (403)', asy
   assert.equal(response.status, 403)
 })
 
-forEachDialect('sizes, quota, lengths and types are checked at creation', async (t, dialect) => {
+forEachStorage('sizes, quota, lengths and types are checked at creation', async (t, dialect, backend) => {
   const { uploads, user } = await startUploadGateway(t, dialect, {
+    backend,
     settings: { Files: { MaxFileSize: 1000, QuotaBytes: 1500, DeniedContentTypes: ['video/*', 'text/html'] } },
   })
   const headers = tusHeaders(user)
@@ -122,8 +123,9 @@ forEachDialect('sizes, quota, lengths and types are checked at creation', async 
   assert.equal((await create({ 'Upload-Length': '500' })).status, 201)
 })
 
-forEachDialect('a chunk over the limits answers 413 and the connection stays usable', async (t, dialect) => {
-  const { uploads, user, directory } = await startUploadGateway(t, dialect, {
+forEachStorage('a chunk over the limits answers 413 and the connection stays usable', async (t, dialect, backend) => {
+  const { uploads, user, storedBytes } = await startUploadGateway(t, dialect, {
+    backend,
     settings: { Files: { MaxChunkSize: 1000 } },
   })
   const headers = tusHeaders(user)
@@ -149,7 +151,7 @@ forEachDialect('a chunk over the limits answers 413 and the connection stays usa
   assert.equal(await send('HEAD', undefined), 200)
   assert.equal(sockets.size, 1, 'one connection carried the refused chunks and the next request')
   assert.equal(await offsetOf(url, headers), 0)
-  assert.equal((await storedBytes(directory, url)).length, 0)
+  assert.equal((await storedBytes(url)).length, 0)
 
   assert.equal((await patchChunk(url, headers, 0, testBytes(1000))).status, 204)
   const beyond = await patchChunk(url, headers, 1000, testBytes(600))
@@ -157,8 +159,8 @@ forEachDialect('a chunk over the limits answers 413 and the connection stays usa
   assert.equal(await offsetOf(url, headers), 1000)
 })
 
-forEachDialect('a PATCH body must be application/offset+octet-stream (415)', async (t, dialect) => {
-  const { uploads, user } = await startUploadGateway(t, dialect)
+forEachStorage('a PATCH body must be application/offset+octet-stream (415)', async (t, dialect, backend) => {
+  const { uploads, user } = await startUploadGateway(t, dialect, { backend })
   const headers = tusHeaders(user)
   const url = await createUpload(uploads, headers, 10)
   const response = await fetch(url, {
@@ -171,10 +173,13 @@ forEachDialect('a PATCH body must be application/offset+octet-stream (415)', asy
   assert.equal(await offsetOf(url, headers), 0)
 })
 
-forEachDialect(
+forEachStorage(
   'checksums: only crc32 is taken, and RequireChecksum refuses a chunk without one',
-  async (t, dialect) => {
-    const { uploads, user } = await startUploadGateway(t, dialect, { settings: { Files: { RequireChecksum: true } } })
+  async (t, dialect, backend) => {
+    const { uploads, user } = await startUploadGateway(t, dialect, {
+      backend,
+      settings: { Files: { RequireChecksum: true } },
+    })
     const headers = tusHeaders(user)
     const url = await createUpload(uploads, headers, 10)
     assert.equal((await patchChunk(url, headers, 0, testBytes(10), 'sha1 Kq5sNclPz7QV2+lfQIuc6R7oRu0=')).status, 400)
@@ -184,15 +189,15 @@ forEachDialect(
   },
 )
 
-forEachDialect(
+forEachStorage(
   'while a chunk arrives, a second writer waits (423) and a stranger still gets 404',
-  async (t, dialect) => {
-    const gateway = await startUploadGateway(t, dialect)
+  async (t, dialect, backend) => {
+    const gateway = await startUploadGateway(t, dialect, { backend })
     const owner = tusHeaders(gateway.user)
     const stranger = tusHeaders(await signedInUser(gateway))
     const url = await createUpload(gateway.uploads, owner, 2000)
     const cut = startPartialPatch(url, owner, 2000, testBytes(500))
-    await until(async () => (await storedBytes(gateway.directory, url)).length === 500, 'the first chunk is arriving')
+    await until(async () => (await gateway.arrivingBytes(url)) === 500, 'the first chunk is arriving')
 
     // Cut in any case: an open request would hold the gateway's close, and the test, forever.
     try {

@@ -1,23 +1,21 @@
 import assert from 'node:assert/strict'
-import { access } from 'node:fs/promises'
-import { join } from 'node:path'
-import { forEachDialect, json, listen, until } from '@atrium/platform/testing'
+import { json, listen, until } from '@atrium/platform/testing'
 import { createClock } from '../../test/support.ts'
 import {
   checksumOf,
   createUpload,
+  forEachStorage,
   offsetOf,
   patchChunk,
   startPartialPatch,
   startUploadGateway,
-  storedBytes,
   testBytes,
   tusHeaders,
 } from '../../test/uploads.ts'
 import { buildGateway } from '../app.ts'
 
-forEachDialect('OPTIONS advertises tus 1.0 with crc32 checksums and the size limit', async (t, dialect) => {
-  const { uploads } = await startUploadGateway(t, dialect, { settings: { Files: { MaxFileSize: 5000 } } })
+forEachStorage('OPTIONS advertises tus 1.0 with crc32 checksums and the size limit', async (t, dialect, backend) => {
+  const { uploads } = await startUploadGateway(t, dialect, { backend, settings: { Files: { MaxFileSize: 5000 } } })
   const response = await fetch(uploads, { method: 'OPTIONS' })
   assert.equal(response.status, 204)
   assert.equal(response.headers.get('tus-version'), '1.0.0')
@@ -32,8 +30,8 @@ forEachDialect('OPTIONS advertises tus 1.0 with crc32 checksums and the size lim
   ])
 })
 
-forEachDialect('an upload in several checked chunks stores exactly the bytes sent', async (t, dialect) => {
-  const { uploads, user, directory } = await startUploadGateway(t, dialect)
+forEachStorage('an upload in several checked chunks stores exactly the bytes sent', async (t, dialect, backend) => {
+  const { uploads, user, storedBytes } = await startUploadGateway(t, dialect, { backend })
   const headers = tusHeaders(user)
   const data = testBytes(10_000)
   const url = await createUpload(uploads, headers, data.length)
@@ -50,15 +48,15 @@ forEachDialect('an upload in several checked chunks stores exactly the bytes sen
     assert.equal(response.headers.get('upload-offset'), String(end))
     assert.equal(response.headers.get('tus-resumable'), '1.0.0')
   }
-  assert.deepEqual(await storedBytes(directory, url), data)
+  assert.deepEqual(await storedBytes(url), data)
   const head = await fetch(url, { method: 'HEAD', headers })
   assert.equal(head.headers.get('upload-offset'), '10000')
   assert.equal(head.headers.get('upload-length'), '10000')
   assert.equal(head.headers.get('cache-control'), 'no-store')
 })
 
-forEachDialect('a chunk with a wrong CRC32 answers 460 and is not kept', async (t, dialect) => {
-  const { uploads, user, directory, store } = await startUploadGateway(t, dialect)
+forEachStorage('a chunk with a wrong CRC32 answers 460 and is not kept', async (t, dialect, backend) => {
+  const { uploads, user, storedBytes, store } = await startUploadGateway(t, dialect, { backend })
   const headers = tusHeaders(user)
   const data = testBytes(3000)
   const url = await createUpload(uploads, headers, data.length)
@@ -71,18 +69,18 @@ forEachDialect('a chunk with a wrong CRC32 answers 460 and is not kept', async (
   const { error } = await json(refused)
   assert.equal(error.code, 2116)
   assert.equal(await offsetOf(url, headers), 1000)
-  assert.deepEqual(await storedBytes(directory, url), data.subarray(0, 1000))
+  assert.deepEqual(await storedBytes(url), data.subarray(0, 1000))
 
   assert.equal((await patchChunk(url, headers, 1000, data.subarray(1000, 2000))).status, 204)
   assert.equal((await patchChunk(url, headers, 2000, data.subarray(2000))).status, 204)
-  assert.deepEqual(await storedBytes(directory, url), data)
+  assert.deepEqual(await storedBytes(url), data)
   const row = await store.db.selectFrom('uploads').selectAll().executeTakeFirstOrThrow()
   assert.equal(row.state, 'finished')
   assert.equal(row.expires, 0)
 })
 
-forEachDialect('an upload resumes at its last good offset after the gateway restarts', async (t, dialect) => {
-  const { uploads, user, directory, app, config } = await startUploadGateway(t, dialect)
+forEachStorage('an upload resumes at its last good offset after the gateway restarts', async (t, dialect, backend) => {
+  const { uploads, user, storedBytes, app, config } = await startUploadGateway(t, dialect, { backend })
   const headers = tusHeaders(user)
   const data = testBytes(8000, 3)
   const url = await createUpload(uploads, headers, data.length)
@@ -94,11 +92,11 @@ forEachDialect('an upload resumes at its last good offset after the gateway rest
   const moved = url.replace(/^http:\/\/[^/]+/, base)
   assert.equal(await offsetOf(moved, headers), 4000)
   assert.equal((await patchChunk(moved, headers, 4000, data.subarray(4000))).status, 204)
-  assert.deepEqual(await storedBytes(directory, url), data)
+  assert.deepEqual(await storedBytes(url), data)
 })
 
-forEachDialect('a chunk at another offset than the upload is at answers 409', async (t, dialect) => {
-  const { uploads, user } = await startUploadGateway(t, dialect)
+forEachStorage('a chunk at another offset than the upload is at answers 409', async (t, dialect, backend) => {
+  const { uploads, user } = await startUploadGateway(t, dialect, { backend })
   const headers = tusHeaders(user)
   const data = testBytes(2000)
   const url = await createUpload(uploads, headers, data.length)
@@ -109,21 +107,22 @@ forEachDialect('a chunk at another offset than the upload is at answers 409', as
   assert.equal(await offsetOf(url, headers), 1000)
 })
 
-forEachDialect('termination removes the bytes and the upload', async (t, dialect) => {
-  const { uploads, user, directory, store } = await startUploadGateway(t, dialect)
+forEachStorage('termination removes the bytes and the upload', async (t, dialect, backend) => {
+  const { uploads, user, store, holds } = await startUploadGateway(t, dialect, { backend })
   const headers = tusHeaders(user)
   const url = await createUpload(uploads, headers, 100)
   assert.equal((await patchChunk(url, headers, 0, testBytes(50))).status, 204)
   const response = await fetch(url, { method: 'DELETE', headers })
   assert.equal(response.status, 204)
-  await assert.rejects(access(join(directory, url.split('/').at(-1) ?? '')), { code: 'ENOENT' })
+  assert.equal(await holds(url), false)
   assert.equal(await store.db.selectFrom('uploads').selectAll().executeTakeFirst(), undefined)
   assert.equal(await offsetOf(url, headers), 'status 404')
 })
 
-forEachDialect('an unfinished upload expires (410) and the sweep removes it', async (t, dialect) => {
+forEachStorage('an unfinished upload expires (410) and the sweep removes it', async (t, dialect, backend) => {
   const clock = createClock(Date.now())
-  const { uploads, user, directory, store } = await startUploadGateway(t, dialect, {
+  const { uploads, user, storedBytes, store, holds } = await startUploadGateway(t, dialect, {
+    backend,
     now: clock.now,
     settings: { Files: { ExpirySeconds: 60 }, Sessions: { SweepSeconds: 1 } },
   })
@@ -142,13 +141,13 @@ forEachDialect('an unfinished upload expires (410) and the sweep removes it', as
     async () => (await store.db.selectFrom('uploads').select('id').execute()).length === 1,
     'the sweep removed the expired upload',
   )
-  await assert.rejects(access(join(directory, url.split('/').at(-1) ?? '')), { code: 'ENOENT' })
-  assert.equal((await storedBytes(directory, finished)).length, 10, 'a finished upload is no upload that expires')
+  assert.equal(await holds(url), false)
+  assert.equal((await storedBytes(finished)).length, 10, 'a finished upload is no upload that expires')
   assert.equal(await offsetOf(url, headers), 'status 404')
 })
 
-forEachDialect('a zero-length upload is finished at creation', async (t, dialect) => {
-  const { uploads, user, store } = await startUploadGateway(t, dialect)
+forEachStorage('a zero-length upload is finished at creation', async (t, dialect, backend) => {
+  const { uploads, user, store } = await startUploadGateway(t, dialect, { backend })
   const headers = tusHeaders(user)
   const url = await createUpload(uploads, headers, 0)
   assert.equal(await offsetOf(url, headers), 0)
@@ -156,19 +155,19 @@ forEachDialect('a zero-length upload is finished at creation', async (t, dialect
   assert.equal(row.state, 'finished')
 })
 
-forEachDialect(
+forEachStorage(
   'a chunk cut off without a checksum keeps what arrived; with one it keeps nothing',
-  async (t, dialect) => {
-    const { uploads, user, directory } = await startUploadGateway(t, dialect)
+  async (t, dialect, backend) => {
+    const { uploads, user, storedBytes, arrivingBytes } = await startUploadGateway(t, dialect, { backend })
     const headers = tusHeaders(user)
     const data = testBytes(4000)
     const plain = await createUpload(uploads, headers, data.length)
     const cut = startPartialPatch(plain, headers, 4000, data.subarray(0, 1500))
-    await until(async () => (await storedBytes(directory, plain)).length === 1500, 'the first bytes reached the disk')
+    await until(async () => (await arrivingBytes(plain)) === 1500, 'the first bytes arrived')
     cut()
     await until(async () => (await offsetOf(plain, headers)) === 1500, 'the received bytes were kept')
     assert.equal((await patchChunk(plain, headers, 1500, data.subarray(1500))).status, 204)
-    assert.deepEqual(await storedBytes(directory, plain), data)
+    assert.deepEqual(await storedBytes(plain), data)
 
     const checked = await createUpload(uploads, headers, data.length)
     const cutChecked = startPartialPatch(
@@ -177,9 +176,9 @@ forEachDialect(
       4000,
       data.subarray(0, 1500),
     )
-    await until(async () => (await storedBytes(directory, checked)).length === 1500, 'the first bytes reached the disk')
+    await until(async () => (await arrivingBytes(checked)) === 1500, 'the first bytes arrived')
     cutChecked()
-    await until(async () => (await storedBytes(directory, checked)).length === 0, 'the unverifiable bytes were dropped')
+    await until(async () => (await arrivingBytes(checked)) === 0, 'the unverifiable bytes were dropped')
     assert.equal(await offsetOf(checked, headers), 0)
   },
 )
