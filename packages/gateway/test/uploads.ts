@@ -168,3 +168,14 @@ export function startPartialPatch(url: string, headers: Record<string, string>, 
   req.write(sent)
   return () => req.destroy()
 }
+
+/**
+ * Asserts two byte strings are equal, naming the first difference: assert.deepEqual would print
+ * a diff of megabytes.
+ */
+export function assertSameBytes(actual: Uint8Array, expected: Uint8Array, message = 'bytes differ'): void {
+  if (Buffer.compare(actual, expected) === 0) return
+  let at = 0
+  while (at < Math.min(actual.length, expected.length) && actual[at] === expected[at]) at++
+  throw new Error(`${message}: ${actual.length} bytes, expected ${expected.length}; first difference at ${at}`)
+}
