@@ -134,16 +134,27 @@ export function createS3FileStorage(
   }
 
   async function stagingFile(key: string): Promise<string> {
-    staging ??= settings.StagingPath
-      ? mkdir(settings.StagingPath, { recursive: true }).then(() => settings.StagingPath)
-      : mkdtemp(join(tmpdir(), 'atrium-s3-'))
+    staging ??= (
+      settings.StagingPath
+        ? mkdir(settings.StagingPath, { recursive: true }).then(() => settings.StagingPath)
+        : mkdtemp(join(tmpdir(), 'atrium-s3-'))
+    ).catch((error) => {
+      staging = undefined // tried again with the next chunk
+      throw error
+    })
     return join(await staging, `${key}-${randomBytes(8).toString('hex')}`)
   }
 
   return {
     async create(key) {
       const uploadId = await s3.createMultipartUpload(checked(key))
-      await writeState(key, 0, { uploadId, partSize: settings.PartSize, parts: [], tail: '', before: [] })
+      try {
+        await writeState(key, 0, { uploadId, partSize: settings.PartSize, parts: [], tail: '', before: [] })
+      } catch (error) {
+        // Without its state the multipart upload could never be found again to abort it.
+        await s3.abortMultipartUpload(key, uploadId).catch(() => {})
+        throw error
+      }
     },
 
     async stage(key, offset, body): Promise<StagedChunk> {
