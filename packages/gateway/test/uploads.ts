@@ -71,7 +71,7 @@ export async function startUploadGateway(t: TestContext, dialect: DatabaseDialec
     uploads: `${gateway.url}/auth/v1/uploads`,
     /** The committed bytes of the upload at `url`, finished or not. */
     async storedBytes(url: string): Promise<Buffer> {
-      if (!s3) return readFile(join(directory, keyOf(url)))
+      if (!s3) return storedBytes(directory, url)
       try {
         return await buffer(await storage.open(keyOf(url)))
       } catch (error) {
@@ -144,6 +144,11 @@ export function patchChunk(
 export async function offsetOf(url: string, headers: Record<string, string>): Promise<number | string> {
   const response = await fetch(url, { method: 'HEAD', headers })
   return response.status === 200 ? Number(response.headers.get('upload-offset')) : `status ${response.status}`
+}
+
+/** The bytes of an upload URL on the local-disk backend (it names files by upload id). */
+export function storedBytes(directory: string, url: string): Promise<Buffer> {
+  return readFile(join(directory, url.split('/').at(-1) ?? ''))
 }
 
 /** `length` bytes of test data that differ at every position of a chunk. */
