@@ -197,8 +197,10 @@ export async function vacuum(url: string): Promise<void> {
 }
 
 const EMPTY_MESSAGE = {
+  file_id: 0,
   file_name: '',
   file_size: 0,
+  file_type: '',
   flags: 0,
   linked_message_id: 0,
   link_kind: 0,

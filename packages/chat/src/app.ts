@@ -18,6 +18,7 @@ import type { ChatDatabase } from './db/schema.ts'
 import deliveryPlugin from './delivery/delivery.plugin.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import feedbackPlugin from './feedback/feedback.plugin.ts'
+import filesPlugin from './files/files.plugin.ts'
 import internalPlugin from './internal/internal.plugin.ts'
 import invitesPlugin from './invites/invites.plugin.ts'
 import membersPlugin from './members/members.plugin.ts'
@@ -71,7 +72,7 @@ export async function buildChat(config: ChatConfig, { logger = false }: ChatOpti
     async function chatOperations(msg: Service) {
       msg.register(chatsPlugin, { store, resolveCaller, hardDelete: config.HardDelete.Chats })
       msg.register(membersPlugin, { store, resolveCaller })
-      msg.register(messagesPlugin, { store, resolveCaller })
+      msg.register(messagesPlugin, { store, resolveCaller, serviceSecret: config.ServiceSecret })
       msg.register(messageActionsPlugin, { store, resolveCaller, hardDelete: config.HardDelete.Messages })
       msg.register(unreadPlugin, { store, resolveCaller })
       msg.register(invitesPlugin, { store, resolveCaller })
@@ -83,6 +84,7 @@ export async function buildChat(config: ChatConfig, { logger = false }: ChatOpti
   )
   app.register(internalProfilesPlugin, { prefix: '/private/v1', store })
   app.register(internalPlugin, { prefix: '/private/v1', store, hardDelete: config.HardDelete.Messages })
+  app.register(filesPlugin, { prefix: '/private/v1', store })
   app.register(deliveryPlugin, {
     prefix: '/private/v1',
     smtp: config.SmtpSettings,

@@ -5,6 +5,7 @@ import type { ChatDatabase } from './db/schema.ts'
 import { createSharedTransactions } from './db/shared-transactions.ts'
 import { type ChatEventInput, createEventFeed, type EventFeed } from './events/event-feed.ts'
 import { createFeedbackRepository } from './feedback/feedback.repository.ts'
+import { createFileCatalog } from './files/file-catalog.ts'
 import { createInvitesRepository } from './invites/invites.repository.ts'
 import { createMembersRepository } from './members/members.repository.ts'
 import { createDirectPosts } from './messages/direct-post.ts'
@@ -18,6 +19,7 @@ function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
     chats: createChatsRepository(db),
     members: createMembersRepository(db),
     messages: createMessagesRepository(db),
+    files: createFileCatalog(db),
     feedback: createFeedbackRepository(db),
     invites: createInvitesRepository(db),
     profiles: createProfilesRepository(db),

@@ -20,10 +20,12 @@ import { createProjectDomains } from './domains/domains.repository.ts'
 import { createEventCursors } from './events/event-cursors.repository.ts'
 import { createEventHub } from './events/event-hub.ts'
 import eventsPlugin from './events/events.plugin.ts'
+import downloadsPlugin from './files/downloads.plugin.ts'
+import { createFileCatalogClient } from './files/file-catalog-client.ts'
 import filesPlugin from './files/files.plugin.ts'
 import { createLocalFileStorage } from './files/local-storage.ts'
 import { createS3FileStorage } from './files/s3-storage.ts'
-import { sweepExpiredUploads } from './files/upload-sweep.ts'
+import { type FileSweepReport, sweepFiles } from './files/upload-sweep.ts'
 import { createUploads } from './files/uploads.repository.ts'
 import internalPlugin from './internal/internal.plugin.ts'
 import notificationsPlugin from './notifications/notifications.plugin.ts'
@@ -53,6 +55,8 @@ export interface GatewayOptions {
 
 export interface Gateway extends Service {
   store: GatewayStore
+  /** Runs the file service's clean-up now, as the periodic sweep does (upload-sweep.ts). */
+  sweepFiles(): Promise<FileSweepReport>
 }
 
 /** Builds the gateway with every capability registered and its database migrated; the caller listens. */
@@ -195,24 +199,33 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     app.addHook('preClose', () => webhooks.close())
   }
 
-  // Resumable uploads (tus) onto local disk or an S3-compatible store; docs/files.md.
+  // Resumable uploads (tus) and downloads, onto local disk or an S3-compatible store; the chat
+  // module's catalogue says who may read a file (docs/files.md).
   const uploads = createUploads(store.db, store.dialect, store.nextTick, store.now)
   const fileStorage =
     config.FileStorage === 's3'
       ? createS3FileStorage(config.Files.S3)
       : createLocalFileStorage(config.LocalFileStoragePath)
+  const catalogUrl = config.Modules[config.Files.CatalogModule]
+  const catalog = catalogUrl
+    ? createFileCatalogClient({ baseUrl: catalogUrl, serviceSecret: config.ServiceSecret })
+    : undefined
   app.register(filesPlugin, {
     prefix: '/auth/v1',
     uploads,
     storage: fileStorage,
     settings: config.Files,
+    serviceSecret: config.ServiceSecret,
+    catalog,
     now: store.now,
   })
+  app.register(downloadsPlugin, { prefix: '/auth', uploads, storage: fileStorage, catalog })
+  const files = { uploads, storage: fileStorage, catalog, now: store.now }
 
   const sweep = setInterval(() => {
     store.sessions.sweep().catch((error) => app.log.error({ err: error }, 'session sweep failed'))
     challenges.sweep().catch((error) => app.log.error({ err: error }, 'sign-in challenge sweep failed'))
-    sweepExpiredUploads(uploads, fileStorage).catch((error) => app.log.error({ err: error }, 'upload sweep failed'))
+    sweepFiles(files).catch((error) => app.log.error({ err: error }, 'file sweep failed'))
   }, config.Sessions.SweepSeconds * 1000)
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
@@ -243,5 +256,5 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     })
   })
 
-  return Object.assign(app, { store }) as Gateway
+  return Object.assign(app, { store, sweepFiles: () => sweepFiles(files) }) as Gateway
 }

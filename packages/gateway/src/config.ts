@@ -127,6 +127,12 @@ export const gatewaySettings = Type.Object(
     }),
     Files: Type.Object(
       {
+        CatalogModule: Type.String({
+          default: 'chat',
+          pattern: '^[a-z][a-z0-9-]*$',
+          description:
+            'The module (a name in `Modules`) that holds file metadata on its messages and answers who may download a file.',
+        }),
         MaxFileSize: Type.Integer({
           default: 1024 * 1024 * 1024,
           minimum: 1,
@@ -156,7 +162,7 @@ export const gatewaySettings = Type.Object(
           default: 86_400,
           minimum: 60,
           description:
-            'An unfinished upload expires this long after its creation or last accepted chunk; the session sweep then removes it.',
+            'An unfinished upload expires this long after its creation or last accepted chunk, and a finished one that no message names this long after its last chunk; the session sweep then removes it.',
         }),
         RequireChecksum: Type.Boolean({
           default: false,

@@ -130,6 +130,17 @@ export const errorCodes = {
     status: 423,
     meaning: 'Another request is writing to this upload; retry shortly.',
   },
+  FileNotFound: {
+    code: 2120,
+    status: 404,
+    meaning: 'No such file, or the caller may not read it (not a member, deleted, another chat).',
+  },
+  FileAttached: {
+    code: 2121,
+    status: 409,
+    meaning: 'The upload is attached to a message; delete the message to remove it.',
+  },
+  RangeNotSatisfiable: { code: 2122, status: 416, meaning: 'The Range lies outside the file.' },
   ChatNotFound: { code: 3000, status: 404, meaning: 'No such chat, or the caller is not a member of it.' },
   MessageNotFound: { code: 3001, status: 404, meaning: 'No such message in a chat the caller belongs to.' },
   NotChatAdmin: { code: 3002, status: 403, meaning: 'Only the chat owner or an admin may do this.' },
@@ -150,6 +161,11 @@ export const errorCodes = {
   },
   DeliveryFailed: { code: 3010, status: 502, meaning: 'The delivery provider refused or did not answer.' },
   MessageDeleted: { code: 3011, status: 409, meaning: 'The message is deleted.' },
+  FileTokenInvalid: {
+    code: 3012,
+    status: 400,
+    meaning: 'The file token is damaged or expired; HEAD the finished upload for a fresh one, or upload again.',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

@@ -39,6 +39,13 @@ export {
   type WebhookEvent,
   type WebhookPayload,
 } from './events.ts'
+export {
+  FILE_TOKEN_HEADER,
+  type FileClaim,
+  type FileTokenProblem,
+  signFileToken,
+  verifyFileToken,
+} from './file-token.ts'
 export * from './flags.ts'
 export {
   type Hop,

@@ -36,6 +36,12 @@ export interface ChatMembersTable {
   timetick_update: number
 }
 
+/** A file whose last message may be gone: the gateway removes its bytes unless a message still names it. */
+export interface FileReleasesTable {
+  timetick: number
+  file_id: number
+}
+
 /** A message row: text, file, reaction, widget, call (spec: "Chat message record (chat_mess)"). */
 export interface ChatMessTable {
   timetick: number
@@ -43,8 +49,12 @@ export interface ChatMessTable {
   chat_id: number
   owner: number
   content: string
+  /** The gateway's id of the attached file (its upload), 0 for none; forwards share it. */
+  file_id: number
   file_name: string
   file_size: number
+  /** Content type the uploader declared, '' when none. */
+  file_type: string
   /** ChatMessFlags. */
   flags: number
   linked_message_id: number
@@ -123,4 +133,5 @@ export interface ChatDatabase {
   invites: InvitesTable
   guests: GuestsTable
   chat_profiles: ChatProfilesTable
+  file_releases: FileReleasesTable
 }

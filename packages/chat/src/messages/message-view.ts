@@ -13,13 +13,27 @@ export const ReplyPreview = Type.Object({
   deleted: Type.Boolean(),
 })
 
+/** A message's attachment: its id in /auth/v1/file/{id}, and what its uploader declared. */
+export const FileView = Type.Object({
+  id: Type.String({ description: 'File id: GET /auth/v1/file/{id} downloads it.' }),
+  name: Type.String(),
+  size: Type.Integer({ description: 'Bytes.' }),
+  type: Type.String({ description: "Content type the uploader declared; '' when unknown." }),
+})
+
+/** The attachment of a row, or null: a deleted message shows none. */
+function fileOf(row: MessageRow) {
+  if (!hasFlag(row.flags, ChatMessFlags.File) || hasFlag(row.flags, ChatMessFlags.Deleted)) return null
+  return { id: String(row.file_id), name: row.file_name, size: row.file_size, type: row.file_type }
+}
+
 export const MessageView = Type.Object({
   id: Type.String(),
   chat_id: Type.String(),
   owner: Type.String(),
   content: Type.String(),
   flags: Type.Integer(),
-  file: Type.Union([Type.Object({ name: Type.String(), size: Type.Integer() }), Type.Null()]),
+  file: Type.Union([FileView, Type.Null()]),
   link_kind: Type.Union([Type.Literal('none'), Type.Literal('reply'), Type.Literal('reaction')]),
   linked_message_id: Type.String(),
   reply_to: Type.Union([ReplyPreview, Type.Null()]),
@@ -57,7 +71,7 @@ export function toMessageView(row: MessageRow, { reactions = [], replyTo }: Mess
     owner: String(row.owner),
     content: deleted ? '' : row.content,
     flags: row.flags,
-    file: hasFlag(row.flags, ChatMessFlags.File) ? { name: row.file_name, size: row.file_size } : null,
+    file: fileOf(row),
     link_kind: LINK_KINDS[row.link_kind as keyof typeof LINK_KINDS] ?? 'none',
     linked_message_id: String(row.linked_message_id),
     reply_to: replyTo ? toReplyPreview(replyTo) : null,
@@ -75,6 +89,7 @@ export function toMessageView(row: MessageRow, { reactions = [], replyTo }: Mess
 
 /** The event data of a message (spec: "Chat event data"): ids as strings. */
 export function toMessageEventData(row: MessageRow) {
+  const file = fileOf(row)
   return {
     message_id: String(row.timetick),
     chat_id: String(row.chat_id),
@@ -83,7 +98,7 @@ export function toMessageEventData(row: MessageRow) {
     flags: row.flags,
     link_kind: LINK_KINDS[row.link_kind as keyof typeof LINK_KINDS] ?? 'none',
     linked_message_id: String(row.linked_message_id),
-    ...(hasFlag(row.flags, ChatMessFlags.File) ? { file: { name: row.file_name, size: row.file_size } } : {}),
+    ...(file ? { file } : {}),
     time: new Date(timetickTime(row.timetick)).toISOString(),
   }
 }

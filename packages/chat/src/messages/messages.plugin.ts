@@ -3,6 +3,7 @@ import { ApiError, ChatMessFlags, hasFlag, LinkKind } from '@atrium/platform'
 import { requireCanPost, requireMember, requireUser } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
 import type { Store } from '../store.ts'
+import { attachmentOf } from './attachments.ts'
 import { newMessage, postMessage, requireMessage, toMessageViews } from './message-rows.ts'
 import { toMessageEventData, toMessageView } from './message-view.ts'
 import type { MessageRow } from './messages.repository.ts'
@@ -19,15 +20,25 @@ import { toggleReaction } from './reactions.ts'
 export interface MessagesPluginOptions {
   store: Store
   resolveCaller: CallerResolver
+  /** ServiceSecret: verifies the gateway's file tokens. */
+  serviceSecret: string
 }
 
 /** send_message, get_chat_messages, edit_message, forward_message, get_chat_files. */
-export default async function messagesPlugin(app: Service, { store, resolveCaller }: MessagesPluginOptions) {
+export default async function messagesPlugin(
+  app: Service,
+  { store, resolveCaller, serviceSecret }: MessagesPluginOptions,
+) {
   app.post('/send_message', { schema: sendMessage }, async (request) => {
     const caller = await resolveCaller(request)
-    const { chat_id, content, reply_to, reaction_to, widget } = request.body
+    const { chat_id, content, reply_to, reaction_to, widget, file } = request.body
     if (reply_to && reaction_to) throw new ApiError('InvalidRequest', 'give reply_to or reaction_to, not both')
-    if (!widget && content.trim() === '') throw new ApiError('InvalidRequest', 'content is empty')
+    if (file !== undefined && (widget || reaction_to)) {
+      throw new ApiError('InvalidRequest', 'a file is sent as a message or a reply, not with a widget or reaction')
+    }
+    if (!widget && file === undefined && content.trim() === '') {
+      throw new ApiError('InvalidRequest', 'content is empty')
+    }
     if (reaction_to) {
       const { message } = await toggleReaction(
         store,
@@ -40,12 +51,15 @@ export default async function messagesPlugin(app: Service, { store, resolveCalle
       return message
     }
     const chatId = Number(chat_id)
-    const fields = { content: widget ? JSON.stringify(widget) : content, flags: widget ? ChatMessFlags.Widget : 0 }
+    const fields: Partial<MessageRow> = file
+      ? { content, ...attachmentOf(serviceSecret, file, caller) }
+      : { content: widget ? JSON.stringify(widget) : content, flags: widget ? ChatMessFlags.Widget : 0 }
     // A widget is stored as its JSON in content, so the content cap holds for that text too.
-    if (fields.content.length > MAX_CONTENT) {
+    if (fields.content!.length > MAX_CONTENT) {
       throw new ApiError('InvalidRequest', `body/widget is longer than ${MAX_CONTENT} characters as JSON`)
     }
-    if (!reply_to && store.postDirect) {
+    // The shared PostgreSQL statement (direct-post.ts) writes text rows only.
+    if (!reply_to && !file && store.postDirect) {
       const row = newMessage(store, chatId, caller.member, fields)
       if (await store.postDirect(row)) return toMessageView(row)
     }
@@ -137,8 +151,10 @@ export default async function messagesPlugin(app: Service, { store, resolveCalle
       requireCanPost(target)
       const row = newMessage(store, target.chat.timetick, caller.member, {
         content: message.content,
+        file_id: message.file_id,
         file_name: message.file_name,
         file_size: message.file_size,
+        file_type: message.file_type,
         // A forward is a new message: it is neither pinned nor deleted, whatever the original is.
         flags: message.flags & ~(ChatMessFlags.Pin | ChatMessFlags.Deleted),
         // Links point into the source chat, so a forwarded reply or reaction arrives as a plain message.

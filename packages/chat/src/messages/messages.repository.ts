@@ -1,5 +1,5 @@
 import { ChatMessFlags, LinkKind } from '@atrium/platform'
-import { type Kysely, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
+import { type Kysely, type RawBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import type { ChatDatabase, ChatMessTable } from '../db/schema.ts'
 import { isLiveReaction, isVisible } from '../db/visibility.ts'
 
@@ -31,6 +31,16 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
 
   const isMember = (chatId: number, member: number) =>
     sql<boolean>`exists (select 1 from chat_members where chat_members.chat_id = ${chatId} and chat_members.member = ${member})`
+
+  /**
+   * Queues the files of the messages about to be deleted (file-releases.ts): one row per message,
+   * keyed by its id, so that releases never collide; the gateway removes the bytes of a file only
+   * once no message names it any more.
+   */
+  async function releaseFiles(where: RawBuilder<boolean>): Promise<void> {
+    await sql`INSERT INTO file_releases (timetick, file_id)
+      SELECT timetick, file_id FROM chat_mess WHERE ${where} AND file_id <> 0`.execute(db)
+  }
 
   function pageQuery(chatId: number, member: number, { before, after, limit }: PageOptions) {
     const query = visibleIn(chatId).where(isMember(chatId, member))
@@ -177,17 +187,20 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
       await db.updateTable('chat_mess').set(changes).where('timetick', '=', messageId).execute()
     },
 
-    /** Deletes a message row and the reaction rows aggregated under it. */
+    /** Deletes a message row and the reaction rows aggregated under it; its file is released. */
     async delete(messageId: number): Promise<void> {
       await db
         .deleteFrom('chat_mess')
         .where('linked_message_id', '=', messageId)
         .where('link_kind', '=', LinkKind.Reaction)
         .execute()
+      await releaseFiles(sql`timetick = ${messageId}`)
       await db.deleteFrom('chat_mess').where('timetick', '=', messageId).execute()
     },
 
+    /** Deletes every message of a chat; their files are released. */
     async deleteChat(chatId: number): Promise<void> {
+      await releaseFiles(sql`chat_id = ${chatId}`)
       await db.deleteFrom('chat_mess').where('chat_id', '=', chatId).execute()
     },
   }

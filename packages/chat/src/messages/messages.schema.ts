@@ -15,7 +15,17 @@ export const sendMessage = {
   body: Type.Object(
     {
       chat_id: Id,
-      content: Type.String({ maxLength: MAX_CONTENT, description: 'Markdown text; for a reaction, the emoji.' }),
+      content: Type.String({
+        maxLength: MAX_CONTENT,
+        description: "Markdown text; for a reaction, the emoji; with a file, its caption (may be '').",
+      }),
+      file: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 8192,
+          description: 'The X-File-Token of a finished upload of the sender (docs/files.md): attaches that file.',
+        }),
+      ),
       reply_to: Type.Optional(Id),
       reaction_to: Type.Optional(Id),
       widget: Type.Optional(

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { ChatMessFlags, createDatabase, type DatabaseDialect, LinkKind, migrateToLatest } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, openTestDatabase } from '@atrium/platform/testing'
+import type { Kysely } from 'kysely'
 import { type ChatClient, createGroup, startChatOn } from '../../test/support.ts'
 import { chatMigrations } from '../db/migrations/index.ts'
-import type { ChatDatabase } from '../db/schema.ts'
+import type { ChatDatabase, ChatMessTable } from '../db/schema.ts'
 
 const PARALLEL = 12
 
@@ -143,7 +144,9 @@ forEachDialect(
       forwarded_from: 0,
       edited: 0,
     })
-    await database.db
+    // Rows as the table was at 0008, before attachments had their columns (0010).
+    const before0010 = database.db as unknown as Kysely<{ chat_mess: Omit<ChatMessTable, 'file_id' | 'file_type'> }>
+    await before0010
       .insertInto('chat_mess')
       .values([
         reaction(101, 2, '👍', ChatMessFlags.Deleted),
@@ -164,13 +167,13 @@ forEachDialect(
     await assert.rejects(
       database.db
         .insertInto('chat_mess')
-        .values(reaction(108, 3, '👍'))
+        .values({ ...reaction(108, 3, '👍'), file_id: 0, file_type: '' })
         .execute(),
       'a second live reaction is refused by the database',
     )
     await database.db
       .insertInto('chat_mess')
-      .values(reaction(109, 3, '👍', ChatMessFlags.Deleted))
+      .values({ ...reaction(109, 3, '👍', ChatMessFlags.Deleted), file_id: 0, file_type: '' })
       .execute()
   },
 )

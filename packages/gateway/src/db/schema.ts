@@ -235,9 +235,12 @@ export interface UploadsTable {
   content_type: string
   /** Where the storage keeps the bytes. */
   storage_key: string
-  /** `uploading` until the last byte is verified, then `finished`; only finished uploads are files. */
+  /**
+   * `uploading` until the last byte is verified, then `finished` (a file, not yet known to be on a
+   * message), then `attached` once the chat module named it on a message.
+   */
   state: string
-  /** An unfinished upload is swept from this time (epoch ms); 0 for finished ones. */
+  /** Epoch ms: an unfinished upload is swept from then, a finished one unless attached; 0 when attached. */
   expires: number
   created: number
   updated: number

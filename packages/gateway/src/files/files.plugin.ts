@@ -1,8 +1,9 @@
-import { ApiError } from '@atrium/platform'
+import { ApiError, FILE_TOKEN_HEADER, signFileToken } from '@atrium/platform'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type Caller, isAuthenticated } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import { readChunkBody } from './chunk-body.ts'
+import type { FileCatalogClient } from './file-catalog-client.ts'
 import type { FileStorage } from './file-storage.ts'
 import {
   CHECKSUM_ALGORITHM,
@@ -22,6 +23,10 @@ export interface FilesPluginOptions {
   uploads: Uploads
   storage: FileStorage
   settings: GatewayConfig['Files']
+  /** ServiceSecret: signs the file token of a finished upload for the chat module. */
+  serviceSecret: string
+  /** The chat module's file catalogue; undefined when no module holds file metadata. */
+  catalog: FileCatalogClient | undefined
   now: () => number
 }
 
@@ -49,7 +54,7 @@ function uploadIdOf(request: FastifyRequest): number {
  */
 export default async function filesPlugin(
   app: FastifyInstance,
-  { uploads, storage, settings, now }: FilesPluginOptions,
+  { uploads, storage, settings, serviceSecret, catalog, now }: FilesPluginOptions,
 ) {
   // PATCH bodies stream to the storage as they arrive; the chunk limit is enforced while reading.
   app.removeAllContentTypeParsers()
@@ -76,9 +81,24 @@ export default async function filesPlugin(
     return upload
   }
 
+  /**
+   * The offset and, while unfinished, the expiry; a finished upload that is not attached yet also
+   * gets its file token, with which send_message attaches it until the upload's expiry.
+   */
   function describe(reply: FastifyReply, upload: Upload) {
     reply.header('upload-offset', String(upload.upload_offset))
     if (upload.state === UploadState.Uploading) reply.header('upload-expires', expiresHeader(upload.expires))
+    if (upload.state === UploadState.Finished && upload.expires > now()) {
+      const claim = {
+        id: upload.id,
+        owner: upload.crm_id,
+        name: upload.file_name,
+        size: upload.upload_length,
+        type: upload.content_type,
+        expires: upload.expires,
+      }
+      reply.header(FILE_TOKEN_HEADER, signFileToken(serviceSecret, claim))
+    }
   }
 
   const hidden = { schema: { hide: true }, config: { envelope: false } }
@@ -118,7 +138,7 @@ export default async function filesPlugin(
       // An empty file is complete as soon as it exists.
       if (length === 0) {
         await storage.finish(upload.storage_key, 0)
-        await uploads.advance(upload, 0, 0, 0)
+        await uploads.advance(upload, 0, 0, upload.expires)
         upload.state = UploadState.Finished
       }
     } catch (error) {
@@ -194,10 +214,18 @@ export default async function filesPlugin(
     }
   })
 
+  // Termination ends an upload, or a finished file no message names yet (the composer's remove).
   app.delete('/uploads/:id', hidden, async function terminateUpload(request, reply) {
     const upload = await uploads.findOwn(uploadIdOf(request), request.caller.crmId)
     if (!upload) throw new ApiError('UploadNotFound')
     if (writing.has(upload.id)) throw new ApiError('UploadLocked')
+    if (upload.state === UploadState.Finished && catalog && (await catalog.referenced([upload.id])).size > 0) {
+      await uploads.markAttached([upload.id])
+      upload.state = UploadState.Attached
+    }
+    if (upload.state === UploadState.Attached) {
+      throw new ApiError('FileAttached', 'this file is on a message; delete the message to remove it')
+    }
     await storage.remove(upload.storage_key)
     await uploads.remove(upload.id)
     return reply.code(204).send()

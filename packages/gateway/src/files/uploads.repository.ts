@@ -5,8 +5,16 @@ import type { GatewayDatabase, UploadsTable } from '../db/schema.ts'
 
 export type Upload = UploadsTable
 
-/** Upload states: bytes still arriving, or all of them verified (only then is it a file). */
-export const UploadState = { Uploading: 'uploading', Finished: 'finished' } as const
+/**
+ * Upload states: bytes still arriving; all of them verified (only then is it a file), waiting to
+ * be attached until `expires`; attached, as the chat module confirmed, so kept until released.
+ */
+export const UploadState = { Uploading: 'uploading', Finished: 'finished', Attached: 'attached' } as const
+
+/** A finished upload is a file, attached or not. */
+export function isFile(upload: Upload): boolean {
+  return upload.state === UploadState.Finished || upload.state === UploadState.Attached
+}
 
 export interface NewUpload {
   crmId: number
@@ -75,7 +83,8 @@ export function createUploads(
 
     /**
      * Moves the offset from `from` to `to` (finishing the upload when `to` is its length) and sets
-     * the new expiry; false when the row is no longer at `from` or no longer uploading.
+     * the new expiry (for a finished upload: the time by which it must be attached); false when the
+     * row is no longer at `from` or no longer uploading.
      */
     async advance(upload: Upload, from: number, to: number, expires: number): Promise<boolean> {
       const finished = to === upload.upload_length
@@ -84,7 +93,7 @@ export function createUploads(
         .set({
           upload_offset: to,
           state: finished ? UploadState.Finished : UploadState.Uploading,
-          expires: finished ? 0 : expires,
+          expires,
           updated: now(),
         })
         .where('id', '=', upload.id)
@@ -92,6 +101,46 @@ export function createUploads(
         .where('state', '=', UploadState.Uploading)
         .executeTakeFirst()
       return result.numUpdatedRows === 1n
+    },
+
+    /** A finished upload by id, whoever uploaded it; undefined when there is none. */
+    async findFile(id: number): Promise<Upload | undefined> {
+      const upload = await db.selectFrom('uploads').selectAll().where('id', '=', id).executeTakeFirst()
+      return upload && isFile(upload) ? upload : undefined
+    },
+
+    /** Marks finished uploads as attached: the chat module named them on a message. */
+    async markAttached(ids: number[]): Promise<void> {
+      if (ids.length === 0) return
+      await db
+        .updateTable('uploads')
+        .set({ state: UploadState.Attached, expires: 0, updated: now() })
+        .where('id', 'in', ids)
+        .where('state', '=', UploadState.Finished)
+        .execute()
+    },
+
+    /** Finished, unattached uploads whose time to be attached ended before `before`, oldest first. */
+    async listUnclaimed(before: number, limit: number): Promise<Upload[]> {
+      return db
+        .selectFrom('uploads')
+        .selectAll()
+        .where('state', '=', UploadState.Finished)
+        .where('expires', '<=', before)
+        .orderBy('expires')
+        .limit(limit)
+        .execute()
+    },
+
+    /** Finished uploads among `ids`, attached or not. */
+    async listFiles(ids: number[]): Promise<Upload[]> {
+      if (ids.length === 0) return []
+      return db
+        .selectFrom('uploads')
+        .selectAll()
+        .where('id', 'in', ids)
+        .where('state', 'in', [UploadState.Finished, UploadState.Attached])
+        .execute()
     },
 
     /** Deletes the upload's row. */

@@ -8,6 +8,7 @@ import * as flagStatistics from './0006-flag-statistics.ts'
 import * as postSequencedEvents from './0007-post-sequenced-events.ts'
 import * as searchIndexMerging from './0008-search-index-merging.ts'
 import * as oneReaction from './0009-one-reaction.ts'
+import * as fileAttachments from './0010-file-attachments.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -20,4 +21,5 @@ export const chatMigrations: Migrations = {
   '0007-post-sequenced-events': postSequencedEvents,
   '0008-search-index-merging': searchIndexMerging,
   '0009-one-reaction': oneReaction,
+  '0010-file-attachments': fileAttachments,
 }
