@@ -3,8 +3,8 @@ import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
 import { json } from '@atrium/platform/testing'
 import { startChat } from '../../chat/test/support.ts'
-import { SERVICE_SECRET, type StartOptions, signedInUser } from './support.ts'
-import { checksumOf, createUpload, startUploadGateway, tusHeaders } from './uploads.ts'
+import { SERVICE_SECRET, signedInUser } from './support.ts'
+import { checksumOf, createUpload, startUploadGateway, tusHeaders, type UploadGatewayOptions } from './uploads.ts'
 
 /** A user of the system as the tests drive it: their CRM id and browser-like headers. */
 export interface FileUser {
@@ -13,11 +13,11 @@ export interface FileUser {
 }
 
 /**
- * The gateway with uploads in a directory of the test's own, the real chat module behind /msg/
+ * The gateway with uploads in a directory of the test's own (or on S3, `backend`), the real chat module behind /msg/
  * (hard deletes on), and two signed-in users. Guests reach /msg/ without a session, as in the
  * shipped configuration.
  */
-export async function startFileService(t: TestContext, dialect: DatabaseDialect, options: StartOptions = {}) {
+export async function startFileService(t: TestContext, dialect: DatabaseDialect, options: UploadGatewayOptions = {}) {
   const chat = await startChat(t, dialect, {
     ServiceSecret: SERVICE_SECRET,
     HardDelete: { Messages: true, Chats: true },

@@ -2,59 +2,62 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { forEachDialect, json } from '@atrium/platform/testing'
 import { startFileService } from '../../test/files.ts'
-import { testBytes } from '../../test/uploads.ts'
+import { forEachStorage, testBytes } from '../../test/uploads.ts'
 import { contentDisposition, readRange } from './download-headers.ts'
 
-forEachDialect('a download serves exact bytes with safe headers, ETag revalidation and ranges', async (t, dialect) => {
-  const files = await startFileService(t, dialect)
-  const { alice, bob } = files
-  const chatId = await files.group(alice, [bob])
-  const bytes = testBytes(1000, 3)
-  const name = 'Résumé "final"\\v2.png'
-  const message = await files.sendFile(alice, chatId, bytes, name, 'image/png')
-  const path = `/auth/v1/file/${message.file.id}`
+forEachStorage(
+  'a download serves exact bytes with safe headers, ETag revalidation and ranges',
+  async (t, dialect, backend) => {
+    const files = await startFileService(t, dialect, { backend })
+    const { alice, bob } = files
+    const chatId = await files.group(alice, [bob])
+    const bytes = testBytes(1000, 3)
+    const name = 'Résumé "final"\\v2.png'
+    const message = await files.sendFile(alice, chatId, bytes, name, 'image/png')
+    const path = `/auth/v1/file/${message.file.id}`
 
-  const whole = await files.download(path, bob)
-  assert.equal(whole.status, 200)
-  assert.deepEqual(Buffer.from(await whole.arrayBuffer()), bytes)
-  assert.equal(whole.headers.get('content-type'), 'image/png')
-  assert.equal(whole.headers.get('content-length'), '1000')
-  assert.equal(
-    whole.headers.get('content-disposition'),
-    `inline; filename="R_sum_ _final__v2.png"; filename*=UTF-8''R%C3%A9sum%C3%A9%20%22final%22_v2.png`,
-  )
-  assert.equal(whole.headers.get('x-content-type-options'), 'nosniff')
-  assert.equal(whole.headers.get('content-security-policy'), "default-src 'none'; sandbox")
-  assert.equal(whole.headers.get('accept-ranges'), 'bytes')
-  const etag = whole.headers.get('etag')!
-  assert.match(etag, /^"[0-9a-z]+-[0-9a-z]+"$/)
+    const whole = await files.download(path, bob)
+    assert.equal(whole.status, 200)
+    assert.deepEqual(Buffer.from(await whole.arrayBuffer()), bytes)
+    assert.equal(whole.headers.get('content-type'), 'image/png')
+    assert.equal(whole.headers.get('content-length'), '1000')
+    assert.equal(
+      whole.headers.get('content-disposition'),
+      `inline; filename="R_sum_ _final__v2.png"; filename*=UTF-8''R%C3%A9sum%C3%A9%20%22final%22_v2.png`,
+    )
+    assert.equal(whole.headers.get('x-content-type-options'), 'nosniff')
+    assert.equal(whole.headers.get('content-security-policy'), "default-src 'none'; sandbox")
+    assert.equal(whole.headers.get('accept-ranges'), 'bytes')
+    const etag = whole.headers.get('etag')!
+    assert.match(etag, /^"[0-9a-z]+-[0-9a-z]+"$/)
 
-  const notModified = await files.download(path, bob, { 'If-None-Match': etag })
-  assert.equal(notModified.status, 304)
-  assert.equal((await notModified.arrayBuffer()).byteLength, 0)
+    const notModified = await files.download(path, bob, { 'If-None-Match': etag })
+    assert.equal(notModified.status, 304)
+    assert.equal((await notModified.arrayBuffer()).byteLength, 0)
 
-  const part = await files.download(path, bob, { Range: 'bytes=100-199' })
-  assert.equal(part.status, 206)
-  assert.equal(part.headers.get('content-range'), 'bytes 100-199/1000')
-  assert.deepEqual(Buffer.from(await part.arrayBuffer()), bytes.subarray(100, 200))
-  const tail = await files.download(path, bob, { Range: 'bytes=-10' })
-  assert.deepEqual(Buffer.from(await tail.arrayBuffer()), bytes.subarray(990))
-  const stale = await files.download(path, bob, { Range: 'bytes=0-9', 'If-Range': '"other"' })
-  assert.equal(stale.status, 200, 'If-Range with another tag gets the whole file')
-  assert.equal((await stale.arrayBuffer()).byteLength, 1000)
-  const beyond = await files.download(path, bob, { Range: 'bytes=1000-' })
-  assert.equal(beyond.status, 416)
-  assert.equal(beyond.headers.get('content-range'), 'bytes */1000')
-  assert.equal((await json(beyond)).error.code, 2122)
+    const part = await files.download(path, bob, { Range: 'bytes=100-199' })
+    assert.equal(part.status, 206)
+    assert.equal(part.headers.get('content-range'), 'bytes 100-199/1000')
+    assert.deepEqual(Buffer.from(await part.arrayBuffer()), bytes.subarray(100, 200))
+    const tail = await files.download(path, bob, { Range: 'bytes=-10' })
+    assert.deepEqual(Buffer.from(await tail.arrayBuffer()), bytes.subarray(990))
+    const stale = await files.download(path, bob, { Range: 'bytes=0-9', 'If-Range': '"other"' })
+    assert.equal(stale.status, 200, 'If-Range with another tag gets the whole file')
+    assert.equal((await stale.arrayBuffer()).byteLength, 1000)
+    const beyond = await files.download(path, bob, { Range: 'bytes=1000-' })
+    assert.equal(beyond.status, 416)
+    assert.equal(beyond.headers.get('content-range'), 'bytes */1000')
+    assert.equal((await json(beyond)).error.code, 2122)
 
-  const head = await fetch(`${files.url}${path}`, { method: 'HEAD', headers: { Cookie: bob.headers.Cookie! } })
-  assert.equal(head.status, 200)
-  assert.equal(head.headers.get('content-length'), '1000')
+    const head = await fetch(`${files.url}${path}`, { method: 'HEAD', headers: { Cookie: bob.headers.Cookie! } })
+    assert.equal(head.status, 200)
+    assert.equal(head.headers.get('content-length'), '1000')
 
-  const forced = await files.download(`${path}?download=1`, bob)
-  assert.match(forced.headers.get('content-disposition')!, /^attachment; /)
-  await forced.arrayBuffer()
-})
+    const forced = await files.download(`${path}?download=1`, bob)
+    assert.match(forced.headers.get('content-disposition')!, /^attachment; /)
+    await forced.arrayBuffer()
+  },
+)
 
 forEachDialect('active and unknown types are never shown inline', async (t, dialect) => {
   const files = await startFileService(t, dialect)
