@@ -13,7 +13,7 @@ function statusText(item: Attachment): string {
   if (item.status === 'done') return `${formatSize(item.size)} · ready to send`
   if (item.status === 'uploading')
     return `${formatProgress(item.sent, item.size)} · ${percentOf(item.sent, item.size)}%`
-  return item.error
+  return item.sent > 0 ? `${item.error} ${formatProgress(item.sent, item.size)} sent.` : item.error
 }
 
 /**
@@ -41,7 +41,7 @@ export function AttachmentTray({ items, onCancel, onResume }: AttachmentTrayProp
               aria-label={`Upload of ${item.name}`}
             />
             <span
-              class={stopped ? 'attachment-status form-error' : 'attachment-status'}
+              class={stopped ? 'attachment-status stopped' : 'attachment-status'}
               role={stopped ? 'alert' : undefined}
             >
               {statusText(item)}

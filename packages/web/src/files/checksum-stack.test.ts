@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import { DefaultHttpStack, type HttpRequest, type HttpStack, Upload } from 'tus-js-client'
-import { startUploadGateway, storedBytes, tusHeaders } from '../../../gateway/test/uploads.ts'
+import { signedInUser, startGateway } from '../../../gateway/test/support.ts'
 import { checksummingStack } from './checksum-stack.ts'
 import { uploadChecksum } from './crc32.ts'
 
@@ -14,12 +17,19 @@ function recordingStack(sent: { headers: Record<string, string>; body: unknown }
       return {
         getMethod: () => method,
         getURL: () => url,
-        setHeader: (name, value) => void (headers[name] = value),
+        setHeader(name, value) {
+          headers[name] = value
+        },
         getHeader: (name) => headers[name],
         setProgressHandler() {},
         async send(body) {
           sent.push({ headers: { ...headers }, body })
-          return { getStatus: () => 204, getHeader: () => undefined, getBody: () => '', getUnderlyingObject: () => null }
+          return {
+            getStatus: () => 204,
+            getHeader: () => undefined,
+            getBody: () => '',
+            getUnderlyingObject: () => null,
+          }
         },
         abort: async () => {},
         getUnderlyingObject: () => null,
@@ -51,22 +61,25 @@ test('a request aborted while its chunk is read is never sent', async () => {
 })
 
 test('the gateway accepts every chunk with the checksum the stack sets, when it requires one', async (t) => {
-  const { uploads, user, directory } = await startUploadGateway(t, 'sqlite', {
-    settings: { Files: { RequireChecksum: true } },
+  const directory = await mkdtemp(join(tmpdir(), 'atrium-web-uploads-'))
+  t.after(() => rm(directory, { recursive: true, force: true }))
+  const gateway = await startGateway(t, 'sqlite', {
+    settings: { LocalFileStoragePath: directory, Files: { RequireChecksum: true } },
   })
+  const { 'X-CSRF-Token': csrf = '', Cookie: cookie = '' } = (await signedInUser(gateway)).headers
   const data = Buffer.from(Uint8Array.from({ length: 35_000 }, (_, i) => (i * 7919) & 0xff))
-  const { 'Tus-Resumable': _, 'X-CSRF-Token': csrf = '', ...headers } = tusHeaders(user)
   const url = await new Promise<string>((resolve, reject) => {
     const upload = new Upload(data, {
-      endpoint: uploads,
+      endpoint: `${gateway.url}/auth/v1/uploads`,
       chunkSize: 10_000,
       retryDelays: [],
-      headers,
+      headers: { Cookie: cookie },
       httpStack: checksummingStack(new DefaultHttpStack({}), () => ({ 'X-CSRF-Token': csrf })),
       onSuccess: () => resolve(upload.url ?? ''),
       onError: reject,
     })
     upload.start()
   })
-  assert.deepEqual(await storedBytes(directory, url), data)
+  // The local storage names an upload's file by the upload id, the last part of its URL.
+  assert.deepEqual(await readFile(join(directory, url.split('/').at(-1)!)), data)
 })
