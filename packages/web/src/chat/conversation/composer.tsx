@@ -4,6 +4,7 @@ import type { Attachment } from '../../files/attachment-state.ts'
 import { AttachmentTray } from '../../files/attachment-tray.tsx'
 import type { AttachmentsControl } from '../../files/use-attachments.ts'
 import { PlainText } from '../message/markdown-content.tsx'
+import { previewText } from '../message/names.ts'
 
 /** What the composer's text is for besides a new message: a reply to a message, or an edit of one's own. */
 export type ComposerContext =
@@ -140,7 +141,7 @@ export function Composer({ onSend, attachments, context, onCancelContext }: Comp
             <p class="quoted">
               <span class="quoted-label">Replying to {context.sender}</span>
               <span class="quoted-text">
-                <PlainText source={context.message.content} />
+                <PlainText source={previewText(context.message)} />
               </span>
             </p>
           ) : (

@@ -5,7 +5,7 @@ import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import { FileAttachment } from '../../files/file-attachment.tsx'
 import { type MessageActionHandlers, MessageActions } from '../actions/message-actions.tsx'
 import { MarkdownContent, PlainText } from './markdown-content.tsx'
-import { messagePermissions, senderName } from './names.ts'
+import { messagePermissions, previewText, senderName } from './names.ts'
 
 interface MessageItemProps {
   message: MessageView
@@ -42,7 +42,9 @@ export function MessageItem({ message, chat, me, actionsOpen, handlers }: Messag
           onClick={() => handlers.jumpTo(reply.id)}
         >
           <span class="reply-sender">{senderName(reply.owner, chat, me)}</span>
-          <span class="reply-text">{reply.deleted ? 'Message deleted' : <PlainText source={reply.content} />}</span>
+          <span class="reply-text">
+            {reply.deleted ? 'Message deleted' : <PlainText source={previewText(reply)} />}
+          </span>
         </button>
       )}
       <div class="message-meta">
