@@ -84,7 +84,12 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader }
   const actions = useMessageActions({ api, chat, me, dispatch: apply, onError: setError, jumpTo })
   const attachments = useAttachments(uploader)
   const drop = useFileDrop(
-    mayPost(chat) && actions.composerContext?.kind !== 'edit' ? (files) => setError(attachments.add(files)) : undefined,
+    mayPost(chat) && actions.composerContext?.kind !== 'edit'
+      ? (files) => {
+          const note = attachments.add(files)
+          if (note) setError(note)
+        }
+      : undefined,
   )
 
   useEffect(() => {
