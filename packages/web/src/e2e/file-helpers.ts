@@ -42,8 +42,8 @@ export function pngFile(name: string, width = 64, height = 48): TestFile {
   return { name, mimeType: 'image/png', buffer }
 }
 
-/** Attaches files with the composer's 📎 button and its file chooser. */
-export async function attachByButton(page: Page, files: TestFile[]) {
+/** Attaches files (made by the test, or paths on disk) with the composer's 📎 button and its file chooser. */
+export async function attachByButton(page: Page, files: TestFile[] | string[]) {
   const [chooser] = await Promise.all([
     page.waitForEvent('filechooser'),
     page.getByRole('button', { name: 'Attach files' }).click(),

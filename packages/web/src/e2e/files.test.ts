@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import {
@@ -154,6 +157,43 @@ test('files: attach, drop, paste, interrupt and resume, cancel, download, browse
     )
   })
 
+  await t.test('after a reload, attaching the same file again resumes its upload', async () => {
+    // A file on disk, so the browser gives it the same modification time (part of the fingerprint) twice.
+    const file = randomFile('reloaded.bin', 11 * MiB)
+    const directory = await mkdtemp(join(tmpdir(), 'atrium-web-e2e-'))
+    t.after(() => rm(directory, { recursive: true, force: true }))
+    const path = join(directory, file.name)
+    await writeFile(path, file.buffer)
+    let patches = 0
+    let broken: () => void = () => {}
+    const brokenAgain = new Promise<void>((resolve) => {
+      broken = resolve
+    })
+    await alice.page.route('**/auth/v1/uploads/**', (route) => {
+      if (route.request().method() !== 'PATCH' || ++patches === 1) return route.continue()
+      broken()
+      return route.abort('connectionreset')
+    })
+    await attachByButton(alice.page, [path])
+    await brokenAgain
+    await alice.page.unrouteAll()
+    await alice.page.reload()
+
+    const requests: string[] = []
+    alice.page.on('request', (request) => {
+      if (!request.url().includes('/auth/v1/uploads')) return
+      requests.push(`${request.method()} ${request.headers()['upload-offset'] ?? ''}`.trim())
+    })
+    await attachByButton(alice.page, [path])
+    await waitUploaded(alice.page, 1)
+    assert.deepEqual(requests, ['HEAD', `PATCH ${5 * MiB}`, `PATCH ${10 * MiB}`], 'no new upload, no byte twice')
+    await alice.page.getByRole('button', { name: 'Send', exact: true }).click()
+    await bob.page.locator('.file-card', { hasText: 'reloaded.bin' }).waitFor()
+    assert.ok(
+      (await downloadedBytes(bob.page, () => downloadLink(bob.page, 'reloaded.bin').click())).equals(file.buffer),
+    )
+  })
+
   await t.test('Cancel ends the upload on the gateway and removes it from the tray', async () => {
     await alice.page.route('**/auth/v1/uploads/**', (route) =>
       route.request().method() === 'PATCH' ? route.abort('connectionreset') : route.continue(),
@@ -187,7 +227,7 @@ test('files: attach, drop, paste, interrupt and resume, cancel, download, browse
   })
 
   await t.test('the file browser lists the chat’s files newest first and pages back', async () => {
-    // Two files per page, so the chat's six files take three pages.
+    // Two files per page, so the chat's seven files take four pages.
     await alice.page.route('**/msg/v1/get_chat_files?**', (route) =>
       route.continue({
         url: route
@@ -201,11 +241,15 @@ test('files: attach, drop, paste, interrupt and resume, cancel, download, browse
     await alice.page.waitForURL(`**/chat/files/${chatId}`)
     const rows = alice.page.locator('.file-row .file-name')
     await rows.first().waitFor()
-    assert.deepEqual(await rows.allInnerTexts(), ['offline.bin', 'big.bin'])
-    await alice.page.getByRole('button', { name: 'Load older files' }).click()
-    await alice.page.getByRole('button', { name: 'Load older files' }).click()
+    assert.deepEqual(await rows.allInnerTexts(), ['reloaded.bin', 'offline.bin'])
+    for (const _page of [2, 3, 4]) {
+      const more = await rows.count()
+      await alice.page.getByRole('button', { name: 'Load older files' }).click()
+      await alice.page.waitForFunction((n) => document.querySelectorAll('.file-row').length > n, more)
+    }
     await alice.page.locator('.file-row', { hasText: 'report – Q3.bin' }).waitFor()
     assert.deepEqual(await rows.allInnerTexts(), [
+      'reloaded.bin',
       'offline.bin',
       'big.bin',
       'pasted.png',

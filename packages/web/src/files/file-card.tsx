@@ -5,7 +5,7 @@ import { formatSize } from './file-size.ts'
 
 interface FileCardProps {
   file: FileView
-  /** The way to get the file: a download link or button. */
+  /** The way to get the file: a download link or button, shown after the size. */
   children: ComponentChildren
 }
 
@@ -21,9 +21,11 @@ export function FileCard({ file, children }: FileCardProps) {
         <span class="file-name" title={file.name}>
           {file.name}
         </span>
-        <span class="file-size">{formatSize(file.size)}</span>
+        <span class="file-meta-line">
+          <span class="file-size">{formatSize(file.size)}</span>
+          {children}
+        </span>
       </span>
-      {children}
     </div>
   )
 }
