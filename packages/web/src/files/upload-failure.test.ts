@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { uploadFailure } from './upload-failure.ts'
+import { shouldRetryUpload, uploadFailure } from './upload-failure.ts'
 
 const envelope = (code: number, message: string) => JSON.stringify({ error: { code, message }, id: 'req-1' })
 
@@ -43,4 +43,12 @@ test('signed out is said in the words of the client, not resumable', () => {
   const out = uploadFailure(401, envelope(2003, 'session required'))
   assert.equal(out.message, 'You were signed out. Sign in again to upload.')
   assert.equal(out.resumable, false)
+})
+
+test('a broken connection, a lock, a rate limit, a checksum mismatch and server errors are retried, refusals not', () => {
+  for (const status of [0, 409, 423, 429, 460, 500, 502, 503])
+    assert.equal(shouldRetryUpload(status, true), true, `${status}`)
+  for (const status of [400, 401, 403, 404, 410, 413, 415])
+    assert.equal(shouldRetryUpload(status, true), false, `${status}`)
+  assert.equal(shouldRetryUpload(0, false), false, 'offline pauses instead')
 })

@@ -66,3 +66,14 @@ export function uploadFailure(status: number, body: string, online = true): Uplo
 export function uploadProblem(message: string): UploadFailure {
   return { message, resumable: true, offline: false, kind: '' }
 }
+
+/**
+ * Whether tus-js-client should send a failed request again by itself: not while offline (the
+ * upload pauses instead); yes for no answer, a conflict or lock (409, 423), a rate limit (429), a
+ * checksum mismatch (460: the chunk arrived damaged and was dropped, so sending it again is the
+ * cure) and server errors; never for a refusal the same request meets again.
+ */
+export function shouldRetryUpload(status: number, online: boolean): boolean {
+  if (!online) return false
+  return status === 0 || status === 409 || status === 423 || status === 429 || status === 460 || status >= 500
+}

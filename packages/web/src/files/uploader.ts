@@ -1,6 +1,6 @@
 import type { DetailedError, HttpResponse, Upload } from 'tus-js-client'
 import { checksummingStack } from './checksum-stack.ts'
-import { type UploadFailure, uploadFailure, uploadProblem } from './upload-failure.ts'
+import { shouldRetryUpload, type UploadFailure, uploadFailure, uploadProblem } from './upload-failure.ts'
 
 /** The gateway's tus endpoint (docs/files.md). */
 export const UPLOADS_ENDPOINT = '/auth/v1/uploads'
@@ -79,12 +79,7 @@ export function createUploader({
           ['atrium', owner, source.name, source.type, source.size, source.lastModified, endpoint].join('/'),
         removeFingerprintOnSuccess: true,
         httpStack: checksummingStack(new tus.DefaultHttpStack({}), headers),
-        onShouldRetry(error) {
-          const { status } = statusOf(error)
-          if (!navigator.onLine) return false
-          // 460: the chunk arrived damaged and was dropped; sending it again is the cure.
-          return status === 0 || status === 409 || status === 423 || status === 429 || status === 460 || status >= 500
-        },
+        onShouldRetry: (error) => shouldRetryUpload(statusOf(error).status, navigator.onLine),
         onProgress: (sent, total) => events.onProgress(sent, total),
         onSuccess({ lastResponse }) {
           const token = lastResponse.getHeader(FILE_TOKEN)
