@@ -2,11 +2,12 @@ import assert from 'node:assert/strict'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { test } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { DefaultHttpStack, type HttpRequest, type HttpStack, Upload } from 'tus-js-client'
 import { signedInUser, startGateway } from '../../../gateway/test/support.ts'
 import { checksummingStack } from './checksum-stack.ts'
 import { uploadChecksum } from './crc32.ts'
+import { shouldRetryUpload } from './upload-failure.ts'
 
 /** A stack whose requests only record their headers and the body they were sent. */
 function recordingStack(sent: { headers: Record<string, string>; body: unknown }[]): HttpStack {
@@ -60,26 +61,75 @@ test('a request aborted while its chunk is read is never sent', async () => {
   assert.equal(sent.length, 0)
 })
 
-test('the gateway accepts every chunk with the checksum the stack sets, when it requires one', async (t) => {
+/** A gateway keeping uploads in a directory of the test's own, requiring checksums, with a signed-in user. */
+async function startChecksumGateway(t: TestContext) {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-web-uploads-'))
   t.after(() => rm(directory, { recursive: true, force: true }))
   const gateway = await startGateway(t, 'sqlite', {
     settings: { LocalFileStoragePath: directory, Files: { RequireChecksum: true } },
   })
   const { 'X-CSRF-Token': csrf = '', Cookie: cookie = '' } = (await signedInUser(gateway)).headers
-  const data = Buffer.from(Uint8Array.from({ length: 35_000 }, (_, i) => (i * 7919) & 0xff))
-  const url = await new Promise<string>((resolve, reject) => {
+  return {
+    endpoint: `${gateway.url}/auth/v1/uploads`,
+    cookie,
+    headers: () => ({ 'X-CSRF-Token': csrf }),
+    /** The bytes stored for an upload URL (the local storage names a file by the upload id). */
+    stored: (url: string) => readFile(join(directory, url.split('/').at(-1)!)),
+  }
+}
+
+/** Uploads `data` in chunks of 10,000 bytes through `stack`, retrying as the client does. */
+function uploadWith(data: Buffer, endpoint: string, cookie: string, stack: HttpStack): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
     const upload = new Upload(data, {
-      endpoint: `${gateway.url}/auth/v1/uploads`,
+      endpoint,
       chunkSize: 10_000,
-      retryDelays: [],
+      retryDelays: [0, 0],
       headers: { Cookie: cookie },
-      httpStack: checksummingStack(new DefaultHttpStack({}), () => ({ 'X-CSRF-Token': csrf })),
+      httpStack: stack,
+      onShouldRetry: (error) => shouldRetryUpload(error.originalResponse?.getStatus() ?? 0, true),
       onSuccess: () => resolve(upload.url ?? ''),
       onError: reject,
     })
     upload.start()
   })
-  // The local storage names an upload's file by the upload id, the last part of its URL.
-  assert.deepEqual(await readFile(join(directory, url.split('/').at(-1)!)), data)
+}
+
+const testData = () => Buffer.from(Uint8Array.from({ length: 35_000 }, (_, i) => (i * 7919) & 0xff))
+
+test('the gateway accepts every chunk with the checksum the stack sets, when it requires one', async (t) => {
+  const gateway = await startChecksumGateway(t)
+  const data = testData()
+  const url = await uploadWith(
+    data,
+    gateway.endpoint,
+    gateway.cookie,
+    checksummingStack(new DefaultHttpStack({}), gateway.headers),
+  )
+  assert.deepEqual(await gateway.stored(url), data)
+})
+
+test('a chunk damaged on the way is answered 460, sent again, and the file arrives whole', async (t) => {
+  const gateway = await startChecksumGateway(t)
+  const data = testData()
+  const statuses: number[] = []
+  let chunks = 0
+  // Below the checksumming stack: the second chunk's bytes change after its checksum was taken.
+  const damaging: HttpStack = {
+    getName: () => 'damaging',
+    createRequest(method, url) {
+      const request = new DefaultHttpStack({}).createRequest(method, url)
+      const send = request.send.bind(request)
+      request.send = async (body) => {
+        const damaged = body instanceof Uint8Array && ++chunks === 2 ? Buffer.from(body).fill(0, 10, 20) : body
+        const response = await send(damaged)
+        if (method === 'PATCH') statuses.push(response.getStatus())
+        return response
+      }
+      return request
+    },
+  }
+  const url = await uploadWith(data, gateway.endpoint, gateway.cookie, checksummingStack(damaging, gateway.headers))
+  assert.deepEqual(statuses, [204, 460, 204, 204, 204])
+  assert.deepEqual(await gateway.stored(url), data)
 })

@@ -79,7 +79,7 @@ export function createUploader({
           ['atrium', owner, source.name, source.type, source.size, source.lastModified, endpoint].join('/'),
         removeFingerprintOnSuccess: true,
         httpStack: checksummingStack(new tus.DefaultHttpStack({}), headers),
-        onShouldRetry: (error) => shouldRetryUpload(statusOf(error).status, navigator.onLine),
+        onShouldRetry: (error) => shouldRetryUpload(statusOf(error).status, navigator.onLine !== false),
         onProgress: (sent, total) => events.onProgress(sent, total),
         onSuccess({ lastResponse }) {
           const token = lastResponse.getHeader(FILE_TOKEN)
@@ -88,7 +88,7 @@ export function createUploader({
         },
         onError(error) {
           const { status, body } = statusOf(error)
-          const failure = uploadFailure(status, body, navigator.onLine)
+          const failure = uploadFailure(status, body, navigator.onLine !== false)
           if (failure.kind === 'CsrfRejected' && !csrfRefreshed) {
             // The session changed in another tab: read the token again and go on once.
             csrfRefreshed = true
