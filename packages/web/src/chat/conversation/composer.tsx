@@ -158,6 +158,13 @@ export function Composer({ onSend, attachments, context, onCancelContext }: Comp
         <AttachmentTray items={files} onCancel={attachments.cancel} onResume={attachments.resume} />
       )}
       {attachments && (
+        <span class="visually-hidden" role="status">
+          {files.length > 0 && !waiting
+            ? `${files.length === 1 ? 'The file is' : `${files.length} files are`} ready to send.`
+            : ''}
+        </span>
+      )}
+      {attachments && (
         <>
           <button
             type="button"
