@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { SignedIn, UserView } from './api/auth-api.ts'
 import { Messenger } from './chat/messenger.tsx'
 import { type ClientConfig, featuresOf } from './config/client-config.ts'
+import { FileBrowser } from './files/file-browser.tsx'
 import { GuestPage } from './guest/guest-page.tsx'
 import { navigate, useRoute } from './router/navigation.ts'
 import { MOUNT, type Route, routePath, safeNext } from './router/routes.ts'
@@ -84,7 +85,10 @@ export function App({ services, config, initialUser, startUp, onSession }: AppPr
     support: () => unavailable('Support chat', features.support),
     calls: () => unavailable('Calls', features.calls),
     feedback: () => unavailable('Feedback', features.feedback),
-    files: () => unavailable('The file browser', features.fileBrowser),
+    files: ({ chatId }) =>
+      features.fileBrowser
+        ? needsUser(() => <FileBrowser api={services.chat} chatId={chatId} me={user!} />)
+        : unavailable('The file browser', false),
     discuss: () => unavailable('Discussions', features.allChats),
     'not-found': ({ path }) => (
       <MessageScreen title="Page not found">

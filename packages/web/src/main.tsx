@@ -7,6 +7,7 @@ import { MessageScreen } from './screens/message-screen.tsx'
 import { createServices } from './services.ts'
 import { rememberSignedIn, startUpRequests } from './start-up.ts'
 import './styles.css'
+import './files/files.css'
 
 function localStorageOrNone(): Storage | undefined {
   try {

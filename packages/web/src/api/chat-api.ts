@@ -1,5 +1,6 @@
 import type {
   ChatView,
+  FilePage,
   InviteView,
   JoinedInvite,
   MemberPage,
@@ -33,6 +34,22 @@ export function createChatApi(client: ApiClient) {
 
     sendMessage: (chatId: string, content: string) =>
       client.post<MessageView>(`${MSG}/send_message`, { chat_id: chatId, content }),
+
+    /**
+     * Sends the uploaded file named by `token` (the gateway's X-File-Token) as a message; `content`
+     * is its caption and may be empty. With `replyTo` the message is a reply.
+     */
+    sendFile: (chatId: string, content: string, token: string, replyTo?: string) =>
+      client.post<MessageView>(`${MSG}/send_message`, {
+        chat_id: chatId,
+        content,
+        file: token,
+        ...(replyTo ? { reply_to: replyTo } : {}),
+      }),
+
+    /** Messages of the chat that carry a file, newest first; `before` is the oldest shown (members, not guests). */
+    getChatFiles: (chatId: string, page: { before?: string; limit?: number } = {}) =>
+      client.get<FilePage>(`${MSG}/get_chat_files`, { chat_id: chatId, ...page }),
 
     /** Marks everything up to `messageId` (default: everything) read. */
     markRead: (chatId: string, messageId?: string) =>

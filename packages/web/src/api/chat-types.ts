@@ -33,7 +33,8 @@ export interface MessageView {
   owner: string
   content: string
   flags: number
-  file: { name: string; size: number } | null
+  /** The attached file (File flag); null without one and once the message is deleted. */
+  file: FileView | null
   link_kind: 'none' | 'reply'
   linked_message_id: string
   reply_to: { id: string; owner: string; content: string; deleted: boolean } | null
@@ -44,6 +45,20 @@ export interface MessageView {
   edited: boolean
   time: string
   timetick_update: string
+}
+
+/** A message's file: `id` names it for downloads, `type` is the content type its uploader declared. */
+export interface FileView {
+  id: string
+  name: string
+  size: number
+  type: string
+}
+
+/** A page of get_chat_files: messages with a file, newest first. */
+export interface FilePage {
+  files: MessageView[]
+  has_more: boolean
 }
 
 /** A page of get_chat_messages. */

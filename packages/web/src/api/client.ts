@@ -83,6 +83,29 @@ export function createApiClient({
       }
     },
 
+    /**
+     * GET `path` as bytes (a file download). A failure answers with the envelope, read as for any
+     * other request; a network failure is a RequestError of kind Network.
+     */
+    async getBlob(path: string): Promise<Blob> {
+      let response: Response
+      try {
+        response = await send(`${base}${path}`, {
+          headers: { 'x-device-guid': deviceGuid },
+          credentials: 'same-origin',
+        })
+      } catch (error) {
+        throw new RequestError('Network', 'The server could not be reached; check the connection.', {
+          details: String(error),
+        })
+      }
+      if (!response.ok) return readEnvelope<never>(response)
+      return response.blob()
+    },
+
+    /** The session's CSRF token as last known, for requests made outside this client (tus uploads). */
+    csrfToken: () => csrf,
+
     /** Keeps the CSRF token a sign-in or the session answered. */
     setCsrf(token: string) {
       csrf = token

@@ -3,6 +3,7 @@ import type { UserView } from '../api/auth-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
 import type { Features } from '../config/client-config.ts'
+import { createUploader } from '../files/uploader.ts'
 import { type LiveStatus, openLiveEvents, type TickStorage } from '../live-events.ts'
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
@@ -70,6 +71,16 @@ export function Messenger({ services, me, features, chatId, startUp, onSignedOut
   const [error, setError] = useState('')
   const [missing, setMissing] = useState('')
   const bus = useMemo(createEventBus, [])
+  const uploader = useMemo(
+    () =>
+      createUploader({
+        csrfToken: services.client.csrfToken,
+        refreshCsrf: services.client.refreshCsrf,
+        deviceGuid: services.client.deviceGuid,
+        owner: me.crmId,
+      }),
+    [services.client, me.crmId],
+  )
   const [panelOpen, setPanelOpen] = useState(false)
   const panelToggle = useRef<HTMLButtonElement>(null)
 
@@ -198,6 +209,7 @@ export function Messenger({ services, me, features, chatId, startUp, onSignedOut
                 bus={bus}
                 onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
                 firstPage={startUp?.firstPage}
+                uploader={uploader}
               />
             </div>
             {panelOpen && (
@@ -206,6 +218,7 @@ export function Messenger({ services, me, features, chatId, startUp, onSignedOut
                 api={api}
                 chat={openChat}
                 me={me}
+                fileBrowser={features.fileBrowser}
                 onChat={(chat) => dispatch({ type: 'upsert', chat })}
                 onLeft={left}
                 onClose={closePanel}

@@ -60,9 +60,14 @@ export type Cleanups = Pick<TestContext, 'after'>
 /**
  * The whole system on loopback ports: a gateway serving the freshly built client at /chat/ and
  * routing /msg/ to a chat module, whose mail (sign-in codes) goes to a real SMTP sink. Both keep
- * their data in fresh databases of `dialect`.
+ * their data in fresh databases of `dialect`, the gateway its uploads in a fresh directory.
+ * `gatewaySettings` adds to the gateway's settings (e.g. `Files` limits).
  */
-export async function startSystem(cleanups: Cleanups, dialect: DatabaseDialect = 'sqlite') {
+export async function startSystem(
+  cleanups: Cleanups,
+  dialect: DatabaseDialect = 'sqlite',
+  gatewaySettings: Record<string, unknown> = {},
+) {
   // The database and SMTP helpers take a TestContext but use only its after().
   const t = cleanups as TestContext
   // After-hooks run in the order they were added: the gateway stops first, then the chat module
@@ -70,6 +75,8 @@ export async function startSystem(cleanups: Cleanups, dialect: DatabaseDialect =
   let stop = async () => {}
   t.after(() => stop())
   const clientDir = await clientBuild()
+  const files = await mkdtemp(join(tmpdir(), 'atrium-web-e2e-files-'))
+  t.after(() => rm(files, { recursive: true, force: true }))
   const smtp = await startSmtpPeer(t, SMTP)
   const chatConfig = loadChatConfig(
     {
@@ -94,6 +101,8 @@ export async function startSystem(cleanups: Cleanups, dialect: DatabaseDialect =
       Proxy: { Routes: [{ Prefix: '/msg/', Upstream: 'chat', Flags: ['AppAuthAndCORS'] }] },
       Static: { Apps: { '/chat/': clientDir } },
       Events: FAST_EVENTS,
+      LocalFileStoragePath: files,
+      ...gatewaySettings,
     },
     {},
   )

@@ -14,6 +14,8 @@ interface GuestConversationProps {
   chat: ChatView
   /** The guest as a member: its guest id stands in for a CRM id. */
   me: UserView
+  /** Fetches the file of a message as this guest. */
+  loadFile: (messageId: string) => Promise<Blob>
 }
 
 /**
@@ -26,7 +28,7 @@ export const GUEST_POLL_MS = 4000
  * The conversation a guest joined: history, newer messages by polling, and the composer for text.
  * Guests get no upload, file browser or search (spec: "Guests").
  */
-export function GuestConversation({ api, chat, me }: GuestConversationProps) {
+export function GuestConversation({ api, chat, me, loadFile }: GuestConversationProps) {
   const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
   const [error, setError] = useState('')
   const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
@@ -87,6 +89,7 @@ export function GuestConversation({ api, chat, me }: GuestConversationProps) {
           hasOlder={state.hasOlder}
           loadingOlder={loadingOlder}
           onLoadOlder={loadOlder}
+          loadFile={loadFile}
         />
       ) : (
         <p class="loading">Loading messages…</p>

@@ -3,6 +3,7 @@ import type { UserView } from '../api/auth-api.ts'
 import type { ChatView, MessageView } from '../api/chat-types.ts'
 import { LoadOlderButton } from '../chat/conversation/load-older.tsx'
 import { senderName } from '../chat/message/names.ts'
+import { GuestFile } from '../files/guest-file.tsx'
 
 interface GuestMessagesProps {
   chat: ChatView
@@ -11,6 +12,8 @@ interface GuestMessagesProps {
   hasOlder: boolean
   loadingOlder: boolean
   onLoadOlder: () => void
+  /** Fetches the file of a message as this guest. */
+  loadFile: (messageId: string) => Promise<Blob>
 }
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
@@ -19,7 +22,8 @@ const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute:
  * A guest's view of the messages, oldest first, as plain text: no message actions beyond what a
  * guest needs to talk. It follows the newest message while the reader is at the bottom.
  */
-export function GuestMessages({ chat, me, messages, hasOlder, loadingOlder, onLoadOlder }: GuestMessagesProps) {
+export function GuestMessages(props: GuestMessagesProps) {
+  const { chat, me, messages, hasOlder, loadingOlder, onLoadOlder, loadFile } = props
   const box = useRef<HTMLDivElement>(null)
   const [atBottom, setAtBottom] = useState(true)
   const newest = messages.at(-1)
@@ -53,7 +57,12 @@ export function GuestMessages({ chat, me, messages, hasOlder, loadingOlder, onLo
                   <time dateTime={message.time}>{timeFormat.format(new Date(message.time))}</time>
                   {message.edited && <span class="edited">edited</span>}
                 </div>
-                <div class="message-content">{message.deleted ? <em>Message deleted</em> : message.content}</div>
+                {message.file && !message.deleted && (
+                  <GuestFile file={message.file} load={() => loadFile(message.id)} />
+                )}
+                {(message.deleted || message.content !== '' || !message.file) && (
+                  <div class="message-content">{message.deleted ? <em>Message deleted</em> : message.content}</div>
+                )}
               </li>
             ))}
           </ol>

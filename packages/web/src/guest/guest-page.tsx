@@ -3,6 +3,7 @@ import type { UserView } from '../api/auth-api.ts'
 import type { JoinedInvite } from '../api/chat-types.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
 import { chatKind } from '../chat/message/names.ts'
+import { guestFilePath } from '../files/file-urls.ts'
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import { MessageScreen } from '../screens/message-screen.tsx'
@@ -84,7 +85,12 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
         </div>
         <GuestName api={api} />
       </header>
-      <GuestConversation api={api} chat={chat} me={me} />
+      <GuestConversation
+        api={api}
+        chat={chat}
+        me={me}
+        loadFile={(messageId) => services.client.getBlob(guestFilePath(code, messageId))}
+      />
     </div>
   )
 }

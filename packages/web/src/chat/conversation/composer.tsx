@@ -1,15 +1,30 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { MessageView } from '../../api/chat-types.ts'
+import type { Attachment } from '../../files/attachment-state.ts'
+import { AttachmentTray } from '../../files/attachment-tray.tsx'
+import type { AttachmentsControl } from '../../files/use-attachments.ts'
 import { PlainText } from '../message/markdown-content.tsx'
+import { previewText } from '../message/names.ts'
 
 /** What the composer's text is for besides a new message: a reply to a message, or an edit of one's own. */
 export type ComposerContext =
   | { kind: 'reply'; message: MessageView; sender: string }
   | { kind: 'edit'; message: MessageView }
 
+/** Uploaded files to send, one message each; `sent` is told of each file once its message is posted. */
+export interface OutgoingFiles {
+  items: Attachment[]
+  sent: (key: string) => void
+}
+
 interface ComposerProps {
-  /** Sends the text (or saves the edit); rejects with a message for the person when it failed. */
-  onSend: (text: string) => Promise<void>
+  /**
+   * Sends the text (or saves the edit), with the tray's files when there are any (the text is the
+   * first file's caption); rejects with a message for the person when it failed.
+   */
+  onSend: (text: string, files?: OutgoingFiles) => Promise<void>
+  /** The pending attachments; without them (guests) there is no attach button. */
+  attachments?: AttachmentsControl | undefined
   context?: ComposerContext | undefined
   /** Drops the reply or edit, back to writing a new message. */
   onCancelContext: () => void
@@ -20,13 +35,16 @@ const MAX_LENGTH = 16_384
 
 /**
  * The message field: Enter sends, Shift+Enter starts a new line. Replying shows the quoted message
- * above the field; editing fills it with the message's text. Escape cancels either.
+ * above the field; editing fills it with the message's text. Escape cancels either. Files come in
+ * by the attach button or by pasting them into the field; they upload in the tray above it and are
+ * sent with the message once all are up.
  */
-export function Composer({ onSend, context, onCancelContext }: ComposerProps) {
+export function Composer({ onSend, attachments, context, onCancelContext }: ComposerProps) {
   const [text, setText] = useState('')
   const [sending, setSending] = useState(false)
   const [error, setError] = useState('')
   const field = useRef<HTMLTextAreaElement>(null)
+  const picker = useRef<HTMLInputElement>(null)
   /** The unsent text of a new message, kept while an edit borrows the field. */
   const draft = useRef('')
   const wasEditing = useRef(false)
@@ -49,20 +67,49 @@ export function Composer({ onSend, context, onCancelContext }: ComposerProps) {
     onCancelContext()
   }
 
+  const files = editing ? [] : (attachments?.items ?? [])
+  const waiting = files.length > 0 && !attachments?.summary.ready
+  const canSend = !sending && !waiting && (text.trim() !== '' || files.length > 0)
+
   async function send() {
     const content = text.trim()
-    if (!content || sending) return
+    if (!canSend) return
     setSending(true)
     setError('')
+    const sentKeys = new Set<string>()
+    const outgoing =
+      files.length > 0 && attachments
+        ? {
+            items: files,
+            sent(key: string) {
+              sentKeys.add(key)
+              attachments.sent(key)
+            },
+          }
+        : undefined
     try {
-      await onSend(content)
+      await onSend(content, outgoing)
       // After an edit the conversation drops the context, and the effect above restores the draft.
       if (!editing) setText('')
     } catch (failure) {
+      // The caption went with the first file: it must not be sent twice.
+      if (sentKeys.size > 0) setText('')
       setError((failure as Error).message)
     } finally {
       setSending(false)
     }
+  }
+
+  function attach(list: Iterable<File>) {
+    if (!attachments) return
+    setError(attachments.add(list))
+  }
+
+  function paste(event: ClipboardEvent) {
+    const pasted = Array.from(event.clipboardData?.files ?? [])
+    if (pasted.length === 0 || !attachments || editing) return
+    event.preventDefault()
+    attach(pasted)
   }
 
   function keyDown(event: KeyboardEvent) {
@@ -77,7 +124,7 @@ export function Composer({ onSend, context, onCancelContext }: ComposerProps) {
 
   return (
     <form
-      class="composer"
+      class={attachments ? 'composer with-attachments' : 'composer'}
       onSubmit={(event) => {
         event.preventDefault()
         send()
@@ -94,7 +141,7 @@ export function Composer({ onSend, context, onCancelContext }: ComposerProps) {
             <p class="quoted">
               <span class="quoted-label">Replying to {context.sender}</span>
               <span class="quoted-text">
-                <PlainText source={context.message.content} />
+                <PlainText source={previewText(context.message)} />
               </span>
             </p>
           ) : (
@@ -106,6 +153,41 @@ export function Composer({ onSend, context, onCancelContext }: ComposerProps) {
             {context.kind === 'reply' ? 'Cancel reply' : 'Cancel edit'}
           </button>
         </div>
+      )}
+      {attachments && !editing && (
+        <AttachmentTray items={files} onCancel={attachments.cancel} onResume={attachments.resume} />
+      )}
+      {attachments && (
+        <span class="visually-hidden" role="status">
+          {files.length > 0 && !waiting
+            ? `${files.length === 1 ? 'The file is' : `${files.length} files are`} ready to send.`
+            : ''}
+        </span>
+      )}
+      {attachments && (
+        <>
+          <button
+            type="button"
+            class="secondary attach-button"
+            aria-label="Attach files"
+            title="Attach files"
+            disabled={editing}
+            onClick={() => picker.current?.click()}
+          >
+            📎
+          </button>
+          <input
+            ref={picker}
+            type="file"
+            multiple
+            hidden
+            onChange={(event) => {
+              const input = event.currentTarget
+              attach(Array.from(input.files ?? []))
+              input.value = ''
+            }}
+          />
+        </>
       )}
       <label for="composer-text" class="visually-hidden">
         Message
@@ -120,8 +202,9 @@ export function Composer({ onSend, context, onCancelContext }: ComposerProps) {
         value={text}
         onInput={(event) => setText(event.currentTarget.value)}
         onKeyDown={keyDown}
+        onPaste={paste}
       />
-      <button type="submit" disabled={sending || text.trim() === ''}>
+      <button type="submit" disabled={!canSend} title={waiting ? 'Waiting for the files to upload' : undefined}>
         {editing ? 'Save' : 'Send'}
       </button>
     </form>

@@ -3,6 +3,9 @@ import type { UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView, MessagePage, MessageView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
+import type { Uploader } from '../../files/uploader.ts'
+import { useAttachments } from '../../files/use-attachments.ts'
+import { useFileDrop } from '../../files/use-file-drop.ts'
 import { Link } from '../../router/link.tsx'
 import { navigate } from '../../router/navigation.ts'
 import { MOUNT, routePath } from '../../router/routes.ts'
@@ -36,6 +39,8 @@ interface ConversationProps {
   onRead: (unread: number) => void
   /** The first page if start-up already asked for it (start-up.ts). */
   firstPage?: (chatId: string) => Promise<MessagePage> | undefined
+  /** Uploads attached files to the gateway. */
+  uploader: Uploader
 }
 
 /** Pages (of the largest size) loaded back at most to reach a message that is jumped to. */
@@ -58,7 +63,7 @@ function holds(state: ConversationState, messageId: string): boolean {
  * One open chat: its history (paged back on demand), live arrivals, the composer, and the read
  * marker moved whenever the reader can see the newest message.
  */
-export function Conversation({ api, chat, me, bus, onRead, firstPage }: ConversationProps) {
+export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader }: ConversationProps) {
   const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
   const [error, setError] = useState('')
   const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
@@ -77,6 +82,15 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage }: Conversa
   }
 
   const actions = useMessageActions({ api, chat, me, dispatch: apply, onError: setError, jumpTo })
+  const attachments = useAttachments(uploader)
+  const drop = useFileDrop(
+    mayPost(chat) && actions.composerContext?.kind !== 'edit'
+      ? (files) => {
+          const note = attachments.add(files)
+          if (note) setError(note)
+        }
+      : undefined,
+  )
 
   useEffect(() => {
     const request = firstPage?.(chat.id) ?? api.getChatMessages(chat.id, { limit: PAGE })
@@ -205,7 +219,12 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage }: Conversa
   }, [state.loaded, visible, newest?.id, chat.unread])
 
   return (
-    <article class="conversation" aria-label={chat.name}>
+    <article class="conversation" aria-label={chat.name} {...drop.handlers}>
+      {drop.dragging && (
+        <div class="drop-overlay" aria-hidden="true">
+          Drop files to attach them
+        </div>
+      )}
       <header class="conversation-header">
         <Link href={MOUNT} class="back-link" aria-label="Back to the chat list">
           ←
@@ -274,6 +293,7 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage }: Conversa
       {mayPost(chat) ? (
         <Composer
           onSend={actions.send}
+          attachments={attachments}
           context={actions.composerContext}
           onCancelContext={actions.cancelComposerContext}
         />

@@ -64,7 +64,16 @@ export function MessageList(props: MessageListProps) {
   }, [focus])
 
   return (
-    <div class="message-scroll" ref={box} onScroll={remember}>
+    <div
+      class="message-scroll"
+      ref={box}
+      onScroll={remember}
+      onLoadCapture={() => {
+        // A thumbnail that finished loading grew its message: stay at the newest one if there.
+        const element = box.current
+        if (element && place.current.atBottom) element.scrollTop = element.scrollHeight
+      }}
+    >
       <LoadOlderButton hasOlder={hasOlder} loadingOlder={loadingOlder} onLoadOlder={onLoadOlder} />
       {messages.length === 0 ? (
         <p class="empty">No messages yet. Say hello!</p>

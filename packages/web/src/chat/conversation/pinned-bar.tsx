@@ -1,5 +1,6 @@
 import type { MessageView } from '../../api/chat-types.ts'
 import { PlainText } from '../message/markdown-content.tsx'
+import { previewText } from '../message/names.ts'
 import { newestPinned } from './message-events.ts'
 
 interface PinnedBarProps {
@@ -17,7 +18,7 @@ export function PinnedBar({ messages, onJump }: PinnedBarProps) {
       <button type="button" class="pinned-message" onClick={() => onJump(pinned.id)}>
         <span class="pinned-label">📌 Pinned{others > 0 ? ` (+${others} more)` : ''}</span>
         <span class="pinned-text">
-          <PlainText source={pinned.content} />
+          <PlainText source={previewText(pinned)} />
         </span>
       </button>
     </div>

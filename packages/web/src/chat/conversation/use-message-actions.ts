@@ -6,7 +6,7 @@ import { failureText } from '../../api/envelope.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
 import type { MessageActionHandlers } from '../actions/message-actions.tsx'
 import { senderName } from '../message/names.ts'
-import type { ComposerContext } from './composer.tsx'
+import type { ComposerContext, OutgoingFiles } from './composer.tsx'
 import type { ConversationAction } from './conversation-state.ts'
 
 interface MessageActionsOptions {
@@ -60,11 +60,27 @@ export function useMessageActions({ api, chat, me, dispatch, onError, jumpTo }: 
     jumpTo,
   }
 
-  /** Sends the composer's text: a new message, a reply to the quoted one, or the edit. */
-  async function send(text: string) {
+  /**
+   * Sends the composer's text: a new message, a reply to the quoted one, or the edit. With files,
+   * one message per file, the text as the first one's caption (and the reply the first one's).
+   */
+  async function send(text: string, files?: OutgoingFiles) {
     const context = composerContext
     try {
-      if (context?.kind === 'edit') {
+      if (files && context?.kind !== 'edit') {
+        const replyTo = context?.kind === 'reply' ? context.message.id : undefined
+        for (const [index, file] of files.items.entries()) {
+          const view = await api.sendFile(
+            chat.id,
+            index === 0 ? text : '',
+            file.token,
+            index === 0 ? replyTo : undefined,
+          )
+          files.sent(file.key)
+          dispatch({ type: 'newer', messages: [view] })
+          if (index === 0) setComposerContext(undefined)
+        }
+      } else if (context?.kind === 'edit') {
         const view = await api.editMessage(context.message.id, text)
         dispatch({ type: 'newer', messages: [view] })
         echo('MessageEdited', { message_id: view.id, content: view.content })

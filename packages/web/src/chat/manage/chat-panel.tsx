@@ -3,6 +3,8 @@ import type { UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
 import { failureText, isFailure } from '../../api/envelope.ts'
+import { Link } from '../../router/link.tsx'
+import { routePath } from '../../router/routes.ts'
 import { MembersPanel } from '../members/members-panel.tsx'
 import { ChatType, chatKind } from '../message/names.ts'
 
@@ -10,6 +12,8 @@ interface ChatPanelProps {
   api: ChatApi
   chat: ChatView
   me: UserView
+  /** The deployment's mode offers the file browser: the panel links to the chat's files. */
+  fileBrowser: boolean
   /** A fresher view of the chat (get_chat_info, or an action's answer). */
   onChat: (chat: ChatView) => void
   /** The caller left the chat: it is gone from their list. */
@@ -24,7 +28,7 @@ const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
  * the caller's own pin and hide; archiving a private chat or leaving a group or channel; and the
  * members. Escape closes it and focus returns to where it was opened from.
  */
-export function ChatPanel({ api, chat, me, onChat, onLeft, onClose }: ChatPanelProps) {
+export function ChatPanel({ api, chat, me, fileBrowser, onChat, onLeft, onClose }: ChatPanelProps) {
   const heading = useRef<HTMLHeadingElement>(null)
   const panel = useRef<HTMLElement>(null)
   const [busy, setBusy] = useState(false)
@@ -113,6 +117,13 @@ export function ChatPanel({ api, chat, me, onChat, onLeft, onClose }: ChatPanelP
       {error && (
         <p class="form-error" role="alert">
           {error}
+        </p>
+      )}
+      {fileBrowser && (
+        <p class="chat-files-link">
+          <Link href={routePath({ name: 'files', chatId: chat.id })}>
+            <span aria-hidden="true">🗂️ </span>Files in this chat
+          </Link>
         </p>
       )}
       <div class="chat-actions">

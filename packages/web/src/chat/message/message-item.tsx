@@ -2,9 +2,10 @@ import { ChatMessFlags } from '@atrium/platform/flags'
 import { useRef } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
+import { FileAttachment } from '../../files/file-attachment.tsx'
 import { type MessageActionHandlers, MessageActions } from '../actions/message-actions.tsx'
 import { MarkdownContent, PlainText } from './markdown-content.tsx'
-import { messagePermissions, senderName } from './names.ts'
+import { messagePermissions, previewText, senderName } from './names.ts'
 
 interface MessageItemProps {
   message: MessageView
@@ -18,7 +19,8 @@ interface MessageItemProps {
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
 
 /**
- * One message of a conversation: the preview of the message it replies to, its Markdown content,
+ * One message of a conversation: the preview of the message it replies to, its file (a thumbnail or
+ * a card), its Markdown content,
  * marks (forwarded, edited, pinned), reaction chips that toggle the caller's own reaction, and a
  * button that shows its actions.
  */
@@ -40,7 +42,9 @@ export function MessageItem({ message, chat, me, actionsOpen, handlers }: Messag
           onClick={() => handlers.jumpTo(reply.id)}
         >
           <span class="reply-sender">{senderName(reply.owner, chat, me)}</span>
-          <span class="reply-text">{reply.deleted ? 'Message deleted' : <PlainText source={reply.content} />}</span>
+          <span class="reply-text">
+            {reply.deleted ? 'Message deleted' : <PlainText source={previewText(reply)} />}
+          </span>
         </button>
       )}
       <div class="message-meta">
@@ -52,13 +56,14 @@ export function MessageItem({ message, chat, me, actionsOpen, handlers }: Messag
         {message.edited && !message.deleted && <span class="edited">edited</span>}
         {message.pinned && <span class="pin-mark">📌 pinned</span>}
       </div>
+      {message.file && !message.deleted && <FileAttachment file={message.file} />}
       {message.deleted ? (
         <div class="message-content">
           <em>Message deleted</em>
         </div>
       ) : message.flags & ChatMessFlags.Widget ? (
         <div class="message-content">{message.content}</div>
-      ) : (
+      ) : message.file && message.content === '' ? null : (
         <MarkdownContent source={message.content} />
       )}
       {message.reactions.length > 0 && !message.deleted && (

@@ -33,6 +33,15 @@ export function ownName(me: UserView): string {
   return me.name || me.contacts[0]?.value || `User ${me.crmId}`
 }
 
+/**
+ * A message's text for one-line previews (a reply's quote, the pinned bar): its content, or for a
+ * file sent without a caption the file's name (a reply's preview names no file: "Attachment").
+ */
+export function previewText(message: { content: string; file?: MessageView['file'] }): string {
+  if (message.content !== '') return message.content
+  return message.file ? `📎 ${message.file.name}` : '📎 Attachment'
+}
+
 /** Message kinds whose content is not text the author wrote (widgets, calls), so they are not edited. */
 const NOT_TEXT = ChatMessFlags.Widget | ChatMessFlags.Call | ChatMessFlags.WidgetCommand
 
