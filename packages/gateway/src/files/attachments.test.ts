@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
-import { readdir } from 'node:fs/promises'
 import { ChatMessFlags, signFileToken } from '@atrium/platform'
 import { forEachDialect, json } from '@atrium/platform/testing'
 import { startFileService } from '../../test/files.ts'
 import { createClock } from '../../test/support.ts'
-import { createUpload, testBytes, tusHeaders } from '../../test/uploads.ts'
+import { createUpload, forEachStorage, testBytes, tusHeaders } from '../../test/uploads.ts'
 import { ATTACH_GRACE_MS } from './upload-sweep.ts'
 
 forEachDialect('a finished upload is attached by send_message and listed by get_chat_files', async (t, dialect) => {
@@ -128,10 +127,10 @@ forEachDialect('guests cannot attach files or browse them', async (t, dialect) =
   assert.equal(upload.status, 401)
 })
 
-forEachDialect(
+forEachStorage(
   'a forward keeps the file; the bytes go when the last message naming them is hard-deleted',
-  async (t, dialect) => {
-    const files = await startFileService(t, dialect)
+  async (t, dialect, backend) => {
+    const files = await startFileService(t, dialect, { backend })
     const { alice, bob } = files
     const team = await files.group(alice, [bob], 'Team')
     const elsewhere = await files.group(bob, [], 'Bob alone')
@@ -149,7 +148,7 @@ forEachDialect(
 
     await files.ok(bob, 'hard_delete_message', { message_id: forwarded.id })
     assert.deepEqual(await files.app.sweepFiles(), { expired: 0, unattached: 0, released: 1 })
-    assert.deepEqual(await readdir(files.directory), [], 'the bytes are removed')
+    assert.equal(await files.holds(`${files.uploads}/${original.file.id}`), false, 'the bytes are removed')
     assert.equal((await files.download(fileUrl, alice)).status, 404, 'not even the uploader has it now')
     assert.deepEqual(
       await files.app.sweepFiles(),
@@ -159,8 +158,8 @@ forEachDialect(
   },
 )
 
-forEachDialect('a soft-deleted file message hides the file from members', async (t, dialect) => {
-  const files = await startFileService(t, dialect)
+forEachStorage('a soft-deleted file message hides the file from members', async (t, dialect, backend) => {
+  const files = await startFileService(t, dialect, { backend })
   const { alice, bob } = files
   const chatId = await files.group(alice, [bob])
   const message = await files.sendFile(alice, chatId, testBytes(64), 'secret.txt')
@@ -175,33 +174,41 @@ forEachDialect('a soft-deleted file message hides the file from members', async 
   }
   // A soft delete keeps the bytes: the sweep does not release them.
   await files.app.sweepFiles()
-  assert.equal((await readdir(files.directory)).length, 1)
+  assert.equal(await files.holds(`${files.uploads}/${message.file.id}`), true)
 })
 
-forEachDialect('the sweep removes finished uploads never attached and keeps attached ones', async (t, dialect) => {
-  const clock = createClock(Date.now())
-  const files = await startFileService(t, dialect, { now: clock.now, settings: { Files: { ExpirySeconds: 60 } } })
-  const { alice } = files
-  const chatId = await files.group(alice, [])
-  const attached = await files.sendFile(alice, chatId, testBytes(30), 'kept.txt')
-  const loose = await files.upload(alice, testBytes(40))
-  const removable = await files.upload(alice, testBytes(50))
+forEachStorage(
+  'the sweep removes finished uploads never attached and keeps attached ones',
+  async (t, dialect, backend) => {
+    const clock = createClock(Date.now())
+    const files = await startFileService(t, dialect, {
+      backend,
+      now: clock.now,
+      settings: { Files: { ExpirySeconds: 60 } },
+    })
+    const { alice } = files
+    const chatId = await files.group(alice, [])
+    const attached = await files.sendFile(alice, chatId, testBytes(30), 'kept.txt')
+    const loose = await files.upload(alice, testBytes(40))
+    const removable = await files.upload(alice, testBytes(50))
 
-  // The composer's remove: a finished upload no message names may be terminated; an attached one not.
-  const terminate = (url: string) => fetch(url, { method: 'DELETE', headers: tusHeaders(alice) })
-  assert.equal((await terminate(removable.url)).status, 204)
-  const refused = await terminate(`${files.uploads}/${attached.file.id}`)
-  assert.equal(refused.status, 409)
-  assert.equal((await json(refused)).error.code, 2121)
+    // The composer's remove: a finished upload no message names may be terminated; an attached one not.
+    const terminate = (url: string) => fetch(url, { method: 'DELETE', headers: tusHeaders(alice) })
+    assert.equal((await terminate(removable.url)).status, 204)
+    const refused = await terminate(`${files.uploads}/${attached.file.id}`)
+    assert.equal(refused.status, 409)
+    assert.equal((await json(refused)).error.code, 2121)
 
-  assert.deepEqual(
-    await files.app.sweepFiles(),
-    { expired: 0, unattached: 0, released: 0 },
-    'within the time to attach',
-  )
-  clock.advance(60_000 + ATTACH_GRACE_MS)
-  assert.deepEqual(await files.app.sweepFiles(), { expired: 0, unattached: 1, released: 0 })
-  assert.deepEqual(await readdir(files.directory), [attached.file.id])
-  assert.equal((await files.download(`/auth/v1/file/${loose.id}`, alice)).status, 404)
-  assert.equal((await files.download(`/auth/v1/file/${attached.file.id}`, alice)).status, 200)
-})
+    assert.deepEqual(
+      await files.app.sweepFiles(),
+      { expired: 0, unattached: 0, released: 0 },
+      'within the time to attach',
+    )
+    clock.advance(60_000 + ATTACH_GRACE_MS)
+    assert.deepEqual(await files.app.sweepFiles(), { expired: 0, unattached: 1, released: 0 })
+    assert.equal(await files.holds(loose.url), false, 'the unattached file is removed')
+    assert.equal(await files.holds(`${files.uploads}/${attached.file.id}`), true, 'the attached file is kept')
+    assert.equal((await files.download(`/auth/v1/file/${loose.id}`, alice)).status, 404)
+    assert.equal((await files.download(`/auth/v1/file/${attached.file.id}`, alice)).status, 200)
+  },
+)
