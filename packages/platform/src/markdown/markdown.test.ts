@@ -207,7 +207,9 @@ test('blocks nested deeper than the nesting limit are dropped without error', ()
 })
 
 // CPU time rather than wall time, and the best of three, so other test files running in parallel
-// do not make this flaky; a super-linear blow-up would still take seconds.
+// do not make this flaky. This guards against a super-linear blow-up (backtracking), which takes
+// seconds on 64 KiB, not against slowness: a CI run on a loaded two-core machine measured 269 ms
+// against the former 200 ms bound, so the bound leaves room for load and still fails on quadratic work.
 function timeRender(source: string): { html: string; milliseconds: number } {
   let html = ''
   let milliseconds = Number.POSITIVE_INFINITY
@@ -220,11 +222,11 @@ function timeRender(source: string): { html: string; milliseconds: number } {
   return { html, milliseconds }
 }
 
-test('a 64 KiB message of nested brackets and asterisks renders in under 200 ms', () => {
+test('a 64 KiB message of nested brackets and asterisks renders in linear time (under a second)', () => {
   for (const unit of ['[*', '*[_`~', '[**', '[a](']) {
     const source = unit.repeat(Math.ceil(MARKDOWN_MAX_LENGTH / unit.length)).slice(0, MARKDOWN_MAX_LENGTH)
     const { html, milliseconds } = timeRender(source)
-    assert.ok(milliseconds < 200, `${unit} took ${milliseconds.toFixed(0)} ms`)
+    assert.ok(milliseconds < 1000, `${unit} took ${milliseconds.toFixed(0)} ms`)
     assertSafe(html)
   }
 })

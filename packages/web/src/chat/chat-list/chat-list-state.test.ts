@@ -141,6 +141,17 @@ test('a message event older than the last message leaves the last message and th
   )
 })
 
+test('a message the fetched view already counts is not counted again when its event arrives late', () => {
+  // Bob's list learned of the new chat (ChatCreated, then get_chat_info) after Alice's first
+  // message was posted: the view counts it as unread and names it as the last message.
+  const fetched = loaded(chat('100', { unread: 1, last_message: '650' }))
+  const event = { type: 'event' as const, me: '1001', openChatId: undefined }
+  const late = chatListReducer(fetched, { ...event, event: message('100', '650', '1002') })
+  assert.equal(late.chats[0]!.unread, 1)
+  const next = chatListReducer(late, { ...event, event: message('100', '651', '1002') })
+  assert.equal(next.chats[0]!.unread, 2)
+})
+
 test('deleting a message in a chat with unread messages refetches its count', () => {
   const state = loaded(chat('100', { unread: 2, last_message: '500' }), chat('200'))
   const deleted: BroadcastEvent = {

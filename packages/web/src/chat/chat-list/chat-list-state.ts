@@ -53,7 +53,10 @@ function applyEvent(state: ChatListState, event: BroadcastEvent, me: string, ope
       if (!chat) return { ...state, reload: true }
       const messageId = String(event.data.message_id)
       const fromOther = String(event.data.sender) !== me
-      const unread = chat.unread + (fromOther && chatId !== openChatId ? 1 : 0)
+      // A view fetched after the message was posted (its last_message is this one or newer)
+      // already counts it: the event may arrive after that answer.
+      const counted = compareIds(messageId, chat.last_message) <= 0
+      const unread = chat.unread + (fromOther && !counted && chatId !== openChatId ? 1 : 0)
       const newest = compareIds(messageId, chat.last_message) > 0 ? messageId : chat.last_message
       return withChat(state, { ...chat, unread, last_message: newest })
     }
