@@ -73,6 +73,7 @@ export function App({ services, config, initialUser, startUp, onSession }: AppPr
             services={services}
             me={user!}
             features={features}
+            uploadChunkSize={config.files.chunkSize}
             chatId={chatId}
             startUp={startUp}
             onSignedOut={signedOut}

@@ -23,6 +23,8 @@ interface MessengerProps {
   services: Services
   me: UserView
   features: Features
+  /** Bytes per upload request (client config `files.chunkSize`). */
+  uploadChunkSize: number
   /** From /chat/c/{chatId}: a chat id, or the peer's CRM id of a private chat (notification links). */
   chatId: string | undefined
   /** The chat list and first page start-up already asked for, taken instead of new requests. */
@@ -64,7 +66,7 @@ function useOnline(): boolean {
  * The messenger at /chat/ and /chat/c/{chatId}: the chat list with unread badges beside the open
  * conversation, kept current by the gateway's live events.
  */
-export function Messenger({ services, me, features, chatId, startUp, onSignedOut }: MessengerProps) {
+export function Messenger({ services, me, features, uploadChunkSize, chatId, startUp, onSignedOut }: MessengerProps) {
   const { chat: api, auth } = services
   const [list, dispatch] = useReducer(chatListReducer, EMPTY_CHAT_LIST)
   const [status, setStatus] = useState<LiveStatus>('connecting')
@@ -78,8 +80,9 @@ export function Messenger({ services, me, features, chatId, startUp, onSignedOut
         refreshCsrf: services.client.refreshCsrf,
         deviceGuid: services.client.deviceGuid,
         owner: me.crmId,
+        chunkSize: uploadChunkSize,
       }),
-    [services.client, me.crmId],
+    [services.client, me.crmId, uploadChunkSize],
   )
   const [panelOpen, setPanelOpen] = useState(false)
   const panelToggle = useRef<HTMLButtonElement>(null)

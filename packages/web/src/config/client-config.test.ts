@@ -10,6 +10,7 @@ test('a full configuration is read as given', () => {
     contexts: { messenger: true, support: true, fileBrowser: false },
     support: { teamCrmIds: [1001, '1002'], welcomeMessage: 'Hello! How can we help?' },
     feedback: { types: [1, 4], ratingScale: 5 },
+    files: { chunkSize: 1024 * 1024 },
   })
   assert.deepEqual(problems, [])
   assert.deepEqual(config, {
@@ -17,6 +18,7 @@ test('a full configuration is read as given', () => {
     contexts: { messenger: true, support: true, feedback: false, calls: false, fileBrowser: false },
     support: { teamCrmIds: ['1001', '1002'], welcomeMessage: 'Hello! How can we help?' },
     feedback: { types: [1, 4], ratingScale: 5 },
+    files: { chunkSize: 1024 * 1024 },
   })
 })
 
@@ -26,6 +28,7 @@ test('wrong fields fall back to their defaults and are reported one by one', () 
     contexts: { calls: 'yes', video: true },
     support: { teamCrmIds: ['alice'], welcomeMessage: 7 },
     feedback: { types: [0], ratingScale: 10 },
+    files: { chunkSize: 1000 },
   })
   assert.equal(config.mode, 'full')
   assert.deepEqual(config.support, DEFAULT_CONFIG.support)
@@ -39,7 +42,9 @@ test('wrong fields fall back to their defaults and are reported one by one', () 
     'support.welcomeMessage: not a string',
     'feedback.types: not an array of positive integers',
     'feedback.ratingScale: only 5 (1–5 stars) is supported',
+    'files.chunkSize: not a whole number of bytes of at least 65536',
   ])
+  assert.equal(config.files.chunkSize, 5 * 1024 * 1024)
   assert.deepEqual(parseClientConfig([1]).problems, ['the configuration is not a JSON object'])
 })
 

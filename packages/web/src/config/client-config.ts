@@ -19,6 +19,8 @@ export interface ClientConfig {
   support: { teamCrmIds: string[]; welcomeMessage: string }
   /** Allowed FeedbackType values and the rating scale (5: 1–5 stars). */
   feedback: { types: number[]; ratingScale: number }
+  /** Bytes per upload request (a tus PATCH); at most the gateway's Files.MaxChunkSize and any proxy's body limit. */
+  files: { chunkSize: number }
 }
 
 /**
@@ -38,7 +40,11 @@ export const DEFAULT_CONFIG: ClientConfig = Object.freeze({
   contexts: { messenger: true, support: false, feedback: true, calls: true, fileBrowser: true },
   support: { teamCrmIds: [], welcomeMessage: '' },
   feedback: { types: [1, 2, 3, 4, 5, 6], ratingScale: 5 },
+  files: { chunkSize: 5 * 1024 * 1024 },
 })
+
+/** Smallest upload chunk: below it, round trips dominate. */
+const MIN_CHUNK_SIZE = 64 * 1024
 
 /** The spec's only rating scale: 5 points (1–5). */
 const RATING_SCALE = 5
@@ -97,7 +103,16 @@ export function parseClientConfig(raw: unknown): { config: ClientConfig; problem
     problems.push(`feedback.ratingScale: only ${RATING_SCALE} (1–5 stars) is supported`)
   }
 
-  return { config: { mode, contexts, support, feedback }, problems }
+  const files = { ...DEFAULT_CONFIG.files }
+  const givenFiles = isRecord(raw.files) ? raw.files : {}
+  if (raw.files !== undefined && !isRecord(raw.files)) problems.push('files: not an object')
+  if (givenFiles.chunkSize !== undefined) {
+    const size = givenFiles.chunkSize
+    if (Number.isSafeInteger(size) && (size as number) >= MIN_CHUNK_SIZE) files.chunkSize = size as number
+    else problems.push(`files.chunkSize: not a whole number of bytes of at least ${MIN_CHUNK_SIZE}`)
+  }
+
+  return { config: { mode, contexts, support, feedback, files }, problems }
 }
 
 /** What the client shows, from the mode and the contexts together. */

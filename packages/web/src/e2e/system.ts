@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { type AddressInfo, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
 import { createTestDatabaseUrl } from '@atrium/platform/testing'
@@ -46,6 +46,17 @@ function clientBuild(): Promise<string> {
   return built
 }
 
+/** A copy of the client build whose config.json is the shipped one with `changes` on top. */
+async function configuredClient(t: TestContext, changes: Record<string, unknown>): Promise<string> {
+  const built = await clientBuild()
+  const dir = join(await mkdtemp(join(tmpdir(), 'atrium-web-e2e-config-')), 'chat')
+  t.after(() => rm(dirname(dir), { recursive: true, force: true }))
+  await cp(built, dir, { recursive: true })
+  const shipped = JSON.parse(await readFile(join(built, 'config.json'), 'utf8'))
+  await writeFile(join(dir, 'config.json'), JSON.stringify({ ...shipped, ...changes }))
+  return dir
+}
+
 async function freePort(): Promise<number> {
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -67,6 +78,7 @@ export async function startSystem(
   cleanups: Cleanups,
   dialect: DatabaseDialect = 'sqlite',
   gatewaySettings: Record<string, unknown> = {},
+  clientConfig?: Record<string, unknown>,
 ) {
   // The database and SMTP helpers take a TestContext but use only its after().
   const t = cleanups as TestContext
@@ -74,7 +86,7 @@ export async function startSystem(
   // cuts the connections the gateway's pollers left open (else it waits out their keep-alive).
   let stop = async () => {}
   t.after(() => stop())
-  const clientDir = await clientBuild()
+  const clientDir = clientConfig ? await configuredClient(t, clientConfig) : await clientBuild()
   const files = await mkdtemp(join(tmpdir(), 'atrium-web-e2e-files-'))
   t.after(() => rm(files, { recursive: true, force: true }))
   const smtp = await startSmtpPeer(t, SMTP)

@@ -4,8 +4,6 @@ import { shouldRetryUpload, type UploadFailure, uploadFailure, uploadProblem } f
 
 /** The gateway's tus endpoint (docs/files.md). */
 export const UPLOADS_ENDPOINT = '/auth/v1/uploads'
-/** Bytes per PATCH: small enough to lose little on a break, large enough for few round trips. */
-export const CHUNK_SIZE = 5 * 1024 * 1024
 /** Delays of tus-js-client's automatic retries before an upload is reported as stopped. */
 const RETRY_DELAYS = [0, 1000, 3000, 5000]
 /** The header of the final PATCH (or HEAD of a finished upload) naming the file for send_message. */
@@ -36,6 +34,8 @@ export interface UploaderOptions {
   deviceGuid: string
   /** The signed-in user, part of the fingerprint so that another user of this browser never resumes it. */
   owner: string
+  /** Bytes per PATCH (client config `files.chunkSize`): small enough to lose little on a break, large enough for few round trips. */
+  chunkSize: number
   endpoint?: string
 }
 
@@ -58,6 +58,7 @@ export function createUploader({
   refreshCsrf,
   deviceGuid,
   owner,
+  chunkSize,
   endpoint = UPLOADS_ENDPOINT,
 }: UploaderOptions): Uploader {
   const headers = () => ({ 'X-CSRF-Token': csrfToken(), 'X-Device-Guid': deviceGuid })
@@ -72,7 +73,7 @@ export function createUploader({
       if (stopped) return
       const created: Upload = new tus.Upload(file, {
         endpoint,
-        chunkSize: CHUNK_SIZE,
+        chunkSize,
         retryDelays: RETRY_DELAYS,
         metadata: { filename: file.name, filetype: file.type || 'application/octet-stream' },
         fingerprint: async (source) =>

@@ -71,19 +71,10 @@ export function applyMessageEvent(messages: MessageView[], event: BroadcastEvent
       })
     }
     case 'MessageDeleted': {
-      const shown = data.hard === true ? messages.filter((message) => message.id !== id) : messages
-      return mapChanged(shown, (message) => {
-        if (message.id !== id) return withPreview(message, id, '', true)
-        if (message.deleted) return message
-        return {
-          ...message,
-          content: '',
-          deleted: true,
-          pinned: false,
-          reactions: [],
-          flags: (message.flags | ChatMessFlags.Deleted) & ~ChatMessFlags.Pin,
-        }
-      })
+      // A deleted message leaves the list, as it does from get_chat_messages after a reload
+      // (docs/chat-api.md, soft_delete_message); replies keep it, shown as deleted.
+      const shown = messages.filter((message) => message.id !== id)
+      return mapChanged(shown, (message) => withPreview(message, id, '', true))
     }
     case 'MessagePinned':
     case 'MessageUnpinned': {
