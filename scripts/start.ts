@@ -8,8 +8,10 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { buildClient, clientBuildIsStale } from '../packages/web/build-client.ts'
+import { printOutbox } from './outbox-lines.ts'
 
 interface ProcessPlan {
   name: string
@@ -121,6 +123,8 @@ async function main() {
   await ensureClientBuild()
   mkdirSync(settings.dataDir, { recursive: true })
   const plans = plan(settings)
+  // Development mail and texts land in the chat module's outbox; each code is printed as it arrives.
+  const stopPrinting = printOutbox(join(settings.dataDir, 'outbox'), (line) => console.log(line))
   // The processes of one `npm start` share a fresh inter-service secret unless one is configured.
   const serviceSecret = randomBytes(32).toString('base64url')
   const children = plans.map((processPlan) => ({ plan: processPlan, child: startProcess(processPlan, serviceSecret) }))
@@ -162,6 +166,7 @@ async function main() {
     stopAll('SIGTERM')
   }
   const codes = await Promise.all(exits)
+  stopPrinting()
   if (codes.some((code) => code !== 0)) process.exitCode = 1
 }
 
