@@ -86,7 +86,8 @@ export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
 
 function startProcess({ name, entry, env }: ProcessPlan, serviceSecret: string): ChildProcess {
   const child = spawn(process.execPath, [new URL(entry, root).pathname], {
-    env: { ServiceSecret: serviceSecret, ...process.env, ...env },
+    // Readable logs unless the caller chose a format (LogFormat=json for the JSON lines).
+    env: { ServiceSecret: serviceSecret, LogFormat: 'pretty', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   for (const stream of [child.stdout, child.stderr]) {
