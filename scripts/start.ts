@@ -1,14 +1,17 @@
 /**
  * `npm start`: runs the whole system on one machine with the embedded default: the gateway on
  * http://localhost:8080 and the chat, wallet and CRM modules on loopback ports, each with its
- * SQLite file under ./data. Ctrl-C (or SIGTERM) stops them all gracefully. Further settings come
- * from the file named by ATRIUM_CONFIG (see docs/configuration.md).
+ * SQLite file under ./data (ATRIUM_PORT and ATRIUM_DATA move both). Ctrl-C, SIGINT, SIGTERM or
+ * SIGHUP stops them all gracefully. Further settings come from the file named by ATRIUM_CONFIG
+ * (see docs/configuration.md).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { buildClient, clientBuildIsStale } from '../packages/web/build-client.ts'
+import { printOutbox } from './outbox-lines.ts'
 
 interface ProcessPlan {
   name: string
@@ -18,11 +21,29 @@ interface ProcessPlan {
 }
 
 const root = new URL('../', import.meta.url)
-const modules = { chat: 8081, wallet: 8082, crm: 8083 }
 const moduleUrl = (port: number) => `http://127.0.0.1:${port}`
 
+/** Where one `npm start` runs: its data directory and the gateway's port (the modules take the next three). */
+export interface StartSettings {
+  dataDir: string
+  port: number
+}
+
+/**
+ * The data directory (`ATRIUM_DATA`, default `data`) and gateway port (`ATRIUM_PORT`, default
+ * 8080) of this run, so that a second system (or a test) can run beside the first.
+ */
+export function startSettings(env: Record<string, string | undefined>): StartSettings {
+  const port = Number(env.ATRIUM_PORT || 8080)
+  if (!Number.isInteger(port) || port < 1 || port > 65_532) {
+    throw new Error(`ATRIUM_PORT must be a port number from 1 to 65532, got ${JSON.stringify(env.ATRIUM_PORT)}`)
+  }
+  return { dataDir: env.ATRIUM_DATA || 'data', port }
+}
+
 /** The processes `npm start` runs, with the environment each gets on top of the caller's. */
-export function plan(dataDir: string): ProcessPlan[] {
+export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
+  const modules = { chat: port + 1, wallet: port + 2, crm: port + 3 }
   const local = (name: string, entry: string, port: number, database: Record<string, string>): ProcessPlan => ({
     name,
     entry,
@@ -30,7 +51,10 @@ export function plan(dataDir: string): ProcessPlan[] {
     env: { Host: '127.0.0.1', Port: String(port), ...database },
   })
   return [
-    local('chat', 'packages/chat/src/main.ts', modules.chat, { ChatDB: `sqlite:${dataDir}/chat.db` }),
+    local('chat', 'packages/chat/src/main.ts', modules.chat, {
+      ChatDB: `sqlite:${dataDir}/chat.db`,
+      Outbox__Path: `${dataDir}/outbox`,
+    }),
     local('wallet', 'packages/reference/src/wallet/main.ts', modules.wallet, {
       WalletDB: `sqlite:${dataDir}/wallet.db`,
     }),
@@ -38,10 +62,12 @@ export function plan(dataDir: string): ProcessPlan[] {
     {
       name: 'gateway',
       entry: 'packages/gateway/src/main.ts',
-      health: 'http://localhost:8080/auth/v1/health',
+      health: `http://localhost:${port}/auth/v1/health`,
       env: {
         Host: 'localhost',
-        Port: '8080',
+        Port: String(port),
+        // Links in mail and the sign-in origin check follow the port; 8080 keeps the configured origin.
+        ...(port === 8080 ? {} : { PublicOrigin: `http://localhost:${port}` }),
         GatewayDB: `sqlite:${dataDir}/gateway.db`,
         LocalFileStoragePath: `${dataDir}/files`,
         // The chat API is public behind the gateway: chat answers anonymous callers only for invite guests.
@@ -60,7 +86,8 @@ export function plan(dataDir: string): ProcessPlan[] {
 
 function startProcess({ name, entry, env }: ProcessPlan, serviceSecret: string): ChildProcess {
   const child = spawn(process.execPath, [new URL(entry, root).pathname], {
-    env: { ServiceSecret: serviceSecret, ...process.env, ...env },
+    // Readable logs unless the caller chose a format (LogFormat=json for the JSON lines).
+    env: { ServiceSecret: serviceSecret, LogFormat: 'pretty', ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   for (const stream of [child.stdout, child.stderr]) {
@@ -81,19 +108,24 @@ async function waitHealthy(url: string, deadline: number): Promise<void> {
   throw new Error(`${url} did not become healthy`)
 }
 
-/** Builds the chat client the gateway serves at /chat/ when its build is missing or older than its sources. */
+/**
+ * Builds the chat client the gateway serves at /chat/ when its build is missing or older than its
+ * sources; skipped when `Static__Apps` in the environment chooses the frontends instead.
+ */
 async function ensureClientBuild() {
-  if (!(await clientBuildIsStale())) return
+  if (process.env.Static__Apps !== undefined || !(await clientBuildIsStale())) return
   const started = performance.now()
   const dir = await buildClient()
   console.log(`[web] built the chat client into ${dir} in ${Math.round(performance.now() - started)} ms`)
 }
 
 async function main() {
+  const settings = startSettings(process.env)
   await ensureClientBuild()
-  const dataDir = 'data'
-  mkdirSync(dataDir, { recursive: true })
-  const plans = plan(dataDir)
+  mkdirSync(settings.dataDir, { recursive: true })
+  const plans = plan(settings)
+  // Development mail and texts land in the chat module's outbox; each code is printed as it arrives.
+  const stopPrinting = printOutbox(join(settings.dataDir, 'outbox'), (line) => console.log(line))
   // The processes of one `npm start` share a fresh inter-service secret unless one is configured.
   const serviceSecret = randomBytes(32).toString('base64url')
   const children = plans.map((processPlan) => ({ plan: processPlan, child: startProcess(processPlan, serviceSecret) }))
@@ -101,10 +133,14 @@ async function main() {
 
   function stopAll(signal: NodeJS.Signals) {
     stopping = true
-    for (const { child } of children) if (child.exitCode === null) child.kill(signal)
+    for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal)
   }
-  process.on('SIGINT', () => stopAll('SIGTERM'))
-  process.on('SIGTERM', () => stopAll('SIGTERM'))
+  // Ctrl-C reaches every process of the terminal's group, children included; a signal sent to this
+  // process alone (kill, a supervisor, npm forwarding it) must reach them too. A second one kills.
+  let signals = 0
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => stopAll(++signals > 1 ? 'SIGKILL' : 'SIGTERM'))
+  }
 
   const exits = children.map(
     ({ plan: { name }, child }) =>
@@ -123,15 +159,15 @@ async function main() {
   const deadline = Date.now() + 30_000
   try {
     await Promise.all(plans.map(({ health }) => waitHealthy(health, deadline)))
-    console.log(
-      '\nAtrium is running at http://localhost:8080/ (chat: http://localhost:8080/chat/)  (Ctrl-C stops it)\n',
-    )
+    const origin = `http://localhost:${settings.port}`
+    console.log(`\nAtrium is running at ${origin}/ (chat: ${origin}/chat/)  (Ctrl-C stops it)\n`)
   } catch (error) {
     console.error((error as Error).message)
     process.exitCode = 1
     stopAll('SIGTERM')
   }
   const codes = await Promise.all(exits)
+  stopPrinting()
   if (codes.some((code) => code !== 0)) process.exitCode = 1
 }
 

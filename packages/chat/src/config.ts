@@ -51,7 +51,7 @@ export const chatSettings = Type.Object(
           default: 'data/outbox',
           minLength: 1,
           description:
-            'Directory of the local outbox used while SmtpSettings.Host is empty: each message is an .eml file there for the operator to read.',
+            'Directory of the local outbox used while SmtpSettings.Host is empty: each message is an .eml file and a readable .txt there for the operator (in development SMS too).',
         }),
       },
       { default: {}, additionalProperties: false },

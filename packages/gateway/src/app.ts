@@ -37,6 +37,7 @@ import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-l
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
 import sessionsPlugin from './sessions/sessions.plugin.ts'
+import { createFrontPage } from './static/front-page.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
 import { type GatewayStore, openGatewayStore } from './store.ts'
@@ -253,6 +254,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
       serviceSecret: config.ServiceSecret,
       cookieName: config.Sessions.CookieName,
       lookupCountry,
+      unrouted: await createFrontPage(frontends),
     })
   })
 

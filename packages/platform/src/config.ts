@@ -233,6 +233,11 @@ export function commonSettings(defaults: { host: string; port: number }) {
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((level) => Type.Literal(level)),
       { default: 'info', description: 'Log level (pino).' },
     ),
+    LogFormat: Type.Union([Type.Literal('json'), Type.Literal('pretty')], {
+      default: 'json',
+      description:
+        'Log lines: `json` (one JSON object a line, for log collectors) or `pretty` (one short line per request, readable warnings; `npm start` sets it).',
+    }),
   }
 }
 

@@ -8,6 +8,7 @@ import { readConfigSection } from './config.ts'
 import { type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
 import { handleClientError, installEnvelope, requestIdFor, sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
+import { createPrettyLogStream } from './log-format.ts'
 import { drainUnreadBody } from './unread-body.ts'
 import { compileValidator } from './validation.ts'
 
@@ -190,6 +191,7 @@ interface ProcessConfig {
   Host: string
   Port: number
   LogLevel: string
+  LogFormat: 'json' | 'pretty'
 }
 
 /**
@@ -204,7 +206,8 @@ export function runProcess<C extends ProcessConfig>(
 ): void {
   async function main() {
     const config = load(readConfigSection(process.env.ATRIUM_CONFIG, section), process.env)
-    const app = await build(config, { logger: { level: config.LogLevel } })
+    const stream = config.LogFormat === 'pretty' ? createPrettyLogStream() : undefined
+    const app = await build(config, { logger: { level: config.LogLevel, ...(stream && { stream }) } })
     await serve(app, { host: config.Host, port: config.Port })
   }
   main().catch(exitOnStartupError)

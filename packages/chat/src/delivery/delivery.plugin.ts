@@ -6,7 +6,8 @@ import { isLoopbackHost } from './loopback.ts'
 import { createMailer, type MailMessage } from './mailer.ts'
 import { maskChatId, maskEmail, maskPhone } from './masking.ts'
 import { chooseOtpChannel, type OtpChannel, type OtpSender, type OtpSenders } from './otp-channels.ts'
-import { otpMail, passwordResetMail } from './templates.ts'
+import { createOutbox, type Outbox } from './outbox.ts'
+import { otpLine, otpMail, passwordResetMail } from './templates.ts'
 
 export interface DeliveryPluginOptions {
   smtp: ChatConfig['SmtpSettings']
@@ -45,6 +46,19 @@ function parseResetUrl(value: string, development: boolean): string {
 }
 
 /**
+ * Development's stand-in for an SMS provider: the text goes into the outbox beside the mail, so
+ * phone sign-in works on a fresh checkout (issue 16, item 4; real providers are issue 18).
+ */
+function createOutboxSmsSender(outbox: Outbox, log: FastifyBaseLogger): OtpSender {
+  return {
+    async send(to, otp) {
+      const file = await outbox.write({ channel: 'sms', to, code: otp.code, text: otpLine(otp.code, otp.purpose) })
+      log.info({ to: maskPhone(to), file }, 'SMS written to the outbox (development)')
+    },
+  }
+}
+
+/**
  * The delivery operations for the gateway and core modules (/private/v1, spec "Chat internal
  * operations"): SendOTP, SendEmailOTP, SendEmail and SendEmailPassReset.
  */
@@ -52,7 +66,8 @@ export default async function deliveryPlugin(
   app: Service,
   { smtp, outboxPath, development, telegram, sms }: DeliveryPluginOptions,
 ) {
-  const mailer = createMailer({ smtp, outboxPath, log: app.log })
+  const outbox = createOutbox(outboxPath)
+  const mailer = createMailer({ smtp, outbox, log: app.log })
   app.log.info({ mail: mailer.describe() }, 'delivery: outgoing mail')
   if (!smtp.Host && !development)
     app.log.warn({ outbox: outboxPath }, 'SmtpSettings.Host is empty: mail is only written to the local outbox')
@@ -75,10 +90,13 @@ export default async function deliveryPlugin(
 
   const emailOtp: OtpSender = {
     async send(to, otp) {
-      await mail({ to: [to], ...otpMail(otp.code, otp.purpose) })
+      await mail({ to: [to], ...otpMail(otp.code, otp.purpose), otp: { code: otp.code } })
     },
   }
-  const senders: OtpSenders = { telegram: telegram ?? null, email: emailOtp, sms: sms ?? null }
+  // In development with mail in the outbox, texts go there too unless an SMS sender is configured.
+  const outboxSms = !sms && development && !smtp.Host ? createOutboxSmsSender(outbox, app.log) : undefined
+  if (outboxSms) app.log.info({ outbox: outboxPath }, 'delivery: SMS go to the local outbox (development)')
+  const senders: OtpSenders = { telegram: telegram ?? null, email: emailOtp, sms: sms ?? outboxSms ?? null }
   const available = { telegram: senders.telegram !== null, email: senders.email !== null, sms: senders.sms !== null }
 
   app.post('/SendOTP', { schema: sendOtp }, async (request) => {
@@ -95,7 +113,7 @@ export default async function deliveryPlugin(
   app.post('/SendEmailOTP', { schema: sendEmailOtp }, async (request) => {
     const { email, code, purpose, link, valid_minutes } = request.body
     const content = otpMail(code, purpose, { link, validMinutes: valid_minutes })
-    await deliver(request.log, 'email', () => mail({ to: [email], ...content }))
+    await deliver(request.log, 'email', () => mail({ to: [email], ...content, otp: { code, link } }))
     return { channel: 'email' as const, to: maskEmail(email) }
   })
 

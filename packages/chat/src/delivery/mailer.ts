@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import { createTransport } from 'nodemailer'
 import type { ChatConfig } from '../config.ts'
 import { isLoopbackHost } from './loopback.ts'
 import { maskEmail } from './masking.ts'
+import type { Outbox } from './outbox.ts'
 
 /** One outgoing email; the From address comes from the settings. */
 export interface MailMessage {
@@ -13,6 +11,8 @@ export interface MailMessage {
   subject: string
   text: string
   html?: string
+  /** The one-time code (and magic link) the message carries: named in the outbox's readable copy. */
+  otp?: { code: string; link?: string | undefined }
 }
 
 /** Sends mail over SMTP or into the local outbox; the one wrapper around nodemailer (STYLE.md §9). */
@@ -26,7 +26,7 @@ export interface Mailer {
 /** What createMailer needs: the SMTP settings, the outbox directory and a logger. */
 export interface MailerOptions {
   smtp: ChatConfig['SmtpSettings']
-  outboxPath: string
+  outbox: Outbox
   log: FastifyBaseLogger
 }
 
@@ -34,8 +34,8 @@ export interface MailerOptions {
 const TIMEOUT_MS = 10_000
 
 /** Creates the mailer: SMTP when SmtpSettings.Host is set, otherwise the local outbox. */
-export function createMailer({ smtp, outboxPath, log }: MailerOptions): Mailer {
-  return smtp.Host ? createSmtpMailer(smtp, log) : createOutboxMailer(smtp.From, outboxPath, log)
+export function createMailer({ smtp, outbox, log }: MailerOptions): Mailer {
+  return smtp.Host ? createSmtpMailer(smtp, log) : createOutboxMailer(smtp.From, outbox, log)
 }
 
 function createSmtpMailer(smtp: ChatConfig['SmtpSettings'], log: FastifyBaseLogger): Mailer {
@@ -63,7 +63,7 @@ function createSmtpMailer(smtp: ChatConfig['SmtpSettings'], log: FastifyBaseLogg
   const where = `SMTP ${smtp.Host}:${smtp.Port}${smtp.Username ? ' with authentication' : ''}`
 
   return {
-    async send(message) {
+    async send({ otp: _, ...message }) {
       const info = await transport.sendMail(message)
       log.info({ to: message.to.map(maskEmail), messageId: info.messageId }, 'mail sent over SMTP')
       return { messageId: info.messageId }
@@ -72,21 +72,20 @@ function createSmtpMailer(smtp: ChatConfig['SmtpSettings'], log: FastifyBaseLogg
   }
 }
 
-function createOutboxMailer(from: string, path: string, log: FastifyBaseLogger): Mailer {
-  // RFC 5322 lines end in CRLF, so the files are the bytes an SMTP server would have received.
+function createOutboxMailer(from: string, outbox: Outbox, log: FastifyBaseLogger): Mailer {
+  // RFC 5322 lines end in CRLF, so the .eml files are the bytes an SMTP server would have received.
   const transport = createTransport({ streamTransport: true, buffer: true, newline: 'windows' }, { from })
 
   return {
-    async send(message) {
+    async send({ otp, ...message }) {
       const info = await transport.sendMail(message)
-      await mkdir(path, { recursive: true, mode: 0o700 })
-      const time = new Date().toISOString().replace(/[:.]/g, '-')
-      const file = join(path, `${time}-${randomBytes(4).toString('hex')}.eml`)
-      // The files hold one-time codes and reset links: readable by the operator's account only.
-      await writeFile(file, info.message as Buffer, { flag: 'wx', mode: 0o600 })
+      const file = await outbox.write(
+        { channel: 'email', to: message.to.join(', '), subject: message.subject, ...otp, text: message.text },
+        info.message as Buffer,
+      )
       log.info({ to: message.to.map(maskEmail), file }, 'mail written to the outbox')
       return { messageId: info.messageId }
     },
-    describe: () => `local outbox ${path}`,
+    describe: () => `local outbox ${outbox.path}`,
   }
 }

@@ -15,8 +15,8 @@ async function startWithOutbox(t: TestContext) {
   const outbox = join(root, 'outbox')
   const chat = await startChat(t, 'sqlite', { Outbox: { Path: outbox } })
   const send = (operation: string, body: object) => chat.call('POST', `/private/v1/${operation}`, {}, body)
-  async function read() {
-    const names = (await readdir(outbox)).sort()
+  async function read(extension = '.eml') {
+    const names = (await readdir(outbox)).filter((name) => name.endsWith(extension)).sort()
     return Promise.all(names.map(async (name) => ({ name, raw: await readFile(join(outbox, name)) })))
   }
   return { outbox, send, read }
@@ -72,4 +72,45 @@ test('each message gets its own outbox file', async (t) => {
 
   const recipients = await Promise.all((await read()).map(async ({ raw }) => addressesOf((await simpleParser(raw)).to)))
   assert.deepEqual(recipients.flat().sort(), ['olivia@example.com', 'peter@example.com', 'quinn@example.com'])
+})
+
+test('beside each .eml a readable .txt names the code and carries the magic link unencoded', async (t) => {
+  const { send, read } = await startWithOutbox(t)
+  // Long enough, and with `=`, to be folded and escaped by quoted-printable in the .eml.
+  const link = `http://localhost:8080/auth/v1/magic?token=${'Ab3_-'.repeat(20)}&return_to=%2Fchat%2F`
+
+  const response = await send('SendEmailOTP', { email: 'rosa@example.com', code: '804113', purpose: 'sign-in', link })
+
+  assert.equal(response.status, 200, JSON.stringify(response.error))
+  const [eml] = await read('.eml')
+  const [txt, ...more] = await read('.txt')
+  assert.equal(more.length, 0)
+  assert.equal(txt?.name.replace('.txt', '.eml'), eml?.name, 'one name for both files')
+  assert.ok(!eml?.raw.toString().includes(link), 'the .eml holds the link quoted-printable')
+  const text = txt?.raw.toString() ?? ''
+  assert.ok(
+    text.startsWith(
+      `Channel: email\nTo: rosa@example.com\nSubject: Your sign-in code\nCode: 804113\nLink: ${link}\n\n`,
+    ),
+    text,
+  )
+  assert.ok(text.includes(`\n${link}\n`), 'the body keeps the link on one line')
+})
+
+test('in development without an SMS sender, a phone code goes to the outbox', async (t) => {
+  const { outbox, send, read } = await startWithOutbox(t)
+
+  const response = await send('SendOTP', {
+    phone: '+441234567890',
+    code: '318862',
+    purpose: 'sign-in',
+    channels: CommunicationChannel.SMS,
+  })
+
+  assert.equal(response.status, 200, JSON.stringify(response.error))
+  assert.equal((response.result as { channel: string }).channel, 'sms')
+  assert.deepEqual(await read('.eml'), [])
+  const [txt] = await read('.txt')
+  assert.equal(txt?.raw.toString(), 'Channel: sms\nTo: +441234567890\nCode: 318862\n\nYour sign-in code is 318862\n')
+  assert.equal((await stat(join(outbox, txt?.name ?? ''))).mode & 0o777, 0o600)
 })

@@ -78,6 +78,28 @@ function helpText(): string {
   ].join('\n')
 }
 
+/** The commands whose first word is `group` (`user` → user create, user scopes, user list). */
+function groupCommands(group: string | undefined): Command[] {
+  return COMMANDS.filter((command) => command.name.includes(' ') && command.name.split(' ')[0] === group)
+}
+
+function groupHelpText(group: string, commands: Command[]): string {
+  return [
+    `Usage: atrium ${group} <command> [options] [--json]`,
+    '',
+    'Commands:',
+    ...commands.map((command) => `  ${usageLine(command)}\n      ${command.summary}`),
+    '',
+    `Run \`atrium ${group} <command> --help\` for one command.`,
+  ].join('\n')
+}
+
+function commandHelpText(command: Command): string {
+  return `Usage: ${usageLine(command)}\n${command.summary}\nExample: ${command.example}`
+}
+
+const HELP_FLAGS = new Set(['--help', '-h'])
+
 /** The command named by the first words of argv, and the remaining arguments. */
 function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
   const two = COMMANDS.find((command) => command.name === `${argv[0]} ${argv[1]}`)
@@ -94,6 +116,7 @@ export interface CliIo {
 async function openContext(
   config: CliContext['config'],
   needsStore: boolean,
+  serviceSecretUnset: boolean,
 ): Promise<{ context: CliContext; close: () => Promise<void> }> {
   const checkDomain = createDnsCheck({
     servers: config.Dns.Servers,
@@ -101,12 +124,12 @@ async function openContext(
     tries: config.Dns.Tries,
   })
   if (!needsStore) {
-    const context = { config, checkDomain } as CliContext
+    const context = { config, checkDomain, serviceSecretUnset } as CliContext
     return { context, close: async () => {} }
   }
   const store = await openGatewayStore(config, { node: CLI_NODE_NUMBER, lane: cliTimetickLane() })
   const domains = createProjectDomains(store.db, store.nextTick, store.now)
-  return { context: { config, store, domains, checkDomain }, close: store.close }
+  return { context: { config, store, domains, checkDomain, serviceSecretUnset }, close: store.close }
 }
 
 /** Runs one CLI invocation and returns its exit code; all output goes through `io`. */
@@ -116,11 +139,24 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     return argv.length === 0 ? EXIT_USAGE : EXIT_OK
   }
   const found = findCommand(argv)
+  const group = groupCommands(argv[0])
+  // `atrium user` and `atrium user --help` list the group's commands (issue 16).
+  if (!found && group.length > 0 && (argv.length === 1 || HELP_FLAGS.has(argv[1] ?? ''))) {
+    const text = groupHelpText(argv[0]!, group)
+    if (argv.length === 1) io.err(text)
+    else io.out(text)
+    return argv.length === 1 ? EXIT_USAGE : EXIT_OK
+  }
   if (!found) {
     io.err(`atrium: unknown command ${JSON.stringify(argv.slice(0, 2).join(' '))}\n\n${helpText()}`)
     return EXIT_USAGE
   }
   const { command, rest } = found
+  // Help wins over every other argument, even ones the command would refuse.
+  if (rest.some((arg) => HELP_FLAGS.has(arg))) {
+    io.out(commandHelpText(command))
+    return EXIT_OK
+  }
   let values: Record<string, string | boolean | undefined>
   let args: string[]
   try {
@@ -132,10 +168,6 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     })
     values = parsed.values
     args = parsed.positionals
-    if (values.help) {
-      io.out(`Usage: ${usageLine(command)}\n${command.summary}\nExample: ${command.example}`)
-      return EXIT_OK
-    }
     if (args.length !== (command.positionals ?? 0)) {
       throw new UsageError(`expected ${command.positionals ?? 0} argument(s), got ${args.length}`)
     }
@@ -148,13 +180,13 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   try {
     if (command.needsConfig !== false) {
       const needsStore = command.needsStore !== false
-      const file = readConfigSection(env.ATRIUM_CONFIG, 'gateway') as Record<string, unknown>
-      // Store commands never call a module, so they need no inter-service secret: `npm start` makes
-      // a new one per run that the CLI cannot know. `atrium config` still reports a missing one.
-      const withSecret =
-        needsStore && !env.ServiceSecret ? { ServiceSecret: randomBytes(32).toString('hex'), ...file } : file
+      const file = (readConfigSection(env.ATRIUM_CONFIG, 'gateway') ?? {}) as Record<string, unknown>
+      // The CLI never calls a module, so it needs no inter-service secret: `npm start` makes a new
+      // one per run that the CLI cannot know. `atrium config` shows a missing one as empty.
+      const secretUnset = !env.ServiceSecret && !file.ServiceSecret
+      const withSecret = secretUnset ? { ...file, ServiceSecret: randomBytes(32).toString('hex') } : file
       const config = loadGatewayConfig(withSecret, env)
-      opened = await openContext(config, needsStore)
+      opened = await openContext(config, needsStore, secretUnset)
     }
     const output = await command.run({ values, args }, opened?.context ?? ({} as CliContext))
     io.out(values.json ? JSON.stringify(output.json, null, 2) : output.text)

@@ -19,6 +19,8 @@ export interface CliContext {
   store: GatewayStore
   domains: ProjectDomains
   checkDomain: DnsCheck
+  /** True when neither the file nor the environment sets ServiceSecret (the CLI then uses a throwaway one). */
+  serviceSecretUnset: boolean
 }
 
 /** A command's answer: `text` for people, `json` for `--json`. */

@@ -112,8 +112,8 @@ const showConfig: Command = {
   summary: 'Print the effective gateway settings (file + environment + defaults) as JSON, secrets redacted.',
   example: 'ATRIUM_CONFIG=atrium.json atrium config',
   needsStore: false,
-  async run(_input, { config }) {
-    const redacted = redactConfig(config)
+  async run(_input, { config, serviceSecretUnset }) {
+    const redacted = redactConfig(serviceSecretUnset ? { ...config, ServiceSecret: '' } : config)
     return { text: JSON.stringify(redacted, null, 2), json: redacted }
   },
 }

@@ -32,8 +32,9 @@ function userView(user: User, contacts: Contact[]) {
 
 const createUser: Command = {
   name: 'user create',
-  usage: '[--email e] [--phone p] [--name n] [--scopes a,b]',
-  summary: 'Create a user; contacts are added as ManuallyAdded and Verified, so the user can sign in with them.',
+  usage: '--email e | --phone p [--name n] [--scopes a,b]',
+  summary:
+    'Create a user with an email address, a phone number or both, added as ManuallyAdded and Verified, so the user can sign in with them.',
   example: 'atrium user create --email admin@example.com --name "Site admin" --scopes admin',
   options: {
     email: { type: 'string' },
@@ -52,6 +53,8 @@ const createUser: Command = {
         `not a phone number in international form (+<country><number>): ${JSON.stringify(phoneText)}`,
       )
     }
+    // Sign-in is by email or phone code only: a user without either could never sign in (issue 16).
+    if (!email && !phone) throw new UsageError('give --email or --phone (or both): the user signs in with them')
     const name = stringOption(values, 'name') ?? ''
     if (name.length > 200) throw new UsageError('the name is longer than 200 characters')
     const scopes = parseScopeList(stringOption(values, 'scopes') ?? '')

@@ -3,6 +3,7 @@ import { type BroadcastEvent, type EventBatch, timetickAt, timetickTime, toBroad
 import type { FastifyBaseLogger } from 'fastify'
 import type { GatewayConfig } from '../config.ts'
 import type { EventCursors } from './event-cursors.repository.ts'
+import { createModuleCondition } from './module-condition.ts'
 import { EventsCallError, type FetchEvents } from './module-events.ts'
 
 /** An event and the one addressee an item of the batch named: `m:<id>` a member (user or guest), `a:<id>` an app. */
@@ -107,15 +108,16 @@ export function createModulePoller({
   let saveTimer: NodeJS.Timeout | undefined
   let saving: Promise<void> = Promise.resolve()
   let lastSaved = -1
-  let missingLogged = false
+  const condition = createModuleCondition(module, log)
 
   /** The head of the module's feed: with no subjects a module answers no events and LastTick = its head. */
   async function probeHead(): Promise<number | undefined> {
     try {
       const batch = await fetchEvents({ since: 0, subjects: [], limit: 1, wait: 0 }, AbortSignal.timeout(60_000))
+      condition.answered()
       return batch.LastTick
     } catch (error) {
-      log.warn({ module, err: error }, 'events: could not read the head of the module feed')
+      condition.failed(error)
       return undefined
     }
   }
@@ -207,7 +209,7 @@ export function createModulePoller({
         if (chunk.stop.signal.aborted) return
         if (chunk.version !== version) continue
         failures++
-        reportFailure(error, failures)
+        condition.failed(error)
         const delay = error instanceof EventsCallError && error.failure === 'missing' ? settings.RetryMaxMs : 0
         await pause(Math.max(delay, backoffMs(failures, settings)), chunk)
         continue
@@ -215,24 +217,13 @@ export function createModulePoller({
       if (chunk.stop.signal.aborted) return
       // Asked before new subjects joined: their events might be missing from it, so ask again from the same cursor.
       if (chunk.version !== version) continue
-      if (failures > 0) log.info({ module, failures }, 'events: the module answers again')
+      condition.answered()
       failures = 0
       onEvents(module, chunk.id, normalizeBatch(module, batch))
       chunk.cursor = Math.max(chunk.cursor, batch.LastTick)
       chunk.confirmed = true
       scheduleSave()
       if (batch.Events.length === 0 && Date.now() - started < NO_WAIT_MS) await pause(settings.RetryMinMs, chunk)
-    }
-  }
-
-  function reportFailure(error: unknown, failures: number) {
-    if (error instanceof EventsCallError && error.failure === 'missing') {
-      if (!missingLogged) log.warn({ module }, 'events: the module has no events endpoint; asking again later')
-      missingLogged = true
-    } else if (failures === 1) {
-      log.warn({ module, err: error }, 'events: the module failed; retrying with back-off')
-    } else {
-      log.debug({ module, failures, err: error }, 'events: the module still fails')
     }
   }
 

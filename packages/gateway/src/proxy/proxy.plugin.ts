@@ -1,5 +1,5 @@
 import { ApiError, hasFlag, RouteFlags } from '@atrium/platform'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { GatewayConfig } from '../config.ts'
 import { type Cors, corsResponseHeaders } from '../cors/cors.ts'
 import { createClientAddress } from './client-address.ts'
@@ -26,6 +26,11 @@ export interface ProxyPluginOptions {
   cookieName: string
   /** Country code of a client address ('' when unknown), sent in X-Country. */
   lookupCountry: (ip: string) => string
+  /**
+   * Answers a request no route matches (the gateway's front page and icon), or returns undefined
+   * for NotFound. Asked only after the route map, so a route for `/` keeps `/`.
+   */
+  unrouted?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined
 }
 
 /**
@@ -79,7 +84,11 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     // The path as the domain guard parsed it: decoded, `;` parameters removed, slashes merged, so
     // `/locked;/x` or `//locked/x` meets the rules of `/locked/` (docs/security.md).
     const route = routes.table.match(request.target.path)
-    if (!route) throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
+    if (!route) {
+      const answered = options.unrouted?.(request, reply)
+      if (answered) return answered
+      throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
+    }
 
     if (cors.isPreflight(request)) return cors.preflight(request, reply, route.flags)
     const decision = cors.judge(request, route.flags)

@@ -64,7 +64,8 @@ function etagOf(body: Buffer, suffix: string): string {
   return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}${suffix}"`
 }
 
-async function loadFile(path: string, body: Buffer): Promise<StaticFile> {
+/** Holds one file in memory with its type, caching rule, ETag and the compressed copies worth keeping. */
+export async function loadStaticFile(path: string, body: Buffer): Promise<StaticFile> {
   const identity = { body, etag: etagOf(body, '') }
   const file: StaticFile = {
     contentType: contentTypeOf(path),
@@ -101,7 +102,7 @@ async function loadFrontend(mount: string, directory: string, budget: number): P
   // Fail before spending minutes compressing a build that could never fit.
   if (originalBytes > budget) throw overBudget(mount, directory, originalBytes, budget)
   // zlib runs in libuv's thread pool, so the files compress in parallel.
-  const loaded = await Promise.all(paths.map((path, index) => loadFile(path, originals[index]!)))
+  const loaded = await Promise.all(paths.map((path, index) => loadStaticFile(path, originals[index]!)))
   const files = new Map<string, StaticFile>()
   let bytes = 0
   for (const [index, path] of paths.entries()) {
