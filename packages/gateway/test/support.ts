@@ -1,8 +1,21 @@
+import { Writable } from 'node:stream'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
 import { createTestDatabaseUrl, listen } from '@atrium/platform/testing'
 import { buildGateway } from '../src/app.ts'
 import { loadGatewayConfig } from '../src/config.ts'
+
+/** A log stream for a test gateway (`logger: { stream }`) that keeps every line it is given. */
+export function capturedLog() {
+  const lines: string[] = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk))
+      done()
+    },
+  })
+  return { lines, stream }
+}
 
 /** The inter-service secret test gateways and modules share. */
 export const SERVICE_SECRET = 'gateway-test-service-secret'.padEnd(40, '-')

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict'
 import crypto, { createHash } from 'node:crypto'
 import { syncBuiltinESMExports } from 'node:module'
-import { Writable } from 'node:stream'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, json, listen } from '@atrium/platform/testing'
-import { SERVICE_SECRET } from '../../test/support.ts'
+import { capturedLog, SERVICE_SECRET } from '../../test/support.ts'
 import { downUpstreamUrl, startEchoUpstream } from '../../test/upstream.ts'
 import { buildGateway } from '../app.ts'
 import { loadGatewayConfig } from '../config.ts'
@@ -38,13 +37,7 @@ function partsOf(key: string) {
 
 /** A gateway with every log line kept, an echo route `/echo/` and a route `/down/` to a module that is down. */
 async function startLogged(t: TestContext, dialect: DatabaseDialect) {
-  const lines: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk))
-      done()
-    },
-  })
+  const { lines, stream } = capturedLog()
   const upstream = await startEchoUpstream(t)
   const config = loadGatewayConfig(
     {

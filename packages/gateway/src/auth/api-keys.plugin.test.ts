@@ -1,22 +1,15 @@
 import assert from 'node:assert/strict'
-import { Writable } from 'node:stream'
 import type { TestContext } from 'node:test'
 import { type DatabaseDialect, errorCodes } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, json, listen } from '@atrium/platform/testing'
-import { SERVICE_SECRET } from '../../test/support.ts'
+import { capturedLog, SERVICE_SECRET } from '../../test/support.ts'
 import { buildGateway } from '../app.ts'
 import { loadGatewayConfig } from '../config.ts'
 import { apiKeyParts } from './api-keys.repository.ts'
 
 /** A gateway whose every log line is kept, to prove keys never reach the log. */
 async function startLogged(t: TestContext, dialect: DatabaseDialect) {
-  const lines: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk))
-      done()
-    },
-  })
+  const { lines, stream } = capturedLog()
   const config = loadGatewayConfig(
     { GatewayDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET },
     {},

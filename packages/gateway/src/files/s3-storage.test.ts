@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
-import { Writable } from 'node:stream'
 import { buffer } from 'node:stream/consumers'
 import { test } from 'node:test'
 import { createTestDatabaseUrl, forEachDialect, json, listen } from '@atrium/platform/testing'
 import { startS3Server } from '../../test/s3-server.ts'
-import { SERVICE_SECRET, signedInUser } from '../../test/support.ts'
+import { capturedLog, SERVICE_SECRET, signedInUser } from '../../test/support.ts'
 import {
   assertSameBytes,
   checksumOf,
@@ -197,13 +196,7 @@ test('a chunk staged again at a recorded offset replaces what a crash left past 
 
 test('wrong credentials: the gateway answers 500 in the envelope, logs why, and keeps nothing', async (t) => {
   const s3 = await startS3Server(t)
-  const lines: string[] = []
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk))
-      done()
-    },
-  })
+  const { lines, stream } = capturedLog()
   const config = loadGatewayConfig(
     {
       GatewayDB: await createTestDatabaseUrl(t, 'sqlite'),
