@@ -145,12 +145,14 @@ forEachDialect(
     await until(() => push.receivedAt(alice.browser.endpoint).length === 1, 'the push at Alice’s working browser')
     const rowsOfAlice = () =>
       store.db.selectFrom('push_subscriptions').selectAll().where('crm_id', '=', alice.crmId).execute()
-    // The failure is recorded only after the last try, when no further try is due.
+    // The failure is recorded only after the last try, when no further try is due; the success at
+    // the working browser is recorded after its answer, which may come after the push arrived.
     await until(async () => {
       const rows = await rowsOfAlice()
       const failed = rows.some((row) => row.endpoint === flaky.endpoint && row.failures > 0)
-      return failed && rows.every((row) => row.endpoint !== gone.endpoint)
-    }, 'the failure recorded after the last try, and the gone subscription removed')
+      const succeeded = rows.some((row) => row.endpoint === alice.browser.endpoint && row.last_success > 0)
+      return failed && succeeded && rows.every((row) => row.endpoint !== gone.endpoint)
+    }, 'the failure recorded after the last try, the success recorded, and the gone subscription removed')
     assert.equal(push.requestsTo(flaky.endpoint), 3, 'three tries, no fourth')
     assert.equal(push.requestsTo(gone.endpoint), 1)
 
