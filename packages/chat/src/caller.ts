@@ -1,4 +1,4 @@
-import { ApiError, readIdentity } from '@atrium/platform'
+import { ApiError, DEVICE_GUID_PATTERN, readIdentity } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import type { Caller } from './access.ts'
 import type { InvitesRepository } from './invites/invites.repository.ts'
@@ -8,7 +8,7 @@ export const INVITE_CODE_HEADER = 'x-invite-code'
 /** Header with the guest's device GUID (spec: "Authentication" 6). */
 export const DEVICE_GUID_HEADER = 'x-device-guid'
 
-const DEVICE_GUID = /^[A-Za-z0-9-]{8,64}$/
+const DEVICE_GUID = new RegExp(DEVICE_GUID_PATTERN)
 
 /** The well-formed X-Device-Guid of a request, or undefined. */
 export function deviceGuidOf(request: FastifyRequest): string | undefined {

@@ -25,6 +25,9 @@ export const IDENTITY_HEADERS = [
 /** The header carrying the hop signature: `v1.<epoch ms>.<hex HMAC-SHA256>`. */
 export const SERVICE_AUTH_HEADER = 'x-service-auth'
 
+/** A well-formed X-Device-Guid value (spec "Authentication" 6): 8–64 letters, digits or `-`. */
+export const DEVICE_GUID_PATTERN = '^[A-Za-z0-9-]{8,64}$'
+
 /** How far a signature's time may be from the receiver's clock. */
 export const SERVICE_AUTH_MAX_SKEW_MS = 60_000
 

@@ -48,6 +48,7 @@ export {
 } from './file-token.ts'
 export * from './flags.ts'
 export {
+  DEVICE_GUID_PATTERN,
   type Hop,
   IDENTITY_HEADERS,
   type Identity,

@@ -1,4 +1,4 @@
-import { ApiError, type Service } from '@atrium/platform'
+import { ApiError, DEVICE_GUID_PATTERN, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
 import { Id, MemberId } from '../messages/messages.schema.ts'
 import type { Store } from '../store.ts'
@@ -23,7 +23,7 @@ const accessQuery = Type.Object(
     message_id: Type.Optional(Id),
     member: Type.Optional(MemberId),
     code: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
-    device_guid: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9-]{8,64}$' })),
+    device_guid: Type.Optional(Type.String({ pattern: DEVICE_GUID_PATTERN })),
     operator: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },

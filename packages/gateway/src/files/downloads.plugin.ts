@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import { ApiError } from '@atrium/platform'
+import { ApiError, DEVICE_GUID_PATTERN } from '@atrium/platform'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { type Caller, isAuthenticated } from '../auth/caller.ts'
@@ -19,7 +19,7 @@ export interface DownloadsPluginOptions {
 export const OPERATOR_SCOPE = 'admin'
 
 const ID = /^[1-9][0-9]{0,15}$/
-const DEVICE_GUID = /^[A-Za-z0-9-]{8,64}$/
+const DEVICE_GUID = new RegExp(DEVICE_GUID_PATTERN)
 
 /** The signed-in user reading a file: a session or user API key, never an app or service credential. */
 function readerOf(caller: Caller): number {
