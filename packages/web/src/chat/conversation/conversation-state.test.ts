@@ -46,3 +46,14 @@ test('the later view of a message wins, an older one never overwrites it', () =>
   assert.equal(mergeMessages([message('1001')], [edited])[0]?.content, 'edited')
   assert.equal(mergeMessages([edited], [message('1001')])[0]?.content, 'edited')
 })
+
+test('a message sent before the first page arrives stays when the page comes', () => {
+  // A fresh chat: the page was asked for before the message existed, and answers after its send.
+  const sent = conversationReducer(EMPTY_CONVERSATION, { type: 'newer', messages: [message('1002')] })
+  const loaded = conversationReducer(sent, { type: 'latest', messages: [message('1001')], hasMore: false })
+  assert.deepEqual(
+    loaded.messages.map((m) => m.id),
+    ['1001', '1002'],
+  )
+  assert.equal(loaded.loaded, true)
+})

@@ -27,7 +27,10 @@ export function mergeMessages(known: MessageView[], incoming: MessageView[]): Me
 }
 
 export type ConversationAction =
-  /** The first page of a chat (get_chat_messages without a cursor, newest first). */
+  /**
+   * The first page of a chat (get_chat_messages without a cursor, newest first). Messages already
+   * held stay: one sent, or caught up, while the page was on its way is newer than the page.
+   */
   | { type: 'latest'; messages: MessageView[]; hasMore: boolean }
   /** An older page (`before`, newest first). */
   | { type: 'older'; messages: MessageView[]; hasMore: boolean }
@@ -39,7 +42,7 @@ export type ConversationAction =
 export function conversationReducer(state: ConversationState, action: ConversationAction): ConversationState {
   switch (action.type) {
     case 'latest':
-      return { messages: mergeMessages([], action.messages), hasOlder: action.hasMore, loaded: true }
+      return { messages: mergeMessages(state.messages, action.messages), hasOlder: action.hasMore, loaded: true }
     case 'older':
       return { ...state, messages: mergeMessages(state.messages, action.messages), hasOlder: action.hasMore }
     case 'newer':

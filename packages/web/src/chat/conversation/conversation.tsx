@@ -95,15 +95,20 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader }
   useEffect(() => {
     const request = firstPage?.(chat.id) ?? api.getChatMessages(chat.id, { limit: PAGE })
     request
-      .then((page) => dispatch({ type: 'latest', messages: page.messages, hasMore: page.has_more }))
+      .then((page) => {
+        apply({ type: 'latest', messages: page.messages, hasMore: page.has_more })
+        // A message announced while the page was on its way may be newer than the page.
+        if (catching.current.again) catchUp()
+      })
       .catch((failure) => setError(failureText(failure)))
   }, [api, chat.id])
 
   // One catch-up at a time; a request for another while one runs repeats it once afterwards.
+  // Before the first page is in, a request is only remembered, for when the page arrives.
   const catching = useRef({ running: false, again: false })
   const catchUp = useCallback(async () => {
     const flags = catching.current
-    if (flags.running) {
+    if (flags.running || !latest.current.loaded) {
       flags.again = true
       return
     }
