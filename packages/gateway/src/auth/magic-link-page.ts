@@ -70,6 +70,7 @@ const SCRIPT = `(() => {
       if (response.ok) return location.replace(body.result.returnTo)
       if (body.error && body.error.code === ${errorCodes.ChallengeExpired.code}) {
         status.textContent = body.error.message
+        document.getElementById('back').hidden = false
         return
       }
       offerButton((body.error && body.error.message) || 'Signing in failed.')
@@ -112,6 +113,9 @@ function page(title: string, body: string, script = ''): string {
   ].join('\n')
 }
 
+/** The way back when a link no longer works: the site's front page leads to sign-in. */
+const BACK_LINK = '<a href="/">Back to sign-in</a>'
+
 /**
  * The page a magic link opens. Opening it signs nobody in (mail scanners and prefetchers open
  * links too); its script posts the token, or without JavaScript the person presses the button.
@@ -124,14 +128,18 @@ export function magicLinkPage(token: string, action: string): string {
     '<button type="submit">Sign in</button>',
     '</form>',
   ].join('')
-  return page('Sign in', `<h1>Sign in</h1><p id="status">Press the button to sign in.</p>${form}`, SCRIPT)
+  return page(
+    'Sign in',
+    `<h1>Sign in</h1><p id="status">Press the button to sign in.</p>${form}<p id="back" hidden>${BACK_LINK}</p>`,
+    SCRIPT,
+  )
 }
 
 /** What a form post of an expired or used link answers: a page, not the JSON error envelope. */
 export function expiredLinkPage(): string {
   return page(
     'Sign-in link expired',
-    '<h1>This sign-in link expired or was already used</h1><p>Ask for a new one where you signed in.</p>',
+    `<h1>This sign-in link expired or was already used</h1><p>Ask for a new one on the sign-in page.</p><p>${BACK_LINK}</p>`,
   )
 }
 

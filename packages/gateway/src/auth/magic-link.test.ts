@@ -97,7 +97,9 @@ forEachDialect('the form post answers 303 to the return address on PublicOrigin'
   assert.equal(replay.status, 401)
   assert.match(replay.headers.get('content-type') ?? '', /^text\/html/)
   assert.equal(replay.headers.get('cache-control'), 'no-store')
-  assert.match(await replay.text(), /expired or was already used/)
+  const expiredPage = await replay.text()
+  assert.match(expiredPage, /expired or was already used/)
+  assert.match(expiredPage, /<a href="\/">Back to sign-in<\/a>/, 'the page leads back to sign-in')
   assert.deepEqual(replay.headers.getSetCookie(), [])
 })
 

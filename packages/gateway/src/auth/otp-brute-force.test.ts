@@ -52,6 +52,14 @@ forEachDialect('phone code attempt limit: after limit wrong codes even the right
     [...Array(OTP.MaxAttempts - 1).fill(errorCodes.InvalidCredentials.code), errorCodes.ChallengeExpired.code],
     'the guess that reaches the limit ends the challenge',
   )
+  // Each wrong code says how many tries are left; the last says why the code no longer works.
+  assert.deepEqual(
+    answers.map((answer) => answer.body.error.details),
+    [
+      ...Array.from({ length: OTP.MaxAttempts - 1 }, (_, index) => ({ attemptsLeft: OTP.MaxAttempts - 1 - index })),
+      { reason: 'attempts_exhausted' },
+    ],
+  )
   const right = await world.post('/auth/v1/phone/verify', { challengeId, code })
   assert.equal(right.status, 401)
   assert.equal(right.body.error.code, errorCodes.ChallengeExpired.code)

@@ -122,7 +122,14 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
       )
       if (check.reason === 'wrong_code') {
         const left = maxAttempts - (check.challenge?.attempts ?? maxAttempts)
-        throw new ApiError('InvalidCredentials', `The code is wrong; ${left} attempt${left === 1 ? '' : 's'} left.`)
+        throw new ApiError('InvalidCredentials', `The code is wrong; ${left} attempt${left === 1 ? '' : 's'} left.`, {
+          attemptsLeft: left,
+        })
+      }
+      if (check.reason === 'attempts_exhausted') {
+        throw new ApiError('ChallengeExpired', 'Too many wrong codes: this code no longer works; ask for a new one.', {
+          reason: check.reason,
+        })
       }
       throw new ApiError('ChallengeExpired')
     }

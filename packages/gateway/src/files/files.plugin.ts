@@ -121,18 +121,26 @@ export default async function filesPlugin(
     const length = readSizeHeader(headers, 'upload-length')
     if (length === undefined) throw new ApiError('UploadLengthRequired')
     if (length > settings.MaxFileSize) {
-      throw new ApiError('UploadTooLarge', `the largest upload is ${settings.MaxFileSize} bytes`)
+      throw new ApiError('UploadTooLarge', `the largest upload is ${settings.MaxFileSize} bytes`, {
+        maxBytes: settings.MaxFileSize,
+      })
     }
     const metadata = readMetadata(headers)
     if (metadata.contentType !== '' && isDeniedType(metadata.contentType, settings.DeniedContentTypes)) {
-      throw new ApiError('FileTypeNotAllowed', `files of type ${metadata.contentType} may not be uploaded`)
+      throw new ApiError('FileTypeNotAllowed', `files of type ${metadata.contentType} may not be uploaded`, {
+        contentType: metadata.contentType,
+      })
     }
     const crmId = request.caller.crmId
     const upload = await uploads.create(
       { crmId, length, metadata: metadata.raw, ...metadata, expires: expiry() },
       settings.QuotaBytes,
     )
-    if (!upload) throw new ApiError('QuotaExceeded', `your uploads may take ${settings.QuotaBytes} bytes together`)
+    if (!upload) {
+      throw new ApiError('QuotaExceeded', `your uploads may take ${settings.QuotaBytes} bytes together`, {
+        quotaBytes: settings.QuotaBytes,
+      })
+    }
     try {
       await storage.create(upload.storage_key)
       // An empty file is complete as soon as it exists.

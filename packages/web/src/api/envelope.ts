@@ -1,4 +1,5 @@
 import { type ErrorName, errorCodes } from '@atrium/platform/errors'
+import { wordsFor } from './failure-words.ts'
 
 /** How a request failed: an error code's name from the server, or a failure before any envelope arrived. */
 export type FailureKind = ErrorName | 'Network' | 'BadResponse'
@@ -80,10 +81,12 @@ export function isFailure(error: unknown, ...kinds: FailureKind[]): error is Req
   return error instanceof RequestError && (kinds.length === 0 || kinds.includes(error.kind))
 }
 
-/** A failure in words for the person using the client: the server's message, or what went wrong on the way. */
-export function failureText(error: unknown): string {
-  if (isFailure(error, 'Network')) return 'The server could not be reached. Check your connection and try again.'
-  if (isFailure(error, 'SessionRequired', 'Unauthenticated')) return 'You were signed out. Sign in again to go on.'
-  if (isFailure(error)) return error.message
+/**
+ * A failure in words for the person using the client (failure-words.ts), never the server's own
+ * message, which is written for developers. `words` replaces the text of some kinds where the
+ * screen knows better what went wrong (a sign-in form knows that InvalidRequest means the address).
+ */
+export function failureText(error: unknown, words: Partial<Record<FailureKind, string>> = {}): string {
+  if (error instanceof RequestError) return words[error.kind] ?? wordsFor(error)
   return 'Something went wrong. Try again.'
 }

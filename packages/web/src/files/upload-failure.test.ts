@@ -2,12 +2,17 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { shouldRetryUpload, uploadFailure } from './upload-failure.ts'
 
-const envelope = (code: number, message: string) => JSON.stringify({ error: { code, message }, id: 'req-1' })
+const envelope = (code: number, message: string, details?: unknown) =>
+  JSON.stringify({ error: { code, message, details }, id: 'req-1' })
 
-test("a refusal the same file meets again shows the server's message and cannot be resumed", () => {
-  const quota = uploadFailure(413, envelope(2115, 'Your uploads would exceed your quota of 10 GB.'))
+test('a refusal the same file meets again is said in words from its code, with its facts, and cannot be resumed', () => {
+  const quota = uploadFailure(
+    413,
+    envelope(2115, 'your uploads may take 10485760 bytes together', { quotaBytes: 10 * 1024 * 1024 }),
+  )
   assert.deepEqual(quota, {
-    message: 'Your uploads would exceed your quota of 10 GB.',
+    message:
+      'This file does not fit in your file storage (10 MB). Delete files you no longer need, or ask your administrator for more.',
     resumable: false,
     offline: false,
     kind: 'QuotaExceeded',
@@ -26,11 +31,14 @@ test('a broken connection, a server error or a checksum mismatch can be resumed'
     offline: false,
     kind: '',
   })
-  assert.equal(uploadFailure(502, '<html>Bad gateway</html>').message, 'The server had a problem (502).')
+  assert.equal(
+    uploadFailure(502, '<html>Bad gateway</html>').message,
+    'The server had a problem (502). Resume the upload in a moment.',
+  )
   assert.equal(uploadFailure(502, '').resumable, true)
   const mismatch = uploadFailure(460, envelope(2116, 'the chunk does not match its checksum'))
   assert.equal(mismatch.resumable, true)
-  assert.equal(mismatch.message, 'the chunk does not match its checksum')
+  assert.equal(mismatch.message, 'Part of the file arrived damaged. Resume the upload to send it again.')
 })
 
 test('offline is said so, and resumes by itself', () => {

@@ -1,4 +1,6 @@
 import { type ErrorName, errorCodes } from '@atrium/platform/errors'
+import { RequestError } from '../api/envelope.ts'
+import { wordsFor } from '../api/failure-words.ts'
 
 /** Why an upload stopped, in words for the person, and whether it can go on from where it stopped. */
 export interface UploadFailure {
@@ -25,11 +27,11 @@ const FINAL: ReadonlySet<ErrorName> = new Set<ErrorName>([
   'Forbidden',
 ])
 
-function envelopeError(body: string): { code: number; message: string } | undefined {
+function envelopeError(body: string): { code: number; message: string; details: unknown } | undefined {
   try {
-    const parsed = JSON.parse(body) as { error?: { code?: unknown; message?: unknown } }
-    const { code, message } = parsed.error ?? {}
-    if (typeof code === 'number' && typeof message === 'string' && message) return { code, message }
+    const parsed = JSON.parse(body) as { error?: { code?: unknown; message?: unknown; details?: unknown } }
+    const { code, message, details } = parsed.error ?? {}
+    if (typeof code === 'number' && typeof message === 'string' && message) return { code, message, details }
   } catch {
     // Not an envelope (a proxy's page, an empty body): described by its status below.
   }
@@ -38,7 +40,7 @@ function envelopeError(body: string): { code: number; message: string } | undefi
 
 /**
  * Reads a failed tus request (docs/files.md, Errors): its status (0 when no answer arrived) and body.
- * The gateway answers failures in the envelope, whose message is shown as it is.
+ * The gateway answers failures in the envelope, whose code picks the words (failure-words.ts).
  */
 export function uploadFailure(status: number, body: string, online = true): UploadFailure {
   if (!online) {
@@ -58,7 +60,11 @@ export function uploadFailure(status: number, body: string, online = true): Uplo
     return { message: 'You were signed out. Sign in again to upload.', resumable: false, offline: false, kind }
   }
   const message =
-    error?.message ?? (status >= 500 ? `The server had a problem (${status}).` : `The upload was refused (${status}).`)
+    error && kind
+      ? wordsFor(new RequestError(kind, error.message, { code: error.code, status, details: error.details }))
+      : status >= 500
+        ? `The server had a problem (${status}). Resume the upload in a moment.`
+        : `The upload was refused (${status}).`
   return { message, resumable: !(kind && FINAL.has(kind)), offline: false, kind }
 }
 

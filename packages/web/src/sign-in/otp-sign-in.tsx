@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { AuthApi, ClientInfo, SignedIn } from '../api/auth-api.ts'
-import { failureText, isFailure } from '../api/envelope.ts'
+import { failureText } from '../api/envelope.ts'
 import type { OtpFlow } from './otp-flows.ts'
 
 interface OtpSignInProps {
@@ -13,10 +13,9 @@ interface OtpSignInProps {
   onSignedIn: (signedIn: SignedIn) => void
 }
 
-/** Why an attempt failed, in words for the person signing in. */
-function explain(error: unknown): string {
-  if (isFailure(error, 'ChallengeExpired')) return 'This code expired or was used up. Ask for a new one.'
-  return failureText(error)
+/** Why an attempt failed, in words for the person signing in: a refused address or code is theirs to fix. */
+function explain(error: unknown, flow: OtpFlow, codeStep: boolean): string {
+  return failureText(error, { InvalidRequest: codeStep ? 'Enter the 6 digits of the code we sent.' : flow.invalid })
 }
 
 /** A two-step sign-in: the address or number, then the code that was sent to it. */
@@ -37,7 +36,7 @@ export function OtpSignIn({ flow, auth, info, returnTo, onSignedIn }: OtpSignInP
     try {
       await action()
     } catch (failure) {
-      setError(explain(failure))
+      setError(explain(failure, flow, challengeId !== ''))
     } finally {
       setBusy(false)
     }
