@@ -12,6 +12,7 @@ import { installCsrf, leaveAppOriginsToCors } from './auth/csrf.ts'
 import otpPlugin from './auth/otp.plugin.ts'
 import { createOtpDelivery } from './auth/otp-delivery.ts'
 import { createSignIn } from './auth/sign-in.ts'
+import userKeysPlugin from './auth/user-keys.plugin.ts'
 import type { GatewayConfig } from './config.ts'
 import { createCors } from './cors/cors.ts'
 import { createDnsCheck } from './domains/dns-check.ts'
@@ -139,6 +140,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.register(appLoginPlugin, { ...auth, absoluteSeconds: config.Sessions.AbsoluteSeconds })
   app.register(sessionsPlugin, { ...auth, cookie })
   app.register(apiKeysPlugin, { ...auth, apiKeys: store.apiKeys })
+  app.register(userKeysPlugin, { ...auth, userKeys: store.userKeys, publicOrigin: config.PublicOrigin })
   app.register(loginAuditPlugin, {
     ...auth,
     loginAudit,

@@ -42,6 +42,8 @@ const PUBLIC = [
   'get /auth/v1/magic',
   'post /auth/v1/magic',
   'post /auth/v1/app/login',
+  'post /auth/v1/userkey/challenge',
+  'post /auth/v1/userkey/verify',
 ]
 
 /**

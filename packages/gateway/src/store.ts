@@ -8,6 +8,7 @@ import {
 } from '@atrium/platform'
 import { createApps } from './apps/apps.repository.ts'
 import { createApiKeys } from './auth/api-keys.repository.ts'
+import { createUserKeys } from './auth/user-keys.repository.ts'
 import type { GatewayConfig } from './config.ts'
 import { gatewayMigrations } from './db/migrations/index.ts'
 import type { GatewayDatabase } from './db/schema.ts'
@@ -53,6 +54,7 @@ function createGatewayStore(
     sessions: createSessions(db, database.dialect, config.Sessions, now),
     apps: createApps(db, nextTick, now),
     apiKeys: createApiKeys(db, nextTick, now),
+    userKeys: createUserKeys(db, nextTick, now),
     routes: createRoutes(db, nextTick, now, { modules: Object.keys(config.Modules) }),
   }
 }

@@ -21,7 +21,7 @@ const AuditEntry = Type.Object({
   crmId: Type.String(),
   appId: Type.String(),
   method: Type.String({
-    description: 'email_otp_start, email_otp, magic_link, phone_otp_start, phone_otp, app_login.',
+    description: 'email_otp_start, email_otp, magic_link, phone_otp_start, phone_otp, app_login, user_key.',
   }),
   success: Type.Boolean(),
   reason: Type.String({ description: 'Why it failed, empty on success.' }),

@@ -246,6 +246,29 @@ export interface UploadsTable {
   updated: number
 }
 
+/** An Ed25519 public key a user registered for UserKey sign-in (docs/gateway.md, "UserKey"). */
+export interface UserKeysTable {
+  id: number
+  crm_id: number
+  name: string
+  /** The raw 32-byte key, base64url; unique, so one key signs in one user only. */
+  public_key: string
+  created: number
+  /** Epoch ms of the last sign-in with the key; 0 when never used. */
+  last_used: number
+}
+
+/** A challenge for one UserKey sign-in: single use, short-lived. */
+export interface UserKeyChallengesTable {
+  id: number
+  /** The key asked for; 0 when the presented key is not registered (the challenge then never succeeds). */
+  key_id: number
+  /** SHA-256 of the challenge's random nonce, hex. */
+  nonce_hash: string
+  expires: number
+  consumed: number
+}
+
 export interface GatewayDatabase {
   users: UsersTable
   contacts: ContactsTable
@@ -261,4 +284,6 @@ export interface GatewayDatabase {
   webhook_cursors: WebhookCursorsTable
   webhook_deliveries: WebhookDeliveriesTable
   uploads: UploadsTable
+  user_keys: UserKeysTable
+  user_key_challenges: UserKeyChallengesTable
 }

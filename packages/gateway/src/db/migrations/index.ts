@@ -6,6 +6,7 @@ import * as webhooks from './0004-webhooks.ts'
 import * as sessionHolders from './0005-session-holders.ts'
 import * as challengeClients from './0006-challenge-clients.ts'
 import * as uploads from './0007-uploads.ts'
+import * as userKeys from './0008-user-keys.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
@@ -16,4 +17,5 @@ export const gatewayMigrations: Migrations = {
   '0005-session-holders': sessionHolders,
   '0006-challenge-clients': challengeClients,
   '0007-uploads': uploads,
+  '0008-user-keys': userKeys,
 }
