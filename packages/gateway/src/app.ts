@@ -11,6 +11,7 @@ import { createChallenges } from './auth/challenges.repository.ts'
 import { installCsrf, leaveAppOriginsToCors } from './auth/csrf.ts'
 import otpPlugin from './auth/otp.plugin.ts'
 import { createOtpDelivery } from './auth/otp-delivery.ts'
+import passkeysPlugin from './auth/passkeys.plugin.ts'
 import { createSignIn } from './auth/sign-in.ts'
 import userKeysPlugin from './auth/user-keys.plugin.ts'
 import type { GatewayConfig } from './config.ts'
@@ -141,6 +142,13 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.register(sessionsPlugin, { ...auth, cookie })
   app.register(apiKeysPlugin, { ...auth, apiKeys: store.apiKeys })
   app.register(userKeysPlugin, { ...auth, userKeys: store.userKeys, publicOrigin: config.PublicOrigin })
+  app.register(passkeysPlugin, {
+    ...auth,
+    passkeys: store.passkeys,
+    publicOrigin: config.PublicOrigin,
+    settings: config.WebAuthn,
+    decoyKey: config.ServiceSecret,
+  })
   app.register(loginAuditPlugin, {
     ...auth,
     loginAudit,

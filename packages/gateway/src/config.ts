@@ -99,6 +99,26 @@ export const gatewaySettings = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    WebAuthn: Type.Object(
+      {
+        RpName: Type.String({
+          default: 'Atrium',
+          minLength: 1,
+          maxLength: 64,
+          description:
+            'The name authenticators show for this site when a passkey or security key is made. The relying-party id is the host of PublicOrigin.',
+        }),
+        SecurityKeyUserVerification: Type.Union(
+          [Type.Literal('required'), Type.Literal('preferred'), Type.Literal('discouraged')],
+          {
+            default: 'preferred',
+            description:
+              'Whether a security key (Fido2Key) must verify its user (PIN or biometrics) to register and sign in; passkeys always must.',
+          },
+        ),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     Audit: Type.Object(
       {
         DefaultLimit: Type.Integer({

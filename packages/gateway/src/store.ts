@@ -8,6 +8,7 @@ import {
 } from '@atrium/platform'
 import { createApps } from './apps/apps.repository.ts'
 import { createApiKeys } from './auth/api-keys.repository.ts'
+import { createPasskeys } from './auth/passkeys.repository.ts'
 import { createUserKeys } from './auth/user-keys.repository.ts'
 import type { GatewayConfig } from './config.ts'
 import { gatewayMigrations } from './db/migrations/index.ts'
@@ -55,6 +56,7 @@ function createGatewayStore(
     apps: createApps(db, nextTick, now),
     apiKeys: createApiKeys(db, nextTick, now),
     userKeys: createUserKeys(db, nextTick, now),
+    passkeys: createPasskeys(db, nextTick, now),
     routes: createRoutes(db, nextTick, now, { modules: Object.keys(config.Modules) }),
   }
 }

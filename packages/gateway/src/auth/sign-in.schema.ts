@@ -17,7 +17,7 @@ export const Client = Type.Object(
 )
 export type ClientInfo = Static<typeof Client>
 
-const ReturnTo = Type.String({
+export const ReturnTo = Type.String({
   maxLength: MAX_RETURN_ADDRESS_LENGTH,
   description: 'Path on this site to return to after sign-in, e.g. `/chat/`; default `/`.',
 })

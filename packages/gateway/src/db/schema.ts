@@ -269,6 +269,44 @@ export interface UserKeyChallengesTable {
   consumed: number
 }
 
+/** A WebAuthn credential: a passkey or a security key (docs/gateway.md, "Passkeys and security keys"). */
+export interface WebauthnCredentialsTable {
+  id: number
+  crm_id: number
+  /** The authenticator's credential id, base64url; unique. */
+  credential_id: string
+  /** The COSE public key, base64url. */
+  public_key: string
+  /** The signature counter last seen; a sign-in must show a larger one unless both are 0. */
+  counter: number
+  /** Transports the authenticator named, comma-separated (`internal,hybrid`). */
+  transports: string
+  /** `passkey` (discoverable, user verification required) or `security_key` (Fido2Key). */
+  kind: string
+  /** `singleDevice` or `multiDevice` (backup eligible), fixed at registration. */
+  device_type: string
+  /** 1 when the authenticator last said the credential is backed up (synced). */
+  backed_up: number
+  name: string
+  created: number
+  last_used: number
+}
+
+/** A WebAuthn challenge: single use, short-lived, for a registration (of a user) or a sign-in. */
+export interface WebauthnChallengesTable {
+  id: number
+  /** The registering user; for a sign-in, the user named by the email given, else 0. */
+  crm_id: number
+  /** `register` or `authenticate`. */
+  purpose: string
+  /** The credential kind being registered; '' for a sign-in. */
+  kind: string
+  /** The challenge sent to the browser, base64url. */
+  challenge: string
+  expires: number
+  consumed: number
+}
+
 export interface GatewayDatabase {
   users: UsersTable
   contacts: ContactsTable
@@ -286,4 +324,6 @@ export interface GatewayDatabase {
   uploads: UploadsTable
   user_keys: UserKeysTable
   user_key_challenges: UserKeyChallengesTable
+  webauthn_credentials: WebauthnCredentialsTable
+  webauthn_challenges: WebauthnChallengesTable
 }

@@ -47,6 +47,24 @@ export interface SignedIn {
   returnTo: string
 }
 
+/** A registered passkey or security key (GET /auth/v1/passkeys). */
+export interface CredentialView {
+  id: string
+  name: string
+  kind: 'passkey' | 'security_key'
+  backedUp: boolean
+  multiDevice: boolean
+  transports: string[]
+  created: number
+  lastUsed: number
+}
+
+/** The options of one WebAuthn ceremony, for @simplewebauthn/browser, and the id to answer it with. */
+export interface Ceremony<Options> {
+  challengeId: string
+  options: Options
+}
+
 /**
  * The gateway's sign-in and session operations under /auth/v1 (email OTP with magic link, phone
  * OTP, who-am-I, sign out). A completed sign-in hands its CSRF token to the client.
@@ -82,6 +100,31 @@ export function createAuthApi(client: ApiClient) {
 
     verifyPhone: (challengeId: string, code: string, info: ClientInfo) =>
       finish('/auth/v1/phone/verify', { challengeId, code, client: info }),
+
+    passkeyOptions: <Options>(email?: string) =>
+      client.post<Ceremony<Options>>('/auth/v1/passkeys/authenticate/options', email ? { email } : {}),
+
+    verifyPasskey: (challengeId: string, response: object, returnTo: string, info: ClientInfo) =>
+      finish('/auth/v1/passkeys/authenticate/verify', { challengeId, response, returnTo, client: info }),
+
+    credentials: async () => (await client.get<{ credentials: CredentialView[] }>('/auth/v1/passkeys')).credentials,
+
+    registrationOptions: <Options>(kind: CredentialView['kind']) =>
+      client.post<Ceremony<Options>>('/auth/v1/passkeys/register/options', { kind }),
+
+    register: async (challengeId: string, name: string, response: object) =>
+      (
+        await client.post<{ credential: CredentialView }>('/auth/v1/passkeys/register/verify', {
+          challengeId,
+          name,
+          response,
+        })
+      ).credential,
+
+    renameCredential: async (id: string, name: string) =>
+      (await client.patch<{ credential: CredentialView }>(`/auth/v1/passkeys/${id}`, { name })).credential,
+
+    removeCredential: (id: string) => client.delete<{ removed: boolean }>(`/auth/v1/passkeys/${id}`),
 
     async logout(): Promise<void> {
       await client.post('/auth/v1/logout')

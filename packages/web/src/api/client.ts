@@ -1,5 +1,7 @@
 import { isFailure, RequestError, readEnvelope } from './envelope.ts'
 
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
 /** Query parameters of a GET; undefined values are left out. */
 export type Query = Record<string, string | number | boolean | undefined>
 
@@ -24,17 +26,17 @@ export function createApiClient({
 }: ApiClientOptions) {
   let csrf = ''
 
-  async function request<T>(method: 'GET' | 'POST', path: string, body?: object): Promise<T> {
+  async function request<T>(method: Method, path: string, body?: object): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json', 'x-device-guid': deviceGuid }
-    if (method === 'POST') headers['content-type'] = 'application/json'
-    if (method === 'POST' && csrf) headers['x-csrf-token'] = csrf
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    if (method !== 'GET' && csrf) headers['x-csrf-token'] = csrf
     let response: Response
     try {
       response = await send(`${base}${path}`, {
         method,
         headers,
         credentials: 'same-origin',
-        body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined,
+        body: body === undefined ? undefined : JSON.stringify(body),
       })
     } catch (error) {
       throw new RequestError('Network', 'The server could not be reached; check the connection.', {
@@ -42,6 +44,18 @@ export function createApiClient({
       })
     }
     return readEnvelope<T>(response)
+  }
+
+  /** A state-changing request, repeated once with a fresh CSRF token when the session changed under the page. */
+  async function change<T>(method: Exclude<Method, 'GET'>, path: string, body?: object): Promise<T> {
+    try {
+      return await request<T>(method, path, body)
+    } catch (error) {
+      if (!isFailure(error, 'CsrfRejected') || !csrf) throw error
+      const before = csrf
+      if ((await refreshCsrf()) === before || !csrf) throw error
+      return request<T>(method, path, body)
+    }
   }
 
   /** The session's CSRF token as the gateway tells it now ('' when not signed in). */
@@ -72,16 +86,13 @@ export function createApiClient({
      * changed under the page (signed in again in another tab): the token is re-read once and the
      * call repeated.
      */
-    async post<T>(path: string, body: object = {}): Promise<T> {
-      try {
-        return await request<T>('POST', path, body)
-      } catch (error) {
-        if (!isFailure(error, 'CsrfRejected') || !csrf) throw error
-        const before = csrf
-        if ((await refreshCsrf()) === before || !csrf) throw error
-        return request<T>('POST', path, body)
-      }
-    },
+    post: <T>(path: string, body: object = {}) => change<T>('POST', path, body),
+
+    /** PATCH `body` as JSON to `path`, as `post` does. */
+    patch: <T>(path: string, body: object) => change<T>('PATCH', path, body),
+
+    /** DELETE `path`, as `post` does. */
+    delete: <T>(path: string) => change<T>('DELETE', path),
 
     /**
      * GET `path` as bytes (a file download). A failure answers with the envelope, read as for any

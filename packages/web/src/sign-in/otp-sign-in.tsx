@@ -80,7 +80,7 @@ export function OtpSignIn({ flow, auth, info, returnTo, onSignedIn }: OtpSignInP
       <form class="sign-in-form" onSubmit={submit}>
         <label for={fieldId}>{flow.label}</label>
         {flow.id === 'email' ? (
-          <input type="email" autoComplete="email" {...targetField} />
+          <input type="email" autoComplete="email webauthn" {...targetField} />
         ) : (
           <input type="tel" autoComplete="tel" {...targetField} />
         )}

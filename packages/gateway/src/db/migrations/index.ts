@@ -7,6 +7,7 @@ import * as sessionHolders from './0005-session-holders.ts'
 import * as challengeClients from './0006-challenge-clients.ts'
 import * as uploads from './0007-uploads.ts'
 import * as userKeys from './0008-user-keys.ts'
+import * as webauthn from './0009-webauthn.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
@@ -18,4 +19,5 @@ export const gatewayMigrations: Migrations = {
   '0006-challenge-clients': challengeClients,
   '0007-uploads': uploads,
   '0008-user-keys': userKeys,
+  '0009-webauthn': webauthn,
 }

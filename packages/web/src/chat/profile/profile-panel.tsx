@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import type { AuthApi, UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import { failureText } from '../../api/envelope.ts'
+import { PasskeysPanel } from '../../passkeys/passkeys-panel.tsx'
 import { InviteLink } from '../manage/invite-link.tsx'
 import { ownName } from '../message/names.ts'
 
@@ -20,6 +21,8 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
   const [name, setName] = useState(me.name)
   const [note, setNote] = useState('')
   const [busy, setBusy] = useState(false)
+  // The keys are asked for when the profile is first opened, not with every page load.
+  const [opened, setOpened] = useState(false)
 
   async function saveName(event: Event) {
     event.preventDefault()
@@ -52,7 +55,7 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
           Your user id: <strong data-testid="my-crm-id">{me.crmId}</strong>
         </span>
       </p>
-      <details class="profile-details">
+      <details class="profile-details" onToggle={(event) => event.currentTarget.open && setOpened(true)}>
         <summary>Profile</summary>
         <form onSubmit={saveName}>
           <label for="profile-name">Display name</label>
@@ -69,6 +72,7 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
           </button>
           {note && <p role="status">{note}</p>}
         </form>
+        {opened && <PasskeysPanel auth={auth} />}
         <button type="button" class="sign-out" disabled={busy} onClick={signOut}>
           Sign out
         </button>
