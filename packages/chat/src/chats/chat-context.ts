@@ -1,4 +1,5 @@
 import { FeedbackType } from '@atrium/platform'
+import { type RawBuilder, sql } from 'kysely'
 import type { ChatRow } from './chats.repository.ts'
 
 /**
@@ -21,8 +22,13 @@ export function discussionKey(objectType: number, objectId: string): string {
   return `discuss:${objectType}:${objectId}`
 }
 
-/** Pair keys of support chats start with this (LIKE pattern in escalations.repository.ts). */
-export const SUPPORT_KEY_PREFIX = 'support:'
+/**
+ * A support chat, as the partial index chats_support (migration 0012) states it: literals, not
+ * parameters, so queries using it can use that index.
+ */
+export function isSupportChat(): RawBuilder<boolean> {
+  return sql<boolean>`pair_key LIKE ${sql.lit('support:%')}`
+}
 
 /** The context of a chat, read from its pair key. */
 export function contextOf(chat: Pick<ChatRow, 'pair_key'>): ChatContext {

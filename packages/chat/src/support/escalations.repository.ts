@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import { SUPPORT_KEY_PREFIX } from '../chats/chat-context.ts'
+import { isSupportChat } from '../chats/chat-context.ts'
 import type { ChatDatabase } from '../db/schema.ts'
 import { isVisible } from '../db/visibility.ts'
 
@@ -38,7 +38,7 @@ export function createEscalationsRepository(db: Kysely<ChatDatabase>) {
               WHERE m.chat_id = c.timetick AND m.owner = c.owner AND ${isVisible()} AND m.timetick > ${lastAnswer}
             ) AS unanswered
           FROM chats c
-          WHERE c.pair_key LIKE ${`${SUPPORT_KEY_PREFIX}%`} ${within}
+          WHERE ${isSupportChat()} ${within}
         ) waiting
         WHERE waiting_since <= ${before}
         ORDER BY waiting_since

@@ -164,3 +164,20 @@ forEachDialect('a changed team joins existing support chats when the customer op
   const { members } = await after.user(100).read('get_chat_members', { chat_id: opened.id })
   assert.deepEqual(members.map((member: { member: string }) => member.member).sort(), ['100', '901', '903'])
 })
+
+forEachDialect(
+  'the browser cannot choose the team: a body is refused and the customer cannot change members',
+  async (t, dialect) => {
+    const { chat } = await startSupport(t, dialect)
+    const chosen = await chat.user(100).post('open_support_chat', { team_crm_ids: ['555'] })
+    assert.equal(chosen.status, 400)
+    assert.equal(chosen.error?.code, 1000)
+    const { chat: opened } = await chat.user(100).ok('open_support_chat')
+    const added = await chat.user(100).post('add_chat_member', { chat_id: opened.id, member: '555' })
+    assert.equal(added.status, 403, 'the customer is a plain member, not an admin')
+    const removed = await chat.user(100).post('remove_member', { chat_id: opened.id, member: String(TEAM[0]) })
+    assert.equal(removed.status, 403)
+    const { members } = await chat.user(100).read('get_chat_members', { chat_id: opened.id })
+    assert.deepEqual(members.map((member: { member: string }) => member.member).sort(), ['100', ...TEAM.map(String)])
+  },
+)
