@@ -109,6 +109,10 @@ export default async function supportPlugin(
   app.post('/open_support_chat', { schema: openSupportChat }, async (request) => {
     const caller = await resolveCaller(request)
     requireUser(caller, 'open a support chat')
+    // A team member would be their own customer and answer themself; they answer customers instead.
+    if (isTeam(support, caller.member)) {
+      throw new ApiError('Forbidden', 'support team members answer support chats and have none of their own')
+    }
     return openSupport(store, support, caller)
   })
 

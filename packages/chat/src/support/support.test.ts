@@ -141,15 +141,20 @@ forEachDialect(
   },
 )
 
-forEachDialect('only the support team reads get_support_escalations', async (t, dialect) => {
-  const { chat } = await startSupport(t, dialect)
-  await chat.user(100).ok('open_support_chat')
-  for (const caller of [chat.user(100), chat.user(555)]) {
-    const answer = await caller.get('get_support_escalations')
-    assert.equal(answer.status, 403)
-    assert.equal(answer.error?.code, 1009)
-  }
-})
+forEachDialect(
+  'only the support team reads get_support_escalations, and it opens no support chat of its own',
+  async (t, dialect) => {
+    const { chat } = await startSupport(t, dialect)
+    await chat.user(100).ok('open_support_chat')
+    const own = await chat.user(TEAM[0]!).post('open_support_chat')
+    assert.deepEqual([own.status, own.error?.code], [403, 1009], 'a team member has no support chat of their own')
+    for (const caller of [chat.user(100), chat.user(555)]) {
+      const answer = await caller.get('get_support_escalations')
+      assert.equal(answer.status, 403)
+      assert.equal(answer.error?.code, 1009)
+    }
+  },
+)
 
 forEachDialect('a changed team joins existing support chats when the customer opens them again', async (t, dialect) => {
   const url = await createTestDatabaseUrl(t, dialect)

@@ -23,6 +23,9 @@ function supportFailure(error: unknown): string {
   if (isFailure(error, 'SupportUnavailable')) {
     return 'Support chat is not set up on this site yet. Please try again later or contact the site by other means.'
   }
+  if (isFailure(error, 'Forbidden')) {
+    return 'You are on the support team, so you have no support chat of your own: the customers’ support chats are in your chat list.'
+  }
   return failureText(error)
 }
 
