@@ -16,6 +16,7 @@ import type { ChatConfig } from './config.ts'
 import { chatMigrations } from './db/migrations/index.ts'
 import type { ChatDatabase } from './db/schema.ts'
 import deliveryPlugin from './delivery/delivery.plugin.ts'
+import discussionsPlugin from './discussions/discussions.plugin.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import feedbackPlugin from './feedback/feedback.plugin.ts'
 import filesPlugin from './files/files.plugin.ts'
@@ -27,10 +28,13 @@ import messagesPlugin from './messages/messages.plugin.ts'
 import { internalProfilesPlugin, profilesPlugin } from './profiles/profiles.plugin.ts'
 import searchPlugin from './search/search.plugin.ts'
 import { createStore } from './store.ts'
+import supportPlugin, { internalSupportPlugin } from './support/support.plugin.ts'
 import unreadPlugin from './unread/unread.plugin.ts'
 
 export interface ChatOptions {
   logger?: FastifyServerOptions['logger']
+  /** The clock support escalations are measured against (tests move it instead of waiting). */
+  now?: () => number
 }
 
 const HEALTH_PATH = '/private/v1/health'
@@ -39,7 +43,10 @@ const OPENAPI_PATH = '/private/v1/openapi.json'
 export const CHAT_API_VERSION = '1.0.0'
 
 /** Builds the chat module with every capability registered, its database migrated; the caller listens. */
-export async function buildChat(config: ChatConfig, { logger = false }: ChatOptions = {}): Promise<Service> {
+export async function buildChat(
+  config: ChatConfig,
+  { logger = false, now = Date.now }: ChatOptions = {},
+): Promise<Service> {
   const database = createDatabase<ChatDatabase>(config.ChatDB)
   try {
     await migrateToLatest(database, chatMigrations)
@@ -79,12 +86,15 @@ export async function buildChat(config: ChatConfig, { logger = false }: ChatOpti
       msg.register(feedbackPlugin, { store, resolveCaller })
       msg.register(profilesPlugin, { store, resolveCaller })
       msg.register(searchPlugin, { store, resolveCaller })
+      msg.register(supportPlugin, { store, resolveCaller, support: config.Support, now })
+      msg.register(discussionsPlugin, { store, resolveCaller })
     },
     { prefix: '/msg/v1' },
   )
   app.register(internalProfilesPlugin, { prefix: '/private/v1', store })
   app.register(internalPlugin, { prefix: '/private/v1', store, hardDelete: config.HardDelete.Messages })
   app.register(filesPlugin, { prefix: '/private/v1', store })
+  app.register(internalSupportPlugin, { prefix: '/private/v1', store, support: config.Support, now })
   app.register(deliveryPlugin, {
     prefix: '/private/v1',
     smtp: config.SmtpSettings,

@@ -66,6 +66,29 @@ export const chatSettings = Type.Object(
       { default: {}, additionalProperties: false },
     ),
     TelegramBot: Type.String({ default: '', description: 'Telegram bot token; empty: Telegram delivery is off.' }),
+    Support: Type.Object(
+      {
+        TeamCrmIds: Type.Array(Type.String({ pattern: '^[1-9][0-9]{0,15}$' }), {
+          default: [],
+          uniqueItems: true,
+          description:
+            'CRM ids (decimal strings) of the support team: open_support_chat makes them members of every support chat (the authority; the client config.json support.teamCrmIds mirrors it for display). Empty: support chats are unavailable.',
+        }),
+        WelcomeMessage: Type.String({
+          default: '',
+          maxLength: 4000,
+          description:
+            'First message of a new support chat, posted as the first team member (the authority; the client config.json support.welcomeMessage mirrors it). Empty: none.',
+        }),
+        EscalateAfterSeconds: Type.Integer({
+          default: 900,
+          minimum: 1,
+          description:
+            'A support chat whose customer has waited this long for a team answer is listed as an escalation (GET /private/v1/support/escalations, get_support_escalations).',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 )

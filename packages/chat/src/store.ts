@@ -13,6 +13,7 @@ import { toMessageEventData } from './messages/message-view.ts'
 import { createMessagesRepository, type MessageRow } from './messages/messages.repository.ts'
 import { createProfilesRepository } from './profiles/profiles.repository.ts'
 import { createSearchRepository } from './search/search.repository.ts'
+import { createEscalationsRepository } from './support/escalations.repository.ts'
 
 function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
   return {
@@ -24,6 +25,7 @@ function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
     invites: createInvitesRepository(db),
     profiles: createProfilesRepository(db),
     search: createSearchRepository(db, dialect),
+    escalations: createEscalationsRepository(db),
   }
 }
 

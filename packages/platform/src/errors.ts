@@ -166,6 +166,11 @@ export const errorCodes = {
     status: 400,
     meaning: 'The file token is damaged or expired; HEAD the finished upload for a fresh one, or upload again.',
   },
+  SupportUnavailable: {
+    code: 3020,
+    status: 503,
+    meaning: 'Support chats are off: the chat module has no support team (Support.TeamCrmIds).',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

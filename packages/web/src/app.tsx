@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { SignedIn, UserView } from './api/auth-api.ts'
 import { Messenger } from './chat/messenger.tsx'
 import { type ClientConfig, featuresOf } from './config/client-config.ts'
+import { contextScreens } from './contexts/context-screens.tsx'
 import { FileBrowser } from './files/file-browser.tsx'
 import { GuestPage } from './guest/guest-page.tsx'
 import { navigate, useRoute } from './router/navigation.ts'
@@ -59,6 +60,20 @@ export function App({ services, config, initialUser, startUp, onSession }: AppPr
     <Unavailable feature={feature} reason={on ? 'release' : 'mode'} mode={config.mode} />
   )
 
+  const messenger = (chatId: string | undefined) => (
+    <Messenger
+      services={services}
+      me={user!}
+      features={features}
+      uploadChunkSize={config.files.chunkSize}
+      chatId={chatId}
+      startUp={startUp}
+      onSignedOut={signedOut}
+      aside={contexts.escalations}
+    />
+  )
+  const contexts = contextScreens({ api: services.chat, config, me: user, messenger })
+
   const screens: { [Name in Route['name']]: (route: Extract<Route, { name: Name }>) => JSX.Element } = {
     'sign-in': ({ next }) =>
       user ? (
@@ -67,30 +82,18 @@ export function App({ services, config, initialUser, startUp, onSession }: AppPr
         <SignInPage auth={services.auth} deviceGuid={services.client.deviceGuid} next={next} onSignedIn={signedIn} />
       ),
     messenger: ({ chatId }) =>
-      needsUser(() =>
-        features.messenger ? (
-          <Messenger
-            services={services}
-            me={user!}
-            features={features}
-            uploadChunkSize={config.files.chunkSize}
-            chatId={chatId}
-            startUp={startUp}
-            onSignedOut={signedOut}
-          />
-        ) : (
-          unavailable('The messenger', false)
-        ),
-      ),
+      needsUser(() => (features.messenger ? messenger(chatId) : unavailable('The messenger', false))),
     guest: ({ code }) => <GuestPage key={code} code={code} services={services} user={user} />,
-    support: () => unavailable('Support chat', features.support),
+    support: () => (features.support ? needsUser(contexts.support) : unavailable('Support chat', false)),
     calls: () => unavailable('Calls', features.calls),
-    feedback: () => unavailable('Feedback', features.feedback),
+    feedback: (route) =>
+      features.feedback ? needsUser(() => contexts.feedback(route)) : unavailable('Feedback', false),
     files: ({ chatId }) =>
       features.fileBrowser
         ? needsUser(() => <FileBrowser api={services.chat} chatId={chatId} me={user!} />)
         : unavailable('The file browser', false),
-    discuss: () => unavailable('Discussions', features.allChats),
+    discuss: (route) =>
+      features.allChats ? needsUser(() => contexts.discussion(route)) : unavailable('Discussions', false),
     'not-found': ({ path }) => (
       <MessageScreen title="Page not found">
         <p>

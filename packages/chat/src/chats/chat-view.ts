@@ -1,6 +1,7 @@
 import { ChatType, MemberRole, timetickTime } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { MemberRow } from '../members/members.repository.ts'
+import { contextOf } from './chat-context.ts'
 import type { ChatRow } from './chats.repository.ts'
 
 export const ChatView = Type.Object({
@@ -19,6 +20,14 @@ export const ChatView = Type.Object({
   last_message: Type.String(),
   created: Type.String(),
   timetick_update: Type.String(),
+  context: Type.Union([Type.Literal(''), Type.Literal('support'), Type.Literal('discussion')], {
+    description: "The client context: '' for an ordinary chat, 'support' or 'discussion'.",
+  }),
+  customer: Type.String({ description: 'For a support chat, the CRM id of the customer it serves; otherwise "0".' }),
+  object_type: Type.Integer({
+    description: 'For a discussion, the FeedbackType of the object discussed; otherwise 0.',
+  }),
+  object_id: Type.String({ description: "For a discussion, the id of the object discussed; otherwise ''." }),
 })
 
 export interface ChatViewContext {
@@ -27,6 +36,8 @@ export interface ChatViewContext {
   unread: number
   /** Display name of the other participant of a private chat, '' when unknown. */
   peerName: string
+  /** Display name of a support chat's customer, '' when unknown. */
+  customerName?: string
 }
 
 /** The other participant of a private chat, from its pair key. */
@@ -36,16 +47,27 @@ export function peerOf(chat: ChatRow, member: number): number {
   return low === member ? (high ?? 0) : (low ?? 0)
 }
 
+/** A chat's name for the member: the peer of a private chat; the customer of a support chat for its team. */
+function nameFor(chat: ChatRow, member: number, peer: number, { peerName, customerName = '' }: ChatViewContext) {
+  if (chat.type === ChatType.Private) return peerName || String(peer)
+  const { context, customer } = contextOf(chat)
+  if (context === 'support' && customer !== member) return `${chat.name}: ${customerName || customer}`
+  return chat.name
+}
+
 /**
  * Shapes a chat as the caller sees it. A private chat is named after the other participant
- * (spec: "Chat type flags"): their profile name, or their id while they have none.
+ * (spec: "Chat type flags"): their profile name, or their id while they have none. The support
+ * team sees a support chat named after its customer.
  */
-export function toChatView(chat: ChatRow, { membership, memberCount, unread, peerName }: ChatViewContext) {
+export function toChatView(chat: ChatRow, view: ChatViewContext) {
+  const { membership, memberCount, unread } = view
   const peer = peerOf(chat, membership.member)
+  const context = contextOf(chat)
   return {
     id: String(chat.timetick),
     type: chat.type,
-    name: chat.type === ChatType.Private ? peerName || String(peer) : chat.name,
+    name: nameFor(chat, membership.member, peer, view),
     description: chat.description,
     owner: String(chat.owner),
     peer: String(peer),
@@ -58,6 +80,10 @@ export function toChatView(chat: ChatRow, { membership, memberCount, unread, pee
     last_message: String(chat.last_message),
     created: new Date(timetickTime(chat.timetick)).toISOString(),
     timetick_update: String(chat.timetick_update),
+    context: context.context,
+    customer: String(context.customer),
+    object_type: context.objectType,
+    object_id: context.objectId,
   }
 }
 

@@ -3,6 +3,7 @@ import { type Caller, requireAdmin, requireMember, requireUser } from '../access
 import type { CallerResolver } from '../caller.ts'
 import { type MemberRow, newMemberRow } from '../members/members.repository.ts'
 import type { Store, Unit } from '../store.ts'
+import { contextOf } from './chat-context.ts'
 import { peerOf, toChatEventData, toChatView } from './chat-view.ts'
 import { type ChatRow, newChatRow, pairKey } from './chats.repository.ts'
 import {
@@ -27,12 +28,14 @@ type Reads = Pick<Store, 'members' | 'messages' | 'profiles'>
 /** The chat as the caller sees it, with member count, the caller's unread count and a private chat's peer name. */
 export async function describeChat(store: Reads, chat: ChatRow, membership: MemberRow) {
   const peer = peerOf(chat, membership.member)
+  const { customer } = contextOf(chat)
   const [memberCount, unread, names] = await Promise.all([
     store.members.count(chat.timetick),
     store.messages.unreadCount(chat.timetick, membership.member, membership.last_read),
-    store.profiles.names(peer ? [peer] : []),
+    store.profiles.names([peer, customer].filter((id) => id !== 0)),
   ])
-  return toChatView(chat, { membership, memberCount, unread, peerName: names.get(peer) ?? '' })
+  const [peerName, customerName] = [names.get(peer) ?? '', names.get(customer) ?? '']
+  return toChatView(chat, { membership, memberCount, unread, peerName, customerName })
 }
 
 /** Creates the private chat of a pair, or returns the one they have; concurrent calls get the same chat. */

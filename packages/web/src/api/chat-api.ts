@@ -12,6 +12,7 @@ import type {
   SearchPage,
 } from './chat-types.ts'
 import type { ApiClient } from './client.ts'
+import { createContextsApi } from './contexts-api.ts'
 
 const MSG = '/msg/v1'
 
@@ -94,6 +95,7 @@ export function createChatApi(client: ApiClient) {
     updateProfile: (name: string) => client.post<{ member: string; name: string }>(`${MSG}/update_profile`, { name }),
 
     ...createMessageActionsApi(client),
+    ...createContextsApi(client),
   }
 }
 

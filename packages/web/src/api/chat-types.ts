@@ -17,6 +17,13 @@ export interface ChatView {
   last_message: string
   created: string
   timetick_update: string
+  /** The client context: '' (or absent) for an ordinary chat, 'support' or 'discussion'. */
+  context?: '' | 'support' | 'discussion'
+  /** Support chat: the customer's CRM id; otherwise "0". */
+  customer?: string
+  /** Discussion: the FeedbackType and id of the object discussed. */
+  object_type?: number
+  object_id?: string
 }
 
 /** A reaction on a message, one entry per emoji. */

@@ -1,3 +1,4 @@
+import type { JSX } from 'preact'
 import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
@@ -13,7 +14,7 @@ import { ChatList } from './chat-list/chat-list.tsx'
 import { chatListReducer, EMPTY_CHAT_LIST } from './chat-list/chat-list-state.ts'
 import { NewPrivateChat } from './chat-list/new-private-chat.tsx'
 import { Conversation } from './conversation/conversation.tsx'
-import { createEventBus } from './live/event-bus.ts'
+import { createEventBus, type EventBus } from './live/event-bus.ts'
 import { ChatPanel } from './manage/chat-panel.tsx'
 import { NewGroupChat } from './manage/new-group-chat.tsx'
 import { ChatType } from './message/names.ts'
@@ -30,6 +31,8 @@ interface MessengerProps {
   /** The chat list and first page start-up already asked for, taken instead of new requests. */
   startUp?: StartUpRequests
   onSignedOut: () => void
+  /** More of the sidebar above the chat list (the support team's escalations), given the live events. */
+  aside?: (bus: EventBus) => JSX.Element
 }
 
 /** The chat a route names: by chat id, else the private chat with that peer (spec: /chat/c/{peerCrmId}). */
@@ -66,7 +69,16 @@ function useOnline(): boolean {
  * The messenger at /chat/ and /chat/c/{chatId}: the chat list with unread badges beside the open
  * conversation, kept current by the gateway's live events.
  */
-export function Messenger({ services, me, features, uploadChunkSize, chatId, startUp, onSignedOut }: MessengerProps) {
+export function Messenger({
+  services,
+  me,
+  features,
+  uploadChunkSize,
+  chatId,
+  startUp,
+  onSignedOut,
+  aside,
+}: MessengerProps) {
   const { chat: api, auth } = services
   const [list, dispatch] = useReducer(chatListReducer, EMPTY_CHAT_LIST)
   const [status, setStatus] = useState<LiveStatus>('connecting')
@@ -87,7 +99,10 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
   const [panelOpen, setPanelOpen] = useState(false)
   const panelToggle = useRef<HTMLButtonElement>(null)
 
-  const visibleChats = features.allChats ? list.chats : list.chats.filter((chat) => chat.type === ChatType.Private)
+  // Support mode shows private chats and support chats (client contexts, docs/web-client.md).
+  const visibleChats = features.allChats
+    ? list.chats
+    : list.chats.filter((chat) => chat.type === ChatType.Private || chat.context === 'support')
   const openChat = findChat(visibleChats, chatId)
   const openChatId = useRef<string | undefined>(undefined)
   openChatId.current = openChat?.id
@@ -187,6 +202,7 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
             {error}
           </p>
         )}
+        {aside?.(bus)}
         <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} />
       </aside>
       <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>

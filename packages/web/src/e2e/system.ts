@@ -72,13 +72,15 @@ export type Cleanups = Pick<TestContext, 'after'>
  * The whole system on loopback ports: a gateway serving the freshly built client at /chat/ and
  * routing /msg/ to a chat module, whose mail (sign-in codes) goes to a real SMTP sink. Both keep
  * their data in fresh databases of `dialect`, the gateway its uploads in a fresh directory.
- * `gatewaySettings` adds to the gateway's settings (e.g. `Files` limits).
+ * `gatewaySettings` adds to the gateway's settings (e.g. `Files` limits), `chatSettings` to the
+ * chat module's (e.g. `Support`).
  */
 export async function startSystem(
   cleanups: Cleanups,
   dialect: DatabaseDialect = 'sqlite',
   gatewaySettings: Record<string, unknown> = {},
   clientConfig?: Record<string, unknown>,
+  chatSettings: Record<string, unknown> = {},
 ) {
   // The database and SMTP helpers take a TestContext but use only its after().
   const t = cleanups as TestContext
@@ -95,12 +97,17 @@ export async function startSystem(
       ChatDB: await createTestDatabaseUrl(t, dialect),
       ServiceSecret: SERVICE_SECRET,
       SmtpSettings: { Host: '127.0.0.1', Port: smtp.port, Username: SMTP.username, Password: SMTP.password },
+      ...chatSettings,
     },
     {},
   )
   const chatApp = await buildChat(chatConfig, { logger: { level: 'error' } })
   await chatApp.listen({ host: '127.0.0.1', port: 0 })
-  const chat = { base: `http://127.0.0.1:${(chatApp.server.address() as AddressInfo).port}` }
+  // `database`: the chat module's ChatDB, for tests that check what it stored.
+  const chat = {
+    base: `http://127.0.0.1:${(chatApp.server.address() as AddressInfo).port}`,
+    database: chatConfig.ChatDB,
+  }
   // The browser's Origin must be PublicOrigin (CSRF check), so the port is chosen before the gateway starts.
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`

@@ -18,6 +18,8 @@ export function senderName(owner: string, chat: ChatView, me: UserView): string 
 /** What kind of chat this is, in words. */
 export function chatKind(chat: ChatView): string {
   if (chat.type === ChatType.Private) return 'Private chat'
+  if (chat.context === 'support') return 'Support chat'
+  if (chat.context === 'discussion') return `Discussion · ${chat.member_count} members`
   if (chat.type === ChatType.InfoChannel) return 'Channel'
   return `Group · ${chat.member_count} members`
 }
