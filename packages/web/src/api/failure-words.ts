@@ -95,6 +95,7 @@ export const FAILURE_WORDS: Record<FailureKind, string | ((error: RequestError) 
   DeliveryFailed: 'The message could not be delivered right now. Try again later.',
   MessageDeleted: 'That message was deleted.',
   FileTokenInvalid: 'The attached file expired before it was sent. Attach it again.',
+  SupportUnavailable: 'Support chat is not set up on this site yet. Try again later.',
   InsufficientFunds: 'Your balance is not enough for this amount and its fee.',
   TransactionNotFound: 'That payment is not there.',
   TransactionStateConflict: 'That payment is already settled and cannot change.',
