@@ -81,6 +81,8 @@ export async function startSystem(
   gatewaySettings: Record<string, unknown> = {},
   clientConfig?: Record<string, unknown>,
   chatSettings: Record<string, unknown> = {},
+  /** The host of the public origin: `localhost` where the browser needs a domain name (passkeys refuse IP addresses). */
+  host = '127.0.0.1',
 ) {
   // The database and SMTP helpers take a TestContext but use only its after().
   const t = cleanups as TestContext
@@ -110,7 +112,7 @@ export async function startSystem(
   }
   // The browser's Origin must be PublicOrigin (CSRF check), so the port is chosen before the gateway starts.
   const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
+  const url = `http://${host}:${port}`
   const config = loadGatewayConfig(
     {
       GatewayDB: await createTestDatabaseUrl(t, dialect),

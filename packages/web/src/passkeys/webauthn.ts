@@ -27,7 +27,12 @@ export function wasCancelled(error: unknown): boolean {
 
 /** A failed passkey ceremony in words for the person: the server's refusal, or what the browser said. */
 export function ceremonyFailure(error: unknown): string {
-  if (error instanceof RequestError) return failureText(error)
+  if (error instanceof RequestError) {
+    return failureText(error, {
+      InvalidCredentials:
+        'This key could not sign you in: it is not registered here, or it was removed. Use another way to sign in.',
+    })
+  }
   if (wasCancelled(error)) return 'The key was not used: the request was cancelled or timed out. Try again.'
   const code = (error as { code?: string })?.code
   if (code === 'ERROR_AUTHENTICATOR_PREVIOUSLY_REGISTERED') return 'This key is registered already.'
