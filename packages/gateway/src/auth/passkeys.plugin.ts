@@ -130,8 +130,8 @@ export default async function passkeysPlugin(
 
   app.post('/passkeys/register/verify', { schema: registerVerify }, async (request) => {
     const caller = sessionUser(request)
-    const row = await passkeys.consumeChallenge(Number(request.body.challengeId), 'register')
-    if (!row || row.crm_id !== caller.crmId) {
+    const row = await passkeys.consumeChallenge(Number(request.body.challengeId), 'register', caller.crmId)
+    if (!row) {
       throw new ApiError('ChallengeExpired', 'This registration expired or was already used; start again.')
     }
     let verification: Awaited<ReturnType<typeof verifyRegistrationResponse>>

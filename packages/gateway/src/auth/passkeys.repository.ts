@@ -103,16 +103,18 @@ export function createPasskeys(db: Kysely<GatewayDatabase>, nextTick: TimetickGe
       return row
     },
 
-    /** Uses up a live challenge of `purpose`; exactly one of concurrent callers gets it. */
-    async consumeChallenge(id: number, purpose: string): Promise<WebauthnChallenge | undefined> {
-      const used = await db
+    /**
+     * Uses up a live challenge of `purpose` (of a registration: of user `crmId` only, so nobody
+     * spoils another's); exactly one of concurrent callers gets it.
+     */
+    async consumeChallenge(id: number, purpose: 'register' | 'authenticate', crmId?: number) {
+      let update = db
         .updateTable('webauthn_challenges')
         .set({ consumed: 1 })
         .where('id', '=', id)
         .where('purpose', '=', purpose)
-        .where('consumed', '=', 0)
-        .where('expires', '>', now())
-        .executeTakeFirst()
+      if (crmId !== undefined) update = update.where('crm_id', '=', crmId)
+      const used = await update.where('consumed', '=', 0).where('expires', '>', now()).executeTakeFirst()
       if (Number(used.numUpdatedRows) !== 1) return undefined
       return db.selectFrom('webauthn_challenges').selectAll().where('id', '=', id).executeTakeFirst()
     },
