@@ -1,5 +1,6 @@
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
+import { AccountPage } from './account/account-page.tsx'
 import type { SignedIn, UserView } from './api/auth-api.ts'
 import { Messenger } from './chat/messenger.tsx'
 import { type ClientConfig, featuresOf } from './config/client-config.ts'
@@ -83,6 +84,7 @@ export function App({ services, config, initialUser, startUp, onSession }: AppPr
       ),
     messenger: ({ chatId }) =>
       needsUser(() => (features.messenger ? messenger(chatId) : unavailable('The messenger', false))),
+    account: () => needsUser(() => <AccountPage me={user!} auth={services.auth} onSignedOut={signedOut} />),
     guest: ({ code }) => <GuestPage key={code} code={code} services={services} user={user} />,
     support: () => (features.support ? needsUser(contexts.support) : unavailable('Support chat', false)),
     calls: () => unavailable('Calls', features.calls),

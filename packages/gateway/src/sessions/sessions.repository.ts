@@ -164,9 +164,19 @@ export function createSessions(
       return rows.length
     },
 
-    /** The user's sessions, newest first (for a "signed-in devices" list). */
+    /** The user's live sessions, newest first (for a "signed-in devices" list). */
     async list(crmId: number): Promise<Session[]> {
-      return db.selectFrom('sessions').selectAll().where('crm_id', '=', crmId).orderBy('created', 'desc').execute()
+      const at = now()
+      const rows = await db
+        .selectFrom('sessions')
+        .selectAll()
+        .where('crm_id', '=', crmId)
+        .orderBy('created', 'desc')
+        .execute()
+      // The last use may be newer in memory than in the table.
+      return rows
+        .map((row) => ({ ...row, last_seen: Math.max(row.last_seen, cache.get(row.id)?.session.last_seen ?? 0) }))
+        .filter((row) => !expired(row, at))
     },
 
     /** Deletes every expired session; returns how many. Run periodically. */

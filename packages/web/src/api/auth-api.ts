@@ -47,6 +47,27 @@ export interface SignedIn {
   returnTo: string
 }
 
+/** One signed-in session of the user (GET /auth/v1/sessions). */
+export interface SessionEntry {
+  id: string
+  method: string
+  created: number
+  lastSeen: number
+  ip: string
+  userAgent: string
+  current: boolean
+}
+
+/** A registered Ed25519 key for UserKey sign-in (GET /auth/v1/user-keys). */
+export interface UserKeyView {
+  id: string
+  name: string
+  publicKey: string
+  fingerprint: string
+  created: number
+  lastUsed: number
+}
+
 /** A registered passkey or security key (GET /auth/v1/passkeys). */
 export interface CredentialView {
   id: string
@@ -125,6 +146,23 @@ export function createAuthApi(client: ApiClient) {
       (await client.patch<{ credential: CredentialView }>(`/auth/v1/passkeys/${id}`, { name })).credential,
 
     removeCredential: (id: string) => client.delete<{ removed: boolean }>(`/auth/v1/passkeys/${id}`),
+
+    sessions: async () => (await client.get<{ sessions: SessionEntry[] }>('/auth/v1/sessions')).sessions,
+
+    endSession: (id: string) => client.delete<{ sessions: number }>(`/auth/v1/sessions/${id}`),
+
+    async logoutAll(): Promise<number> {
+      const { sessions } = await client.post<{ sessions: number }>('/auth/v1/logout_all')
+      client.setCsrf('')
+      return sessions
+    },
+
+    userKeys: async () => (await client.get<{ keys: UserKeyView[] }>('/auth/v1/user-keys')).keys,
+
+    addUserKey: async (name: string, publicKey: string) =>
+      (await client.post<{ userKey: UserKeyView }>('/auth/v1/user-keys', { name, publicKey })).userKey,
+
+    removeUserKey: (id: string) => client.delete<{ removed: boolean }>(`/auth/v1/user-keys/${id}`),
 
     async logout(): Promise<void> {
       await client.post('/auth/v1/logout')

@@ -16,6 +16,8 @@ export type Route =
   | { name: 'guest'; code: string }
   /** /chat/sign-in?next=<path>: the sign-in pages (ours; the spec leaves their path open). */
   | { name: 'sign-in'; next: string }
+  /** /chat/account: the user's sign-in methods and signed-in devices (ours; the spec names no account route). */
+  | { name: 'account' }
   | { name: 'support' }
   | { name: 'calls' }
   | { name: 'feedback'; type: string; id: string }
@@ -48,6 +50,8 @@ export function parseRoute(pathname: string, search = ''): Route {
   switch (parts.length === 1 ? first : `${first}/${parts.length}`) {
     case 'sign-in':
       return { name: 'sign-in', next: safeNext(query.get('next')) }
+    case 'account':
+      return { name: 'account' }
     case 'support':
       return { name: 'support' }
     case 'calls':
@@ -74,6 +78,7 @@ export function routePath(route: Route): string {
       return `${MOUNT}?code=${encodeURIComponent(route.code)}`
     case 'sign-in':
       return route.next === MOUNT ? `${MOUNT}sign-in` : `${MOUNT}sign-in?next=${encodeURIComponent(route.next)}`
+    case 'account':
     case 'support':
     case 'calls':
       return `${MOUNT}${route.name}`

@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks'
 import type { AuthApi, UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import { failureText } from '../../api/envelope.ts'
-import { PasskeysPanel } from '../../passkeys/passkeys-panel.tsx'
+import { Link } from '../../router/link.tsx'
+import { routePath } from '../../router/routes.ts'
 import { InviteLink } from '../manage/invite-link.tsx'
 import { ownName } from '../message/names.ts'
 
@@ -21,8 +22,6 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
   const [name, setName] = useState(me.name)
   const [note, setNote] = useState('')
   const [busy, setBusy] = useState(false)
-  // The keys are asked for when the profile is first opened, not with every page load.
-  const [opened, setOpened] = useState(false)
 
   async function saveName(event: Event) {
     event.preventDefault()
@@ -55,7 +54,7 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
           Your user id: <strong data-testid="my-crm-id">{me.crmId}</strong>
         </span>
       </p>
-      <details class="profile-details" onToggle={(event) => event.currentTarget.open && setOpened(true)}>
+      <details class="profile-details">
         <summary>Profile</summary>
         <form onSubmit={saveName}>
           <label for="profile-name">Display name</label>
@@ -72,7 +71,9 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
           </button>
           {note && <p role="status">{note}</p>}
         </form>
-        {opened && <PasskeysPanel auth={auth} />}
+        <p>
+          <Link href={routePath({ name: 'account' })}>Account and security</Link>
+        </p>
         <button type="button" class="sign-out" disabled={busy} onClick={signOut}>
           Sign out
         </button>

@@ -1,0 +1,48 @@
+import type { AuthApi, UserView } from '../api/auth-api.ts'
+import { ownName } from '../chat/message/names.ts'
+import { PasskeysPanel } from '../passkeys/passkeys-panel.tsx'
+import { Link } from '../router/link.tsx'
+import { MOUNT } from '../router/routes.ts'
+import { SessionsPanel } from './sessions-panel.tsx'
+import { UserKeysPanel } from './user-keys-panel.tsx'
+
+interface AccountPageProps {
+  me: UserView
+  auth: AuthApi
+  onSignedOut: () => void
+}
+
+/**
+ * /chat/account: how the user signs in (their verified contacts, passkeys and security keys, keys
+ * for scripts) and where they are signed in, with remote sign-out.
+ */
+export function AccountPage({ me, auth, onSignedOut }: AccountPageProps) {
+  return (
+    <main class="account">
+      <p>
+        <Link href={MOUNT}>← Back to the messenger</Link>
+      </p>
+      <h1>Account and security</h1>
+      <p class="hint">Signed in as {ownName(me)}.</p>
+      <section class="account-section" aria-labelledby="contacts-heading">
+        <h2 id="contacts-heading">Email and phone</h2>
+        <ul class="contact-list">
+          {me.contacts.map((contact) => (
+            <li key={`${contact.kind}:${contact.value}`}>
+              <span>{contact.value}</span>{' '}
+              <span class="hint">
+                {contact.kind === 'email' ? 'email' : 'phone'} · {contact.verified ? 'verified' : 'not verified'}
+              </span>
+            </li>
+          ))}
+        </ul>
+        <p class="hint">A code sent to a verified address or number signs you in.</p>
+      </section>
+      <section class="account-section">
+        <PasskeysPanel auth={auth} />
+      </section>
+      <UserKeysPanel auth={auth} />
+      <SessionsPanel auth={auth} onSignedOut={onSignedOut} />
+    </main>
+  )
+}
