@@ -44,6 +44,8 @@ const PUBLIC = [
   'post /auth/v1/app/login',
   'post /auth/v1/userkey/challenge',
   'post /auth/v1/userkey/verify',
+  'post /auth/v1/passkeys/authenticate/options',
+  'post /auth/v1/passkeys/authenticate/verify',
 ]
 
 /**
