@@ -166,6 +166,11 @@ export const errorCodes = {
     status: 400,
     meaning: 'The file token is damaged or expired; HEAD the finished upload for a fresh one, or upload again.',
   },
+  MessageTooLong: {
+    code: 3020,
+    status: 413,
+    meaning: 'The message text (or caption, or widget JSON) is longer than 16,384 characters; shorten or split it.',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

@@ -1,7 +1,23 @@
-import { ChatType, MemberRole, timetickTime } from '@atrium/platform'
+import { ChatMessFlags, ChatType, hasFlag, MemberRole, timetickTime } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { MemberRow } from '../members/members.repository.ts'
+import type { MessageRow } from '../messages/messages.repository.ts'
 import type { ChatRow } from './chats.repository.ts'
+
+/** Characters of a message's text that a chat list row shows. */
+export const LIST_PREVIEW_LENGTH = 200
+
+/** The chat's newest visible message as a chat list shows it (deleted messages are never it). */
+export const LastMessagePreview = Type.Object({
+  id: Type.String(),
+  sender: Type.String(),
+  sender_name: Type.String({ description: "The sender's profile name, '' when they have none." }),
+  content: Type.String({ description: `The text's first ${LIST_PREVIEW_LENGTH} characters; for a widget, ''.` }),
+  file_name: Type.String({ description: "The attached file's name, '' without one." }),
+  flags: Type.Integer({ description: 'ChatMessFlags of the message (File, Widget, Call …).' }),
+  edited: Type.Boolean(),
+  time: Type.String(),
+})
 
 export const ChatView = Type.Object({
   id: Type.String(),
@@ -17,6 +33,9 @@ export const ChatView = Type.Object({
   member_count: Type.Integer(),
   unread: Type.Integer(),
   last_message: Type.String(),
+  last_message_preview: Type.Union([LastMessagePreview, Type.Null()], {
+    description: 'The newest visible message (last_message) for a list row; null when the chat has none.',
+  }),
   created: Type.String(),
   timetick_update: Type.String(),
 })
@@ -27,6 +46,23 @@ export interface ChatViewContext {
   unread: number
   /** Display name of the other participant of a private chat, '' when unknown. */
   peerName: string
+  /** The chat's newest visible message (its last_message row) and its sender's name. */
+  lastMessage?: { row: MessageRow; senderName: string } | undefined
+}
+
+/** A chat list row's preview of a message. */
+export function toLastMessagePreview(row: MessageRow, senderName: string) {
+  const widget = hasFlag(row.flags, ChatMessFlags.Widget)
+  return {
+    id: String(row.timetick),
+    sender: String(row.owner),
+    sender_name: senderName,
+    content: widget ? '' : row.content.slice(0, LIST_PREVIEW_LENGTH),
+    file_name: hasFlag(row.flags, ChatMessFlags.File) ? row.file_name : '',
+    flags: row.flags,
+    edited: row.edited !== 0,
+    time: new Date(timetickTime(row.timetick)).toISOString(),
+  }
 }
 
 /** The other participant of a private chat, from its pair key. */
@@ -40,7 +76,7 @@ export function peerOf(chat: ChatRow, member: number): number {
  * Shapes a chat as the caller sees it. A private chat is named after the other participant
  * (spec: "Chat type flags"): their profile name, or their id while they have none.
  */
-export function toChatView(chat: ChatRow, { membership, memberCount, unread, peerName }: ChatViewContext) {
+export function toChatView(chat: ChatRow, { membership, memberCount, unread, peerName, lastMessage }: ChatViewContext) {
   const peer = peerOf(chat, membership.member)
   return {
     id: String(chat.timetick),
@@ -56,6 +92,7 @@ export function toChatView(chat: ChatRow, { membership, memberCount, unread, pee
     member_count: memberCount,
     unread,
     last_message: String(chat.last_message),
+    last_message_preview: lastMessage ? toLastMessagePreview(lastMessage.row, lastMessage.senderName) : null,
     created: new Date(timetickTime(chat.timetick)).toISOString(),
     timetick_update: String(chat.timetick_update),
   }

@@ -24,15 +24,37 @@ export interface ChatsPluginOptions {
 
 type Reads = Pick<Store, 'members' | 'messages' | 'profiles'>
 
-/** The chat as the caller sees it, with member count, the caller's unread count and a private chat's peer name. */
-export async function describeChat(store: Reads, chat: ChatRow, membership: MemberRow) {
+/** The newest visible messages of these chats with their senders' names: two queries for any number of chats. */
+export async function lastMessagesOf(store: Reads, chats: ChatRow[]) {
+  const rows = await store.messages.findMany(chats.map((chat) => chat.last_message).filter((id) => id !== 0))
+  const names = await store.profiles.names([...new Set(rows.map((row) => row.owner))])
+  return new Map(rows.map((row) => [row.timetick, { row, senderName: names.get(row.owner) ?? '' }]))
+}
+
+/**
+ * The chat as the caller sees it, with member count, the caller's unread count, a private chat's
+ * peer name and the newest visible message (read here unless `lastMessages` holds it).
+ */
+export async function describeChat(
+  store: Reads,
+  chat: ChatRow,
+  membership: MemberRow,
+  lastMessages?: Awaited<ReturnType<typeof lastMessagesOf>>,
+) {
   const peer = peerOf(chat, membership.member)
-  const [memberCount, unread, names] = await Promise.all([
+  const [memberCount, unread, names, last] = await Promise.all([
     store.members.count(chat.timetick),
     store.messages.unreadCount(chat.timetick, membership.member, membership.last_read),
     store.profiles.names(peer ? [peer] : []),
+    lastMessages ?? lastMessagesOf(store, [chat]),
   ])
-  return toChatView(chat, { membership, memberCount, unread, peerName: names.get(peer) ?? '' })
+  return toChatView(chat, {
+    membership,
+    memberCount,
+    unread,
+    peerName: names.get(peer) ?? '',
+    lastMessage: last.get(chat.last_message),
+  })
 }
 
 /** Creates the private chat of a pair, or returns the one they have; concurrent calls get the same chat. */
@@ -191,10 +213,13 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
     const chats = new Map(
       (await store.chats.findMany(memberships.map((m) => m.chat_id))).map((chat) => [chat.timetick, chat]),
     )
+    const listed = memberships.filter((membership) => include_archived || chats.get(membership.chat_id)?.archived === 0)
+    const lastMessages = await lastMessagesOf(
+      store,
+      listed.map((membership) => chats.get(membership.chat_id)!),
+    )
     const views = await Promise.all(
-      memberships
-        .filter((membership) => include_archived || chats.get(membership.chat_id)?.archived === 0)
-        .map((membership) => describeChat(store, chats.get(membership.chat_id)!, membership)),
+      listed.map((membership) => describeChat(store, chats.get(membership.chat_id)!, membership, lastMessages)),
     )
     // Pinned chats first, then by newest message (or creation for chats without messages).
     const recency = (view: (typeof views)[number]) => Math.max(Number(view.last_message), Number(view.id))
