@@ -187,7 +187,7 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
             {error}
           </p>
         )}
-        <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} />
+        <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} me={me.crmId} />
       </aside>
       <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>
         {openChat ? (

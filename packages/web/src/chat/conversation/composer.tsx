@@ -5,6 +5,7 @@ import { AttachmentTray } from '../../files/attachment-tray.tsx'
 import type { AttachmentsControl } from '../../files/use-attachments.ts'
 import { PlainText } from '../message/markdown-content.tsx'
 import { previewText } from '../message/names.ts'
+import { lengthState, lengthText } from './composer-length.ts'
 
 /** What the composer's text is for besides a new message: a reply to a message, or an edit of one's own. */
 export type ComposerContext =
@@ -30,14 +31,12 @@ interface ComposerProps {
   onCancelContext: () => void
 }
 
-/** The chat module's limit on a message's content. */
-const MAX_LENGTH = 16_384
-
 /**
  * The message field: Enter sends, Shift+Enter starts a new line. Replying shows the quoted message
  * above the field; editing fills it with the message's text. Escape cancels either. Files come in
  * by the attach button or by pasting them into the field; they upload in the tray above it and are
- * sent with the message once all are up.
+ * sent with the message once all are up. Near the length limit a counter says how many characters
+ * are left; over it, a message says so and Send waits until the text is short enough.
  */
 export function Composer({ onSend, attachments, context, onCancelContext }: ComposerProps) {
   const [text, setText] = useState('')
@@ -69,7 +68,8 @@ export function Composer({ onSend, attachments, context, onCancelContext }: Comp
 
   const files = editing ? [] : (attachments?.items ?? [])
   const waiting = files.length > 0 && !attachments?.summary.ready
-  const canSend = !sending && !waiting && (text.trim() !== '' || files.length > 0)
+  const length = lengthState(text)
+  const canSend = !sending && !waiting && !length.over && (text.trim() !== '' || files.length > 0)
 
   async function send() {
     const content = text.trim()
@@ -197,14 +197,29 @@ export function Composer({ onSend, attachments, context, onCancelContext }: Comp
         ref={field}
         name="message"
         rows={2}
-        maxLength={MAX_LENGTH}
         placeholder="Write a message"
+        aria-invalid={length.over}
+        aria-describedby={length.near ? 'composer-length' : undefined}
         value={text}
         onInput={(event) => setText(event.currentTarget.value)}
         onKeyDown={keyDown}
         onPaste={paste}
       />
-      <button type="submit" disabled={!canSend} title={waiting ? 'Waiting for the files to upload' : undefined}>
+      {length.near && (
+        // The field's description; the over-limit message is also an alert, said once when it appears.
+        <p
+          id="composer-length"
+          class={length.over ? 'composer-length over' : 'composer-length'}
+          role={length.over ? 'alert' : undefined}
+        >
+          {lengthText(length)}
+        </p>
+      )}
+      <button
+        type="submit"
+        disabled={!canSend}
+        title={waiting ? 'Waiting for the files to upload' : length.over ? 'The message is too long' : undefined}
+      >
         {editing ? 'Save' : 'Send'}
       </button>
     </form>
