@@ -100,7 +100,11 @@ export async function startSystem(
   )
   const chatApp = await buildChat(chatConfig, { logger: { level: 'error' } })
   await chatApp.listen({ host: '127.0.0.1', port: 0 })
-  const chat = { base: `http://127.0.0.1:${(chatApp.server.address() as AddressInfo).port}` }
+  // `database` lets a test write rows the API cannot, such as messages sent days ago.
+  const chat = {
+    base: `http://127.0.0.1:${(chatApp.server.address() as AddressInfo).port}`,
+    database: chatConfig.ChatDB,
+  }
   // The browser's Origin must be PublicOrigin (CSRF check), so the port is chosen before the gateway starts.
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`

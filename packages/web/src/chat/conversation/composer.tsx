@@ -205,8 +205,15 @@ export function Composer({ onSend, attachments, context, onCancelContext }: Comp
         onKeyDown={keyDown}
         onPaste={paste}
       />
+      <button
+        type="submit"
+        disabled={!canSend}
+        title={waiting ? 'Waiting for the files to upload' : length.over ? 'The message is too long' : undefined}
+      >
+        {editing ? 'Save' : 'Send'}
+      </button>
       {length.near && (
-        // The field's description; the over-limit message is also an alert, said once when it appears.
+        // Below the field, as its description; the over-limit message is also an alert, said once when it appears.
         <p
           id="composer-length"
           class={length.over ? 'composer-length over' : 'composer-length'}
@@ -215,13 +222,6 @@ export function Composer({ onSend, attachments, context, onCancelContext }: Comp
           {lengthText(length)}
         </p>
       )}
-      <button
-        type="submit"
-        disabled={!canSend}
-        title={waiting ? 'Waiting for the files to upload' : length.over ? 'The message is too long' : undefined}
-      >
-        {editing ? 'Save' : 'Send'}
-      </button>
     </form>
   )
 }
