@@ -14,6 +14,7 @@ import { chatListReducer, EMPTY_CHAT_LIST } from './chat-list/chat-list-state.ts
 import { NewPrivateChat } from './chat-list/new-private-chat.tsx'
 import { Conversation } from './conversation/conversation.tsx'
 import { createEventBus } from './live/event-bus.ts'
+import { createTypingBoard } from './live/typing-board.ts'
 import { ChatPanel } from './manage/chat-panel.tsx'
 import { NewGroupChat } from './manage/new-group-chat.tsx'
 import { ChatType } from './message/names.ts'
@@ -73,6 +74,7 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
   const [error, setError] = useState('')
   const [missing, setMissing] = useState('')
   const bus = useMemo(createEventBus, [])
+  const typing = useMemo(() => createTypingBoard(), [])
   const uploader = useMemo(
     () =>
       createUploader({
@@ -134,6 +136,9 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
       storage: ticks,
       onEvent(event) {
         dispatch({ type: 'event', event, me: me.crmId, openChatId: openChatId.current })
+        if (event.module === 'chat' && event.type === 'NewChatMessage') {
+          typing.stopped(String(event.data.chat_id), String(event.data.sender))
+        }
         bus.publish(event)
       },
       onResync() {
@@ -141,9 +146,10 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
         bus.publish('resync')
       },
       onStatus: setStatus,
+      onTyping: typing.add,
     })
     return () => live.close()
-  }, [services.subscribeUrl, me.crmId, bus, online, ticks])
+  }, [services.subscribeUrl, me.crmId, bus, online, ticks, typing])
 
   // A chat the list does not hold (yet): ask for it once, so a shared link or a fresh chat opens.
   const needsLookup = chatId !== undefined && list.loaded && !openChat && missing !== chatId
@@ -213,6 +219,7 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
                 onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
                 firstPage={startUp?.firstPage}
                 uploader={uploader}
+                typing={typing}
               />
             </div>
             {panelOpen && (

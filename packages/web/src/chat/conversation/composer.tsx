@@ -29,6 +29,8 @@ interface ComposerProps {
   context?: ComposerContext | undefined
   /** Drops the reply or edit, back to writing a new message. */
   onCancelContext: () => void
+  /** Called as the person writes a new message or reply (not an edit); throttled by the caller. */
+  onTyping?: () => void
 }
 
 /**
@@ -38,7 +40,7 @@ interface ComposerProps {
  * sent with the message once all are up. Near the length limit a counter says how many characters
  * are left; over it, a message says so and Send waits until the text is short enough.
  */
-export function Composer({ onSend, attachments, context, onCancelContext }: ComposerProps) {
+export function Composer({ onSend, attachments, context, onCancelContext, onTyping }: ComposerProps) {
   const [text, setText] = useState('')
   const [sending, setSending] = useState(false)
   const [error, setError] = useState('')
@@ -201,7 +203,11 @@ export function Composer({ onSend, attachments, context, onCancelContext }: Comp
         aria-invalid={length.over}
         aria-describedby={length.near ? 'composer-length' : undefined}
         value={text}
-        onInput={(event) => setText(event.currentTarget.value)}
+        onInput={(event) => {
+          const value = event.currentTarget.value
+          setText(value)
+          if (!editing && value.trim() !== '') onTyping?.()
+        }}
         onKeyDown={keyDown}
         onPaste={paste}
       />
