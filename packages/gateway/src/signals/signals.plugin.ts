@@ -8,8 +8,13 @@ import type { Presence } from './presence.ts'
 /** A typing indicator shows this long after the last signal, unless another one renews it. */
 export const TYPING_EXPIRES_MS = 6_000
 
-/** One accepted typing signal per person and chat in this span; the client sends one every 3 s at most. */
-export const TYPING_INTERVAL_MS = 2_000
+/**
+ * Accepted typing signals per person and chat within TYPING_WINDOW_MS. The client sends one every
+ * 3 s at most (two a window); the third leaves room for a reload or a second tab, whose first
+ * signal may come right after the last one of the page before.
+ */
+export const TYPING_PER_WINDOW = 3
+export const TYPING_WINDOW_MS = 6_000
 
 export interface SignalsPluginOptions {
   hub: EventHub
@@ -24,7 +29,7 @@ const typing = {
   summary: 'Tell the other members of a chat that the caller is typing',
   description:
     'Sends an `event: typing` frame to the live streams of the chat’s other members on this gateway; ' +
-    'nothing is stored. At most one signal per chat every 2 s. See docs/events.md.',
+    'nothing is stored. At most three signals per chat every 6 s. See docs/events.md.',
   body: Type.Object({ chat_id: ChatId }, { additionalProperties: false }),
   response: {
     200: Type.Object({ chat_id: Type.String(), expires_ms: Type.Integer() }),
@@ -52,7 +57,7 @@ export default async function signalsPlugin(
   app: Service,
   { hub, presence, membersFor, now = Date.now }: SignalsPluginOptions,
 ) {
-  const lastTyping = new Map<string, number>()
+  const recentTyping = new Map<string, number[]>()
 
   // Before the schema, so that an anonymous caller is told to sign in rather than what is missing.
   async function requirePerson(request: { caller: { crmId: number } }): Promise<void> {
@@ -65,16 +70,21 @@ export default async function signalsPlugin(
     const { chat_id } = request.body
     const key = `${crmId}:${chat_id}`
     const at = now()
-    const previous = lastTyping.get(key)
-    if (previous !== undefined && at - previous < TYPING_INTERVAL_MS) {
-      const retryAfterSeconds = Math.ceil((TYPING_INTERVAL_MS - (at - previous)) / 1000)
+    const recent = (recentTyping.get(key) ?? []).filter((when) => at - when < TYPING_WINDOW_MS)
+    if (recent.length >= TYPING_PER_WINDOW) {
+      const retryAfterSeconds = Math.ceil((TYPING_WINDOW_MS - (at - recent[0]!)) / 1000)
       reply.header('retry-after', String(retryAfterSeconds))
-      throw new ApiError('RateLimited', `one typing signal per chat every ${TYPING_INTERVAL_MS / 1000} s`)
+      throw new ApiError(
+        'RateLimited',
+        `at most ${TYPING_PER_WINDOW} typing signals per chat every ${TYPING_WINDOW_MS / 1000} s`,
+      )
     }
     const members = await membersFor(chat_id, crmId)
-    lastTyping.set(key, at)
-    if (lastTyping.size > 10_000) {
-      for (const [known, when] of lastTyping) if (at - when >= TYPING_INTERVAL_MS) lastTyping.delete(known)
+    recentTyping.set(key, [...recent, at])
+    if (recentTyping.size > 10_000) {
+      for (const [known, times] of recentTyping) {
+        if (times.every((when) => at - when >= TYPING_WINDOW_MS)) recentTyping.delete(known)
+      }
     }
     const data = { chat_id, user: String(crmId), expires_ms: TYPING_EXPIRES_MS }
     hub.signal(

@@ -94,7 +94,7 @@ forEachDialect('typing is rate-limited per person and chat', async (t, dialect) 
   const [alice, bob] = [await world.signedIn(), await world.signedIn()]
   const { chat } = await alice.post('create_private_chat', { peer: String(bob.crmId) })
   const { chat: other } = await alice.post('create_chat', { type: 2, name: 'Other', members: [String(bob.crmId)] })
-  assert.equal((await caller(base, alice).typing(chat.id)).status, 200)
+  for (let signal = 0; signal < 3; signal++) assert.equal((await caller(base, alice).typing(chat.id)).status, 200)
   const again = await caller(base, alice).typing(chat.id)
   assert.equal(again.status, 429)
   assert.equal((await json(again)).error.code, 1011)

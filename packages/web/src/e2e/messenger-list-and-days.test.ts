@@ -140,6 +140,8 @@ forEachDialect(
     await t.test('the conversation separates days and groups one sender’s messages within minutes', async () => {
       await alice.page.getByRole('textbox', { name: 'Message' }).fill('Morning!')
       await alice.page.keyboard.press('Enter')
+      // The composer sends one message at a time: the next Enter counts once this one is posted.
+      await alice.page.locator('.message.mine', { hasText: 'Morning!' }).waitFor()
       await alice.page.getByRole('textbox', { name: 'Message' }).fill('Coffee first.')
       await alice.page.keyboard.press('Enter')
       await alice.page.locator('.message.mine', { hasText: 'Coffee first.' }).waitFor()
