@@ -5,7 +5,8 @@ import { AttachmentTray } from '../../files/attachment-tray.tsx'
 import type { AttachmentsControl } from '../../files/use-attachments.ts'
 import { PlainText } from '../message/markdown-content.tsx'
 import { previewText } from '../message/names.ts'
-import { lengthState, lengthText } from './composer-length.ts'
+import { lengthState } from './composer-length.ts'
+import { LengthCounter } from './length-counter.tsx'
 
 /** What the composer's text is for besides a new message: a reply to a message, or an edit of one's own. */
 export type ComposerContext =
@@ -218,16 +219,7 @@ export function Composer({ onSend, attachments, context, onCancelContext, onTypi
       >
         {editing ? 'Save' : 'Send'}
       </button>
-      {length.near && (
-        // Below the field, as its description; the over-limit message is also an alert, said once when it appears.
-        <p
-          id="composer-length"
-          class={length.over ? 'composer-length over' : 'composer-length'}
-          role={length.over ? 'alert' : undefined}
-        >
-          {lengthText(length)}
-        </p>
-      )}
+      <LengthCounter id="composer-length" length={length} />
     </form>
   )
 }
