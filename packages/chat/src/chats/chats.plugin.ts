@@ -214,13 +214,25 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
       (await store.chats.findMany(memberships.map((m) => m.chat_id))).map((chat) => [chat.timetick, chat]),
     )
     const listed = memberships.filter((membership) => include_archived || chats.get(membership.chat_id)?.archived === 0)
-    const lastMessages = await lastMessagesOf(
-      store,
-      listed.map((membership) => chats.get(membership.chat_id)!),
-    )
-    const views = await Promise.all(
-      listed.map((membership) => describeChat(store, chats.get(membership.chat_id)!, membership, lastMessages)),
-    )
+    // A fixed number of queries however many chats the caller has (no query per chat).
+    const rows = listed.map((membership) => chats.get(membership.chat_id)!)
+    const peers = listed.map((membership) => peerOf(chats.get(membership.chat_id)!, caller.member))
+    const [lastMessages, memberCounts, unreadCounts, peerNames] = await Promise.all([
+      lastMessagesOf(store, rows),
+      store.members.countMany(rows.map((chat) => chat.timetick)),
+      store.messages.unreadCounts(caller.member),
+      store.profiles.names([...new Set(peers.filter((peer) => peer !== 0))]),
+    ])
+    const views = listed.map((membership, index) => {
+      const chat = rows[index]!
+      return toChatView(chat, {
+        membership,
+        memberCount: memberCounts.get(chat.timetick) ?? 0,
+        unread: unreadCounts.get(chat.timetick) ?? 0,
+        peerName: peerNames.get(peers[index]!) ?? '',
+        lastMessage: lastMessages.get(chat.last_message),
+      })
+    })
     // Pinned chats first, then by newest message (or creation for chats without messages).
     const recency = (view: (typeof views)[number]) => Math.max(Number(view.last_message), Number(view.id))
     views.sort((a, b) => Number(b.pinned) - Number(a.pinned) || recency(b) - recency(a))

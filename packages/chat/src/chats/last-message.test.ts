@@ -93,17 +93,39 @@ forEachDialect(
   },
 )
 
-forEachDialect('every chat of a long list has its own newest message as preview', async (t, dialect) => {
-  const chat = await startChat(t, dialect)
-  const chats = 30
-  for (let peer = 100; peer < 100 + chats; peer++) {
-    const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: String(peer) })
-    await chat.user(peer).ok('send_message', { chat_id: direct.id, content: `from ${peer}` })
-  }
-  const list = await previews(chat.user(1))
-  assert.equal(list.size, chats)
-  assert.deepEqual(
-    [...list.values()].map((preview) => preview?.content).sort(),
-    Array.from({ length: chats }, (_, index) => `from ${100 + index}`).sort(),
-  )
-})
+forEachDialect(
+  'in a long list each chat view is what get_chat_info says of that chat, preview, counts and unread included',
+  async (t, dialect) => {
+    const chat = await startChat(t, dialect)
+    const chats = 30
+    for (let peer = 100; peer < 100 + chats; peer++) {
+      const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: String(peer) })
+      await chat.user(peer).ok('send_message', { chat_id: direct.id, content: `from ${peer}` })
+    }
+    const groupId = await createGroup(chat.user(101), [1, 102])
+    await chat.user(102).ok('send_message', { chat_id: groupId, content: 'in the group' })
+    await chat.user(1).ok('send_message', { chat_id: groupId, content: 'mine, not unread' })
+    await chat.user(102).ok('send_message', { chat_id: groupId, content: 'unread again' })
+    const gone = await chat.user(102).ok('send_message', { chat_id: groupId, content: 'taken back' })
+    await chat.user(102).ok('soft_delete_message', { message_id: gone.id })
+    // The list reads counts, unread numbers and names for all chats at once; each view must be what
+    // get_chat_info says of that chat alone.
+    const { chats: views } = await chat.user(1).read('get_chats')
+    assert.equal(views.length, chats + 1)
+    for (const view of views) {
+      assert.deepEqual(view, await chat.user(1).read('get_chat_info', { chat_id: view.id }), `chat ${view.id}`)
+    }
+    const group = views.find((view: { id: string }) => view.id === groupId)
+    assert.equal(group.member_count, 3)
+    assert.equal(group.unread, 1, 'only the message after my own; a deleted one does not count')
+    assert.equal(group.last_message_preview.content, 'unread again')
+    assert.ok(views.every((view: { unread: number }) => view.unread === 1))
+    const list = await previews(chat.user(1))
+    list.delete(groupId)
+    assert.equal(list.size, chats)
+    assert.deepEqual(
+      [...list.values()].map((preview) => preview?.content).sort(),
+      Array.from({ length: chats }, (_, index) => `from ${100 + index}`).sort(),
+    )
+  },
+)
