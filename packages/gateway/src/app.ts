@@ -39,6 +39,9 @@ import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-l
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
 import sessionsPlugin from './sessions/sessions.plugin.ts'
+import { createChatAudience } from './signals/chat-audience.ts'
+import { createPresence } from './signals/presence.ts'
+import signalsPlugin from './signals/signals.plugin.ts'
 import { createFrontPage } from './static/front-page.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
@@ -176,6 +179,8 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   })
   // Before the server waits for open connections: SSE streams never end by themselves.
   app.addHook('preClose', () => events.close())
+  // Presence and typing live in memory beside the streams (docs/events.md, "Typing and presence").
+  const presence = createPresence()
   app.register(eventsPlugin, {
     prefix: '/auth/v1',
     hub: events,
@@ -183,6 +188,17 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     settings: config.Events,
     meterSent,
     now: Date.now,
+    presence,
+  })
+  app.register(signalsPlugin, {
+    prefix: '/auth/v1',
+    hub: events,
+    presence,
+    membersFor: createChatAudience({
+      chatUrl: config.Modules.chat ?? '',
+      serviceSecret: config.ServiceSecret,
+      timeoutMs: config.Events.PollTimeoutMs,
+    }),
   })
   // Web Push: subscriptions on every node; pushes only from the node with PushSending.
   const webPush = createWebPush({ config, store, hub: events, log: app.log })

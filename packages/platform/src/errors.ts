@@ -171,6 +171,11 @@ export const errorCodes = {
     status: 503,
     meaning: 'Support chats are off: the chat module has no support team (Support.TeamCrmIds).',
   },
+  MessageTooLong: {
+    code: 3021,
+    status: 413,
+    meaning: 'The message text (or caption, or widget JSON) is longer than 16,384 characters; shorten or split it.',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

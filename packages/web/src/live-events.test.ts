@@ -13,6 +13,7 @@ import {
   openLiveEvents,
   type Resync,
   type TickStorage,
+  type TypingSignal,
 } from './live-events.ts'
 
 /** The `eventsource` package sending a session cookie (Node has no cookie jar), recording each URL it opens. */
@@ -44,6 +45,7 @@ function follow(
   const resyncs: Resync[] = []
   const statuses: LiveStatus[] = []
   const opened: string[] = []
+  const typing: TypingSignal[] = []
   const live = openLiveEvents({
     url: `${world.gateway.url}/auth/v1/subscribe`,
     EventSource: eventSourceWithCookie(user.cookie, opened),
@@ -52,6 +54,7 @@ function follow(
     onEvent: (event) => events.push(event),
     onResync: (resync) => resyncs.push(resync),
     onStatus: (status) => statuses.push(status),
+    onTyping: (signal) => typing.push(signal),
   })
   t.after(() => live.close())
   async function until(condition: () => boolean, what: string) {
@@ -62,7 +65,7 @@ function follow(
     }
   }
   const contents = () => events.map((event) => event.data.content)
-  return { live, events, resyncs, statuses, opened, until, contents }
+  return { live, events, resyncs, statuses, opened, typing, until, contents }
 }
 
 async function groupOf(world: Awaited<ReturnType<typeof startEventsWorld>>) {
@@ -189,4 +192,25 @@ test('modules may interleave: only a repeat within a module is dropped, and the 
   )
   assert.deepEqual(requests, ['/auth/v1/subscribe', '/auth/v1/subscribe?since=12'])
   assert.equal(live.maxTick, 13)
+})
+
+test('typing frames reach onTyping and leave the largest tick where it was', async (t) => {
+  const world = await startEventsWorld(t, 'sqlite')
+  const { alice, bob, send } = await groupOf(world)
+  const client = follow(t, world, bob)
+  await client.until(() => client.statuses.includes('live'), 'the stream to open')
+  await send('before')
+  await client.until(() => client.events.length === 1, 'the message')
+  const tick = client.live.maxTick
+  const chatId = String(client.events[0]!.data.chat_id)
+  const answer = await fetch(`${world.gateway.url}/auth/v1/typing`, {
+    method: 'POST',
+    headers: { cookie: alice.cookie, 'x-csrf-token': alice.csrf, 'content-type': 'application/json' },
+    body: JSON.stringify({ chat_id: chatId }),
+  })
+  assert.equal(answer.status, 200)
+  await client.until(() => client.typing.length === 1, 'the typing frame')
+  assert.deepEqual(client.typing, [{ chat_id: chatId, user: String(alice.crmId), expires_ms: 6000 }])
+  assert.equal(client.live.maxTick, tick, 'a typing frame is not an event')
+  assert.equal(client.events.length, 1)
 })

@@ -41,12 +41,34 @@ export interface TickStorage {
   setItem(key: string, value: string): void
 }
 
+/** A typing frame: `user` is typing in `chat_id`; show it for `expires_ms` unless renewed. */
+export interface TypingSignal {
+  chat_id: string
+  user: string
+  expires_ms: number
+}
+
+function parseTyping(data: unknown): TypingSignal | undefined {
+  try {
+    const value = JSON.parse(String(data)) as Partial<TypingSignal>
+    if (typeof value.chat_id !== 'string' || typeof value.user !== 'string') return undefined
+    return { chat_id: value.chat_id, user: value.user, expires_ms: Number(value.expires_ms) || 6000 }
+  } catch {
+    return undefined
+  }
+}
+
 export interface LiveEventsOptions {
   /** Receives each event once, in the order it arrived. */
   onEvent(event: BroadcastEvent): void
   /** Events were lost: fetch the state again (chat lists, unread counts, balances). */
   onResync?(resync: Resync): void
   onStatus?(status: LiveStatus): void
+  /**
+   * Someone is typing in a chat (an `event: typing` frame, docs/events.md "Typing and presence"):
+   * not an event, so it has no tick and is never replayed.
+   */
+  onTyping?(signal: TypingSignal): void
   /** The stream's address; default `/auth/v1/subscribe` on the page's origin. */
   url?: string
   /** Default: the global EventSource. */
@@ -131,6 +153,11 @@ export function openLiveEvents(options: LiveEventsOptions): LiveEvents {
       if (!resync) return
       raise(resync.tick)
       options.onResync?.(resync)
+    })
+    current.addEventListener('typing', (message) => {
+      if (source !== current) return
+      const signal = parseTyping(message.data)
+      if (signal) options.onTyping?.(signal)
     })
     current.addEventListener('error', () => {
       if (source !== current) return

@@ -8,6 +8,8 @@ import { createServices } from './services.ts'
 import { rememberSignedIn, startUpRequests } from './start-up.ts'
 import './styles.css'
 import './files/files.css'
+import './chat/chat-list/chat-list.css'
+import './chat/conversation/conversation.css'
 
 function localStorageOrNone(): Storage | undefined {
   try {

@@ -1,8 +1,24 @@
-import { ChatType, MemberRole, timetickTime } from '@atrium/platform'
+import { ChatMessFlags, ChatType, hasFlag, MemberRole, timetickTime } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { MemberRow } from '../members/members.repository.ts'
+import type { MessageRow } from '../messages/messages.repository.ts'
 import { contextOf } from './chat-context.ts'
 import type { ChatRow } from './chats.repository.ts'
+
+/** Characters of a message's text that a chat list row shows. */
+export const LIST_PREVIEW_LENGTH = 200
+
+/** The chat's newest visible message as a chat list shows it (deleted messages are never it). */
+export const LastMessagePreview = Type.Object({
+  id: Type.String(),
+  sender: Type.String(),
+  sender_name: Type.String({ description: "The sender's profile name, '' when they have none." }),
+  content: Type.String({ description: `The text's first ${LIST_PREVIEW_LENGTH} characters; for a widget, ''.` }),
+  file_name: Type.String({ description: "The attached file's name, '' without one." }),
+  flags: Type.Integer({ description: 'ChatMessFlags of the message (File, Widget, Call …).' }),
+  edited: Type.Boolean(),
+  time: Type.String(),
+})
 
 export const ChatView = Type.Object({
   id: Type.String(),
@@ -18,6 +34,9 @@ export const ChatView = Type.Object({
   member_count: Type.Integer(),
   unread: Type.Integer(),
   last_message: Type.String(),
+  last_message_preview: Type.Union([LastMessagePreview, Type.Null()], {
+    description: 'The newest visible message (last_message) for a list row; null when the chat has none.',
+  }),
   created: Type.String(),
   timetick_update: Type.String(),
   context: Type.Union([Type.Literal(''), Type.Literal('support'), Type.Literal('discussion')], {
@@ -38,6 +57,23 @@ export interface ChatViewContext {
   peerName: string
   /** Display name of a support chat's customer, '' when unknown. */
   customerName?: string
+  /** The chat's newest visible message (its last_message row) and its sender's name. */
+  lastMessage?: { row: MessageRow; senderName: string } | undefined
+}
+
+/** A chat list row's preview of a message. */
+export function toLastMessagePreview(row: MessageRow, senderName: string) {
+  const widget = hasFlag(row.flags, ChatMessFlags.Widget)
+  return {
+    id: String(row.timetick),
+    sender: String(row.owner),
+    sender_name: senderName,
+    content: widget ? '' : row.content.slice(0, LIST_PREVIEW_LENGTH),
+    file_name: hasFlag(row.flags, ChatMessFlags.File) ? row.file_name : '',
+    flags: row.flags,
+    edited: row.edited !== 0,
+    time: new Date(timetickTime(row.timetick)).toISOString(),
+  }
 }
 
 /** The other participant of a private chat, from its pair key. */
@@ -61,7 +97,7 @@ function nameFor(chat: ChatRow, member: number, peer: number, { peerName, custom
  * team sees a support chat named after its customer.
  */
 export function toChatView(chat: ChatRow, view: ChatViewContext) {
-  const { membership, memberCount, unread } = view
+  const { membership, memberCount, unread, lastMessage } = view
   const peer = peerOf(chat, membership.member)
   const context = contextOf(chat)
   return {
@@ -78,6 +114,7 @@ export function toChatView(chat: ChatRow, view: ChatViewContext) {
     member_count: memberCount,
     unread,
     last_message: String(chat.last_message),
+    last_message_preview: lastMessage ? toLastMessagePreview(lastMessage.row, lastMessage.senderName) : null,
     created: new Date(timetickTime(chat.timetick)).toISOString(),
     timetick_update: String(chat.timetick_update),
     context: context.context,

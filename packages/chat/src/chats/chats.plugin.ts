@@ -25,17 +25,39 @@ export interface ChatsPluginOptions {
 
 type Reads = Pick<Store, 'members' | 'messages' | 'profiles'>
 
-/** The chat as the caller sees it, with member count, the caller's unread count and a private chat's peer name. */
-export async function describeChat(store: Reads, chat: ChatRow, membership: MemberRow) {
+/** The newest visible messages of these chats with their senders' names: two queries for any number of chats. */
+export async function lastMessagesOf(store: Reads, chats: ChatRow[]) {
+  const rows = await store.messages.findMany(chats.map((chat) => chat.last_message).filter((id) => id !== 0))
+  const names = await store.profiles.names([...new Set(rows.map((row) => row.owner))])
+  return new Map(rows.map((row) => [row.timetick, { row, senderName: names.get(row.owner) ?? '' }]))
+}
+
+/**
+ * The chat as the caller sees it, with member count, the caller's unread count, a private chat's
+ * peer name and the newest visible message (read here unless `lastMessages` holds it).
+ */
+export async function describeChat(
+  store: Reads,
+  chat: ChatRow,
+  membership: MemberRow,
+  lastMessages?: Awaited<ReturnType<typeof lastMessagesOf>>,
+) {
   const peer = peerOf(chat, membership.member)
   const { customer } = contextOf(chat)
-  const [memberCount, unread, names] = await Promise.all([
+  const [memberCount, unread, names, last] = await Promise.all([
     store.members.count(chat.timetick),
     store.messages.unreadCount(chat.timetick, membership.member, membership.last_read),
     store.profiles.names([peer, customer].filter((id) => id !== 0)),
+    lastMessages ?? lastMessagesOf(store, [chat]),
   ])
-  const [peerName, customerName] = [names.get(peer) ?? '', names.get(customer) ?? '']
-  return toChatView(chat, { membership, memberCount, unread, peerName, customerName })
+  return toChatView(chat, {
+    membership,
+    memberCount,
+    unread,
+    peerName: names.get(peer) ?? '',
+    customerName: names.get(customer) ?? '',
+    lastMessage: last.get(chat.last_message),
+  })
 }
 
 /** Creates the private chat of a pair, or returns the one they have; concurrent calls get the same chat. */
@@ -194,11 +216,28 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
     const chats = new Map(
       (await store.chats.findMany(memberships.map((m) => m.chat_id))).map((chat) => [chat.timetick, chat]),
     )
-    const views = await Promise.all(
-      memberships
-        .filter((membership) => include_archived || chats.get(membership.chat_id)?.archived === 0)
-        .map((membership) => describeChat(store, chats.get(membership.chat_id)!, membership)),
-    )
+    const listed = memberships.filter((membership) => include_archived || chats.get(membership.chat_id)?.archived === 0)
+    // A fixed number of queries however many chats the caller has (no query per chat).
+    const rows = listed.map((membership) => chats.get(membership.chat_id)!)
+    const peers = listed.map((membership) => peerOf(chats.get(membership.chat_id)!, caller.member))
+    const customers = rows.map((chat) => contextOf(chat).customer)
+    const [lastMessages, memberCounts, unreadCounts, names] = await Promise.all([
+      lastMessagesOf(store, rows),
+      store.members.countMany(rows.map((chat) => chat.timetick)),
+      store.messages.unreadCounts(caller.member),
+      store.profiles.names([...new Set([...peers, ...customers].filter((id) => id !== 0))]),
+    ])
+    const views = listed.map((membership, index) => {
+      const chat = rows[index]!
+      return toChatView(chat, {
+        membership,
+        memberCount: memberCounts.get(chat.timetick) ?? 0,
+        unread: unreadCounts.get(chat.timetick) ?? 0,
+        peerName: names.get(peers[index]!) ?? '',
+        customerName: names.get(customers[index]!) ?? '',
+        lastMessage: lastMessages.get(chat.last_message),
+      })
+    })
     // Pinned chats first, then by newest message (or creation for chats without messages).
     const recency = (view: (typeof views)[number]) => Math.max(Number(view.last_message), Number(view.id))
     views.sort((a, b) => Number(b.pinned) - Number(a.pinned) || recency(b) - recency(a))

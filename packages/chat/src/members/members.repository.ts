@@ -60,6 +60,18 @@ export function createMembersRepository(db: Kysely<ChatDatabase>) {
       return Number(row.n)
     },
 
+    /** Member counts of many chats in one query; chats without members are absent. */
+    async countMany(chatIds: number[]): Promise<Map<number, number>> {
+      if (chatIds.length === 0) return new Map()
+      const rows = await db
+        .selectFrom('chat_members')
+        .select(['chat_id', (eb) => eb.fn.countAll().as('n')])
+        .where('chat_id', 'in', chatIds)
+        .groupBy('chat_id')
+        .execute()
+      return new Map(rows.map((row) => [Number(row.chat_id), Number(row.n)]))
+    },
+
     async memberships(member: number): Promise<MemberRow[]> {
       return db.selectFrom('chat_members').selectAll().where('member', '=', member).execute()
     },

@@ -12,7 +12,7 @@ import {
   forwardMessage,
   getChatFiles,
   getChatMessages,
-  MAX_CONTENT,
+  requireContentLength,
   sendMessage,
 } from './messages.schema.ts'
 import { toggleReaction } from './reactions.ts'
@@ -32,6 +32,7 @@ export default async function messagesPlugin(
   app.post('/send_message', { schema: sendMessage }, async (request) => {
     const caller = await resolveCaller(request)
     const { chat_id, content, reply_to, reaction_to, widget, file } = request.body
+    requireContentLength(content, file === undefined ? 'the message' : 'the caption')
     if (reply_to && reaction_to) throw new ApiError('InvalidRequest', 'give reply_to or reaction_to, not both')
     if (file !== undefined && (widget || reaction_to)) {
       throw new ApiError('InvalidRequest', 'a file is sent as a message or a reply, not with a widget or reaction')
@@ -55,9 +56,7 @@ export default async function messagesPlugin(
       ? { content, ...attachmentOf(serviceSecret, file, caller) }
       : { content: widget ? JSON.stringify(widget) : content, flags: widget ? ChatMessFlags.Widget : 0 }
     // A widget is stored as its JSON in content, so the content cap holds for that text too.
-    if (fields.content!.length > MAX_CONTENT) {
-      throw new ApiError('InvalidRequest', `body/widget is longer than ${MAX_CONTENT} characters as JSON`)
-    }
+    if (widget) requireContentLength(fields.content!, 'the widget as JSON')
     // The shared PostgreSQL statement (direct-post.ts) writes text rows only.
     if (!reply_to && !file && store.postDirect) {
       const row = newMessage(store, chatId, caller.member, fields)
@@ -117,6 +116,7 @@ export default async function messagesPlugin(
 
   app.post('/edit_message', { schema: editMessage }, async (request) => {
     const caller = await resolveCaller(request)
+    requireContentLength(request.body.content)
     const row = await store.transact(async (unit) => {
       const { message, chat } = await requireMessage(unit, Number(request.body.message_id), caller)
       if (message.owner !== caller.member) throw new ApiError('NotMessageOwner')

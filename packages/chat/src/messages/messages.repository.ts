@@ -129,6 +129,26 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
       return Number(row.n)
     },
 
+    /**
+     * The unread count of every chat of `member` in one query (chat list): visible messages by
+     * others newer than each membership's read marker, by chat; chats with none are absent. Each
+     * membership reads a range of the partial index chat_mess_visible.
+     */
+    async unreadCounts(member: number): Promise<Map<number, number>> {
+      const rows = await db
+        .selectFrom('chat_members as m')
+        .innerJoin('chat_mess', (join) =>
+          join.onRef('chat_mess.chat_id', '=', 'm.chat_id').onRef('chat_mess.timetick', '>', 'm.last_read'),
+        )
+        .select(['m.chat_id', (eb) => eb.fn.countAll().as('n')])
+        .where('m.member', '=', member)
+        .where('chat_mess.owner', '<>', member)
+        .where(isVisible())
+        .groupBy('m.chat_id')
+        .execute()
+      return new Map(rows.map((row) => [Number(row.chat_id), Number(row.n)]))
+    },
+
     /** The newest visible message id of a chat up to `upTo` (inclusive), 0 for none. */
     async newestVisible(chatId: number, upTo: number): Promise<number> {
       const row = await visibleIn(chatId)

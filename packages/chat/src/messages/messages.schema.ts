@@ -1,4 +1,4 @@
-import { TIMETICK_PATTERN } from '@atrium/platform'
+import { ApiError, TIMETICK_PATTERN } from '@atrium/platform'
 import { Type } from 'typebox'
 import { MessageView } from './message-view.ts'
 
@@ -8,16 +8,29 @@ export const Id = Type.String({ pattern: TIMETICK_PATTERN, description: 'A timet
 /** A chat member (CRM id or guest id) as a decimal string; never 0, which means "nobody". */
 export const MemberId = Type.String({ pattern: '^[1-9][0-9]{0,15}$', description: 'A CRM or guest id; never 0.' })
 
-/** Longest message content in characters. */
+/** Longest message content in characters (Unicode code points), on every path that writes content. */
 export const MAX_CONTENT = 16_384
+
+/**
+ * Refuses content longer than MAX_CONTENT with MessageTooLong (413). Checked by the handlers rather
+ * than the schema, so that the caller gets this code instead of a generic InvalidRequest.
+ */
+export function requireContentLength(content: string, what = 'the message'): void {
+  // Code points never outnumber UTF-16 units, so most texts need no counting.
+  if (content.length <= MAX_CONTENT) return
+  let count = 0
+  for (const _ of content) count++
+  if (count > MAX_CONTENT) {
+    throw new ApiError('MessageTooLong', `${what} is ${count} characters long; at most ${MAX_CONTENT} are allowed`)
+  }
+}
 
 export const sendMessage = {
   body: Type.Object(
     {
       chat_id: Id,
       content: Type.String({
-        maxLength: MAX_CONTENT,
-        description: "Markdown text; for a reaction, the emoji; with a file, its caption (may be '').",
+        description: `Markdown text, at most ${MAX_CONTENT} characters; for a reaction, the emoji; with a file, its caption (may be '').`,
       }),
       file: Type.Optional(
         Type.String({
@@ -63,7 +76,10 @@ export const getChatFiles = {
 
 export const editMessage = {
   body: Type.Object(
-    { message_id: Id, content: Type.String({ minLength: 1, maxLength: MAX_CONTENT }) },
+    {
+      message_id: Id,
+      content: Type.String({ minLength: 1, description: `The new text, at most ${MAX_CONTENT} characters.` }),
+    },
     { additionalProperties: false },
   ),
   response: { 200: MessageView },

@@ -21,7 +21,8 @@ export interface EventHubOptions {
  * What the hub needs of a subscriber: an SSE stream (subscriber.ts) or a server-side one, such as
  * the push dispatcher's subscriber of a user with Web Push subscriptions.
  */
-export type HubSubscriber = Pick<Subscriber, 'subjects' | 'keys' | 'attach' | 'offer' | 'close'>
+export type HubSubscriber = Pick<Subscriber, 'subjects' | 'keys' | 'attach' | 'offer' | 'close'> &
+  Partial<Pick<Subscriber, 'signal'>>
 
 /** A module's events endpoint with this gateway's poller on it. */
 export interface ModuleFeed {
@@ -118,6 +119,17 @@ export function createEventHub({ modules, settings, serviceSecret, cursors, log,
         throw error
       }
       return { memberships, leave }
+    },
+
+    /**
+     * Writes a frame that is not an event (typing, docs/events.md) to the SSE streams of these
+     * people on this gateway: no tick, no replay, nothing stored. Server-side subscribers (Web
+     * Push) have no stream and take none.
+     */
+    signal(crmIds: readonly number[], frame: Buffer): void {
+      for (const crmId of crmIds) {
+        for (const subscriber of byAddressee.get(`m:${crmId}`) ?? []) subscriber.signal?.(frame)
+      }
     },
 
     /** Subscribers connected to this gateway now. */

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import type { Apps } from '../apps/apps.repository.ts'
 import type { GatewayConfig } from '../config.ts'
 import type { SentMeter } from '../rate-limit/rate-limits.ts'
+import type { Presence } from '../signals/presence.ts'
 import type { EventHub } from './event-hub.ts'
 import { createHeartbeats } from './heartbeats.ts'
 import { replay } from './replay.ts'
@@ -17,6 +18,8 @@ export interface EventsPluginOptions {
   /** Counts the stream's bytes against the caller's bandwidth limit: no onSend hook sees them. */
   meterSent: SentMeter
   now: () => number
+  /** Told when a person's stream opens and closes, for presence (signals/presence.ts). */
+  presence?: Pick<Presence, 'connected' | 'disconnected'>
 }
 
 const subscribeSchema = {
@@ -56,7 +59,10 @@ function resumeTick(since: number | undefined, lastEventId: string | string[] | 
  * subjects join the pollers first; a reconnect then replays from the modules what came after
  * `since` and continues with the live events the replay did not already cover.
  */
-export default async function eventsPlugin(app: Service, { hub, apps, settings, meterSent, now }: EventsPluginOptions) {
+export default async function eventsPlugin(
+  app: Service,
+  { hub, apps, settings, meterSent, now, presence }: EventsPluginOptions,
+) {
   const heartbeats = createHeartbeats(settings.HeartbeatSeconds * 1000)
   app.get(
     '/subscribe',
@@ -119,6 +125,10 @@ export default async function eventsPlugin(app: Service, { hub, apps, settings, 
       // The client left while its subjects joined: there is nobody to answer.
       if (gone) return reply
       openedAt = performance.now()
+      if (presence && caller.crmId !== 0) {
+        presence.connected(caller.crmId)
+        response.once('close', () => presence.disconnected(caller.crmId))
+      }
       response.writeHead(200, {
         ...(reply.getHeaders() as OutgoingHttpHeaders),
         'content-type': 'text/event-stream; charset=utf-8',

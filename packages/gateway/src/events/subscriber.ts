@@ -197,6 +197,11 @@ export function createSubscriber({
       if (++silentChecks >= 2 && !(socket ?? response).writableNeedDrain) write(HEARTBEAT)
     },
 
+    /** Writes a frame outside the event sequence (typing): nothing a reconnect replays. */
+    signal(chunk: Uint8Array) {
+      if (opened) write(chunk)
+    },
+
     /** Writes a comment line, which also makes the response headers go out. */
     comment(text: string) {
       write(toChunk(`: ${text}\n\n`))

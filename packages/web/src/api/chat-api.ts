@@ -27,6 +27,16 @@ export function createChatApi(client: ApiClient) {
       return (await client.get<{ chats: ChatView[] }>(`${MSG}/get_chats`)).chats
     },
 
+    /** Tells the chat's other members that the caller is typing (the gateway's POST /auth/v1/typing). */
+    sendTyping: (chatId: string) =>
+      client.post<{ chat_id: string; expires_ms: number }>('/auth/v1/typing', { chat_id: chatId }),
+
+    /** Which members of the chat have a live connection (the gateway's GET /auth/v1/presence). */
+    getPresence: (chatId: string) =>
+      client.get<{ chat_id: string; members: { member: string; online: boolean }[] }>('/auth/v1/presence', {
+        chat_id: chatId,
+      }),
+
     getChatInfo: (chatId: string) => client.get<ChatView>(`${MSG}/get_chat_info`, { chat_id: chatId }),
 
     /** Newest first without a cursor or with `before`; oldest first with `after`. */

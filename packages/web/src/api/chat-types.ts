@@ -15,6 +15,8 @@ export interface ChatView {
   member_count: number
   unread: number
   last_message: string
+  /** The newest visible message for the list row; null when the chat has none. */
+  last_message_preview: LastMessagePreview | null
   created: string
   timetick_update: string
   /** The client context: '' (or absent) for an ordinary chat, 'support' or 'discussion'. */
@@ -24,6 +26,21 @@ export interface ChatView {
   /** Discussion: the FeedbackType and id of the object discussed. */
   object_type?: number
   object_id?: string
+}
+
+/** A chat's newest visible message as its list row shows it (docs/chat-api.md, ChatView). */
+export interface LastMessagePreview {
+  id: string
+  sender: string
+  /** The sender's profile name, '' when they have none. */
+  sender_name: string
+  /** The first 200 characters of the text; '' for a widget or a file without caption. */
+  content: string
+  /** '' without a file. */
+  file_name: string
+  flags: number
+  edited: boolean
+  time: string
 }
 
 /** A reaction on a message, one entry per emoji. */

@@ -15,6 +15,7 @@ import { chatListReducer, EMPTY_CHAT_LIST } from './chat-list/chat-list-state.ts
 import { NewPrivateChat } from './chat-list/new-private-chat.tsx'
 import { Conversation } from './conversation/conversation.tsx'
 import { createEventBus, type EventBus } from './live/event-bus.ts'
+import { createTypingBoard } from './live/typing-board.ts'
 import { ChatPanel } from './manage/chat-panel.tsx'
 import { NewGroupChat } from './manage/new-group-chat.tsx'
 import { ChatType } from './message/names.ts'
@@ -85,6 +86,7 @@ export function Messenger({
   const [error, setError] = useState('')
   const [missing, setMissing] = useState('')
   const bus = useMemo(createEventBus, [])
+  const typing = useMemo(() => createTypingBoard(), [])
   const uploader = useMemo(
     () =>
       createUploader({
@@ -149,6 +151,9 @@ export function Messenger({
       storage: ticks,
       onEvent(event) {
         dispatch({ type: 'event', event, me: me.crmId, openChatId: openChatId.current })
+        if (event.module === 'chat' && event.type === 'NewChatMessage') {
+          typing.stopped(String(event.data.chat_id), String(event.data.sender))
+        }
         bus.publish(event)
       },
       onResync() {
@@ -156,9 +161,10 @@ export function Messenger({
         bus.publish('resync')
       },
       onStatus: setStatus,
+      onTyping: typing.add,
     })
     return () => live.close()
-  }, [services.subscribeUrl, me.crmId, bus, online, ticks])
+  }, [services.subscribeUrl, me.crmId, bus, online, ticks, typing])
 
   // A chat the list does not hold (yet): ask for it once, so a shared link or a fresh chat opens.
   const needsLookup = chatId !== undefined && list.loaded && !openChat && missing !== chatId
@@ -203,7 +209,7 @@ export function Messenger({
           </p>
         )}
         {aside?.(bus)}
-        <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} />
+        <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} me={me.crmId} />
       </aside>
       <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>
         {openChat ? (
@@ -229,6 +235,7 @@ export function Messenger({
                 onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
                 firstPage={startUp?.firstPage}
                 uploader={uploader}
+                typing={typing}
               />
             </div>
             {panelOpen && (

@@ -105,7 +105,8 @@ export async function startSystem(
   )
   const chatApp = await buildChat(chatConfig, { logger: { level: 'error' } })
   await chatApp.listen({ host: '127.0.0.1', port: 0 })
-  // `database`: the chat module's ChatDB, for tests that check what it stored.
+  // `database`: the chat module's ChatDB, for tests that check what it stored or write rows the
+  // API cannot (messages sent days ago).
   const chat = {
     base: `http://127.0.0.1:${(chatApp.server.address() as AddressInfo).port}`,
     database: chatConfig.ChatDB,

@@ -1,17 +1,20 @@
 import { useState } from 'preact/hooks'
+import { lengthState } from '../chat/conversation/composer-length.ts'
+import { LengthCounter } from '../chat/conversation/length-counter.tsx'
 
-/** The chat module's limit on a message's content. */
-const MAX_LENGTH = 16_384
-
-/** A guest's message field: text only; Enter sends, Shift+Enter starts a new line. */
+/**
+ * A guest's message field: text only; Enter sends, Shift+Enter starts a new line. Near the length
+ * limit it counts down, past it it says so and does not send (as the messenger's composer).
+ */
 export function GuestComposer({ onSend }: { onSend: (text: string) => Promise<void> }) {
   const [text, setText] = useState('')
   const [sending, setSending] = useState(false)
   const [error, setError] = useState('')
+  const length = lengthState(text)
 
   async function send() {
     const content = text.trim()
-    if (!content || sending) return
+    if (!content || sending || length.over) return
     setSending(true)
     setError('')
     try {
@@ -44,8 +47,9 @@ export function GuestComposer({ onSend }: { onSend: (text: string) => Promise<vo
         id="guest-composer-text"
         name="message"
         rows={2}
-        maxLength={MAX_LENGTH}
         placeholder="Write a message"
+        aria-invalid={length.over}
+        aria-describedby={length.near ? 'guest-composer-length' : undefined}
         value={text}
         onInput={(event) => setText(event.currentTarget.value)}
         onKeyDown={(event) => {
@@ -55,9 +59,10 @@ export function GuestComposer({ onSend }: { onSend: (text: string) => Promise<vo
           }
         }}
       />
-      <button type="submit" disabled={sending || text.trim() === ''}>
+      <button type="submit" disabled={sending || length.over || text.trim() === ''}>
         Send
       </button>
+      <LengthCounter id="guest-composer-length" length={length} />
     </form>
   )
 }

@@ -19,6 +19,7 @@ function chat(id: string, fields: Partial<ChatView> = {}): ChatView {
     member_count: 2,
     unread: 0,
     last_message: '0',
+    last_message_preview: null,
     created: '2026-11-22T06:16:50.198Z',
     timetick_update: id,
     ...fields,

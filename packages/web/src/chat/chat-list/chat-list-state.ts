@@ -1,5 +1,6 @@
 import type { ChatView } from '../../api/chat-types.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
+import { PREVIEW_LENGTH, previewOfEvent } from './last-message.ts'
 
 /** The chat list as the messenger keeps it between server answers and live events. */
 export interface ChatListState {
@@ -57,14 +58,25 @@ function applyEvent(state: ChatListState, event: BroadcastEvent, me: string, ope
       // already counts it: the event may arrive after that answer.
       const counted = compareIds(messageId, chat.last_message) <= 0
       const unread = chat.unread + (fromOther && !counted && chatId !== openChatId ? 1 : 0)
-      const newest = compareIds(messageId, chat.last_message) > 0 ? messageId : chat.last_message
-      return withChat(state, { ...chat, unread, last_message: newest })
+      if (compareIds(messageId, chat.last_message) <= 0) return withChat(state, { ...chat, unread })
+      const last_message_preview = previewOfEvent(event, state.chats)
+      return withChat(state, { ...chat, unread, last_message: messageId, last_message_preview })
+    }
+    case 'MessageEdited': {
+      const preview = chat?.last_message_preview
+      if (!chat || preview?.id !== String(event.data.message_id)) return state
+      const content = String(event.data.content ?? '').slice(0, PREVIEW_LENGTH)
+      return withChat(state, { ...chat, last_message_preview: { ...preview, content, edited: true } })
     }
     case 'MessageRead':
       // Our own read (here or in another tab) changes our count; only the server knows what is left.
       return chat && String(event.data.reader) === me ? refetching(state, chatId) : state
-    case 'MessageDeleted':
-      return chat && chat.unread > 0 ? refetching(state, chatId) : state
+    case 'MessageDeleted': {
+      // The list shows the newest visible message: when that one goes, only the server knows the
+      // one before it (and what is left unread), so this one chat is asked for again.
+      const wasPreview = chat?.last_message_preview?.id === String(event.data.message_id)
+      return chat && (chat.unread > 0 || wasPreview) ? refetching(state, chatId) : state
+    }
     case 'ChatCreated':
     case 'ChatUpdated':
     case 'ChatArchived':

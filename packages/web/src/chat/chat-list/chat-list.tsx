@@ -2,13 +2,15 @@ import { useState } from 'preact/hooks'
 import type { ChatView } from '../../api/chat-types.ts'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
-import { chatKind } from '../message/names.ts'
+import { LastMessageLine, LastMessageTime } from './last-message.tsx'
 
 interface ChatListProps {
   /** The caller's chats, hidden ones included. */
   chats: ChatView[]
   openChatId: string | undefined
   loaded: boolean
+  /** The signed-in user's CRM id: their own messages are previewed as "You: …". */
+  me: string
 }
 
 function UnreadBadge({ count }: { count: number }) {
@@ -21,7 +23,7 @@ function UnreadBadge({ count }: { count: number }) {
   )
 }
 
-function ChatItems({ chats, openChatId }: { chats: ChatView[]; openChatId: string | undefined }) {
+function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: string | undefined; me: string }) {
   return (
     <ul class="chat-list">
       {chats.map((chat) => (
@@ -39,7 +41,8 @@ function ChatItems({ chats, openChatId }: { chats: ChatView[]; openChatId: strin
               )}
               {chat.name}
             </span>
-            <span class="chat-kind">{chat.archived ? 'Archived' : chatKind(chat)}</span>
+            <LastMessageTime chat={chat} />
+            <LastMessageLine chat={chat} me={me} />
             <UnreadBadge count={chat.unread} />
           </Link>
         </li>
@@ -49,10 +52,11 @@ function ChatItems({ chats, openChatId }: { chats: ChatView[]; openChatId: strin
 }
 
 /**
- * The caller's chats, pinned first, each with its unread count; the open one is marked. Chats the
+ * The caller's chats, pinned first, each with its newest message, its time and its unread count;
+ * the open one is marked. Chats the
  * caller hid are listed only after "Show hidden chats".
  */
-export function ChatList({ chats, openChatId, loaded }: ChatListProps) {
+export function ChatList({ chats, openChatId, loaded, me }: ChatListProps) {
   const [showHidden, setShowHidden] = useState(false)
   if (!loaded) return <p class="loading">Loading chats…</p>
   const shown = chats.filter((chat) => !chat.hidden)
@@ -64,7 +68,7 @@ export function ChatList({ chats, openChatId, loaded }: ChatListProps) {
           {hidden.length === 0 ? "No chats yet. Start one with someone's user id." : 'All your chats are hidden.'}
         </p>
       ) : (
-        <ChatItems chats={shown} openChatId={openChatId} />
+        <ChatItems chats={shown} openChatId={openChatId} me={me} />
       )}
       {hidden.length > 0 && (
         <button
@@ -79,7 +83,7 @@ export function ChatList({ chats, openChatId, loaded }: ChatListProps) {
       )}
       {showHidden && hidden.length > 0 && (
         <section id="hidden-chats" aria-label="Hidden chats" class="hidden-chats">
-          <ChatItems chats={hidden} openChatId={openChatId} />
+          <ChatItems chats={hidden} openChatId={openChatId} me={me} />
         </section>
       )}
     </nav>

@@ -5,6 +5,8 @@ import { AttachmentTray } from '../../files/attachment-tray.tsx'
 import type { AttachmentsControl } from '../../files/use-attachments.ts'
 import { PlainText } from '../message/markdown-content.tsx'
 import { previewText } from '../message/names.ts'
+import { lengthState } from './composer-length.ts'
+import { LengthCounter } from './length-counter.tsx'
 
 /** What the composer's text is for besides a new message: a reply to a message, or an edit of one's own. */
 export type ComposerContext =
@@ -28,18 +30,18 @@ interface ComposerProps {
   context?: ComposerContext | undefined
   /** Drops the reply or edit, back to writing a new message. */
   onCancelContext: () => void
+  /** Called as the person writes a new message or reply (not an edit); throttled by the caller. */
+  onTyping?: () => void
 }
-
-/** The chat module's limit on a message's content. */
-const MAX_LENGTH = 16_384
 
 /**
  * The message field: Enter sends, Shift+Enter starts a new line. Replying shows the quoted message
  * above the field; editing fills it with the message's text. Escape cancels either. Files come in
  * by the attach button or by pasting them into the field; they upload in the tray above it and are
- * sent with the message once all are up.
+ * sent with the message once all are up. Near the length limit a counter says how many characters
+ * are left; over it, a message says so and Send waits until the text is short enough.
  */
-export function Composer({ onSend, attachments, context, onCancelContext }: ComposerProps) {
+export function Composer({ onSend, attachments, context, onCancelContext, onTyping }: ComposerProps) {
   const [text, setText] = useState('')
   const [sending, setSending] = useState(false)
   const [error, setError] = useState('')
@@ -69,7 +71,8 @@ export function Composer({ onSend, attachments, context, onCancelContext }: Comp
 
   const files = editing ? [] : (attachments?.items ?? [])
   const waiting = files.length > 0 && !attachments?.summary.ready
-  const canSend = !sending && !waiting && (text.trim() !== '' || files.length > 0)
+  const length = lengthState(text)
+  const canSend = !sending && !waiting && !length.over && (text.trim() !== '' || files.length > 0)
 
   async function send() {
     const content = text.trim()
@@ -197,16 +200,26 @@ export function Composer({ onSend, attachments, context, onCancelContext }: Comp
         ref={field}
         name="message"
         rows={2}
-        maxLength={MAX_LENGTH}
         placeholder="Write a message"
+        aria-invalid={length.over}
+        aria-describedby={length.near ? 'composer-length' : undefined}
         value={text}
-        onInput={(event) => setText(event.currentTarget.value)}
+        onInput={(event) => {
+          const value = event.currentTarget.value
+          setText(value)
+          if (!editing && value.trim() !== '') onTyping?.()
+        }}
         onKeyDown={keyDown}
         onPaste={paste}
       />
-      <button type="submit" disabled={!canSend} title={waiting ? 'Waiting for the files to upload' : undefined}>
+      <button
+        type="submit"
+        disabled={!canSend}
+        title={waiting ? 'Waiting for the files to upload' : length.over ? 'The message is too long' : undefined}
+      >
         {editing ? 'Save' : 'Send'}
       </button>
+      <LengthCounter id="composer-length" length={length} />
     </form>
   )
 }

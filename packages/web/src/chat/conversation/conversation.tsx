@@ -12,6 +12,7 @@ import { MOUNT, routePath } from '../../router/routes.ts'
 import { ForwardDialog } from '../actions/forward-dialog.tsx'
 import { compareIds } from '../chat-list/chat-list-state.ts'
 import type { EventBus } from '../live/event-bus.ts'
+import type { TypingBoard } from '../live/typing-board.ts'
 import { chatKind, mayPost } from '../message/names.ts'
 import { MessageSearch } from '../search/message-search.tsx'
 import { Composer } from './composer.tsx'
@@ -27,8 +28,10 @@ import {
 import { MESSAGE_CHANGE_EVENTS } from './message-events.ts'
 import { type FocusRequest, MessageList } from './message-list.tsx'
 import { PinnedBar } from './pinned-bar.tsx'
+import { TypingIndicator } from './typing-indicator.tsx'
 import { useMessageActions } from './use-message-actions.ts'
 import { useOlderMessages } from './use-older-messages.ts'
+import { usePeerPresence, useTyping, useTypingSender } from './use-typing.ts'
 
 interface ConversationProps {
   api: ChatApi
@@ -41,6 +44,8 @@ interface ConversationProps {
   firstPage?: (chatId: string) => Promise<MessagePage> | undefined
   /** Uploads attached files to the gateway. */
   uploader: Uploader
+  /** Who is typing where, from the live stream's typing frames. */
+  typing: TypingBoard
 }
 
 /** Pages (of the largest size) loaded back at most to reach a message that is jumped to. */
@@ -63,7 +68,10 @@ function holds(state: ConversationState, messageId: string): boolean {
  * One open chat: its history (paged back on demand), live arrivals, the composer, and the read
  * marker moved whenever the reader can see the newest message.
  */
-export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader }: ConversationProps) {
+export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader, typing }: ConversationProps) {
+  const typers = useTyping(typing, chat.id)
+  const peerOnline = usePeerPresence(api, chat, typers)
+  const typed = useTypingSender(api, chat.id)
   const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
   const [error, setError] = useState('')
   const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
@@ -236,7 +244,15 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader }
         </Link>
         <div class="conversation-title">
           <h2>{chat.name}</h2>
-          <p class="chat-kind">{chatKind(chat)}</p>
+          <p class="chat-kind">
+            {chatKind(chat)}
+            {peerOnline !== undefined && (
+              <>
+                {' · '}
+                <span class={peerOnline ? 'presence online' : 'presence'}>{peerOnline ? 'online' : 'offline'}</span>
+              </>
+            )}
+          </p>
         </div>
         <button
           type="button"
@@ -295,8 +311,10 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader }
           onClose={actions.closeForward}
         />
       )}
+      <TypingIndicator typers={typers} chat={chat} me={me} />
       {mayPost(chat) ? (
         <Composer
+          onTyping={typed}
           onSend={actions.send}
           attachments={attachments}
           context={actions.composerContext}

@@ -4,6 +4,7 @@ import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import type { MessageActionHandlers } from '../actions/message-actions.tsx'
 import { MessageItem } from '../message/message-item.tsx'
 import { LoadOlderButton } from './load-older.tsx'
+import { conversationRows } from './message-groups.ts'
 
 /** A message to bring into view and focus; `seq` repeats a jump to the same message. */
 export interface FocusRequest {
@@ -80,16 +81,25 @@ export function MessageList(props: MessageListProps) {
       ) : (
         <div role="log" aria-live="polite" aria-label={`Messages in ${chat.name}`}>
           <ol class="messages">
-            {messages.map((message) => (
-              <MessageItem
-                key={message.id}
-                message={message}
-                chat={chat}
-                me={me}
-                actionsOpen={actionsFor === message.id}
-                handlers={handlers}
-              />
-            ))}
+            {conversationRows(messages).map((row) =>
+              row.kind === 'day' ? (
+                <li key={row.key} class="day-separator">
+                  <h3 class="day-label">
+                    <time dateTime={row.time.slice(0, 10)}>{row.label}</time>
+                  </h3>
+                </li>
+              ) : (
+                <MessageItem
+                  key={row.key}
+                  message={row.message}
+                  chat={chat}
+                  me={me}
+                  actionsOpen={actionsFor === row.message.id}
+                  handlers={handlers}
+                  continued={row.continued}
+                />
+              ),
+            )}
           </ol>
         </div>
       )}

@@ -18,6 +18,7 @@ function group(role: number, type = 2): ChatView {
     member_count: 4,
     unread: 0,
     last_message: '0',
+    last_message_preview: null,
     created: '2026-11-22T06:16:50.198Z',
     timetick_update: '500',
   }

@@ -6,6 +6,7 @@ import { FileAttachment } from '../../files/file-attachment.tsx'
 import { type MessageActionHandlers, MessageActions } from '../actions/message-actions.tsx'
 import { MarkdownContent, PlainText } from './markdown-content.tsx'
 import { messagePermissions, previewText, senderName } from './names.ts'
+import { clockTime, fullTime } from './times.ts'
 
 interface MessageItemProps {
   message: MessageView
@@ -14,9 +15,12 @@ interface MessageItemProps {
   /** This message's action buttons are shown. */
   actionsOpen: boolean
   handlers: MessageActionHandlers
+  /**
+   * The message follows one of the same sender within a few minutes (message-groups.ts): its sender
+   * and time are left to screen readers, so each message still says who and when.
+   */
+  continued?: boolean
 }
-
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
 
 /**
  * One message of a conversation: the preview of the message it replies to, its file (a thumbnail or
@@ -24,14 +28,20 @@ const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute:
  * marks (forwarded, edited, pinned), reaction chips that toggle the caller's own reaction, and a
  * button that shows its actions.
  */
-export function MessageItem({ message, chat, me, actionsOpen, handlers }: MessageItemProps) {
+export function MessageItem({ message, chat, me, actionsOpen, handlers, continued = false }: MessageItemProps) {
   const toggle = useRef<HTMLButtonElement>(null)
   const mine = message.owner === me.crmId
   const sent = new Date(message.time)
   const permissions = messagePermissions(message, chat, me)
   const hasActions = Object.values(permissions).some(Boolean)
   const reply = message.reply_to
-  const classes = ['message', mine && 'mine', message.pinned && 'pinned', message.deleted && 'deleted']
+  const classes = [
+    'message',
+    mine && 'mine',
+    continued && 'continued',
+    message.pinned && 'pinned',
+    message.deleted && 'deleted',
+  ]
   return (
     <li class={classes.filter(Boolean).join(' ')} data-message-id={message.id} tabIndex={-1}>
       {reply && (
@@ -48,9 +58,9 @@ export function MessageItem({ message, chat, me, actionsOpen, handlers }: Messag
         </button>
       )}
       <div class="message-meta">
-        <span class="sender">{senderName(message.owner, chat, me)}</span>
-        <time dateTime={message.time} title={sent.toLocaleString()}>
-          {timeFormat.format(sent)}
+        <span class={continued ? 'sender visually-hidden' : 'sender'}>{senderName(message.owner, chat, me)}</span>
+        <time dateTime={message.time} title={fullTime(sent)} class={continued ? 'visually-hidden' : undefined}>
+          {clockTime(sent)}
         </time>
         {message.forwarded_from !== '0' && <span class="forwarded">forwarded</span>}
         {message.edited && !message.deleted && <span class="edited">edited</span>}

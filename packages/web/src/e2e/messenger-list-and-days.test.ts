@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict'
+import { createDatabase, timetickAt } from '@atrium/platform'
+import { forEachDialect } from '@atrium/platform/testing'
+import type { Page } from 'playwright-core'
+import { launchBrowser, openPage, type System, screenshot, signInByEmail, startSystem } from './system.ts'
+
+// openPage's browsers: British English in Berlin. Expected words are computed here the same way.
+const LOCALE = 'en-GB'
+const ZONE = 'Europe/Berlin'
+
+async function setDisplayName(page: Page, name: string) {
+  await page.getByText('Profile', { exact: true }).click()
+  await page.getByLabel('Display name').fill(name)
+  await page.getByRole('button', { name: 'Save name' }).click()
+  await page.getByText(`Others now see you as ${name}.`).waitFor()
+  await page.getByText('Profile', { exact: true }).click()
+}
+
+/** 11:00 UTC (noon in Berlin, either side of daylight saving) on the Berlin day `days` before today. */
+function berlinNoon(daysBefore: number): Date {
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone: ZONE }).format(new Date()) // yyyy-mm-dd
+  const [year, month, day] = today.split('-').map(Number)
+  return new Date(Date.UTC(year!, month! - 1, day! - daysBefore, 11, 0))
+}
+
+const format = (options: Intl.DateTimeFormatOptions, date: Date) =>
+  new Intl.DateTimeFormat(LOCALE, { timeZone: ZONE, ...options }).format(date)
+
+/** The columns of chat_mess a past message needs; the others keep their defaults. */
+interface PastMessages {
+  chat_mess: { timetick: number; timetick_update: number; chat_id: number; owner: number; content: string }
+}
+
+/** Writes messages of the past straight into the chat database: the API only sends them now. */
+async function insertPastMessages(
+  system: System,
+  chatId: string,
+  messages: { owner: string; at: Date; content: string }[],
+) {
+  const { db, destroy } = createDatabase<PastMessages>(system.chat.database)
+  try {
+    for (const [index, message] of messages.entries()) {
+      const tick = timetickAt(message.at.getTime()) + index
+      await db
+        .insertInto('chat_mess')
+        .values({
+          timetick: tick,
+          timetick_update: tick,
+          chat_id: Number(chatId),
+          owner: Number(message.owner),
+          content: message.content,
+        })
+        .execute()
+    }
+  } finally {
+    await destroy()
+  }
+}
+
+const row = (page: Page, chatId: string) => page.locator(`[data-chat-id="${chatId}"]`)
+
+forEachDialect(
+  'the chat list shows the last message and its time live; the conversation separates days and groups messages',
+  async (t, dialect) => {
+    const browser = await launchBrowser(t)
+    if (!browser) return
+    const system = await startSystem(t, dialect)
+    const alice = await openPage(browser)
+    const bob = await openPage(browser)
+    await alice.page.goto(`${system.url}/chat/`)
+    await signInByEmail(alice.page, system, 'alice@example.com')
+    await setDisplayName(alice.page, 'Alice')
+    await bob.page.goto(`${system.url}/chat/`)
+    const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
+    await setDisplayName(bob.page, 'Bob')
+
+    await alice.page.getByText('New private chat').click()
+    await alice.page.getByLabel('Their user id').fill(bobId)
+    await alice.page.getByRole('button', { name: 'Open chat' }).click()
+    await alice.page.waitForURL(/\/chat\/c\/\d+$/)
+    const chatId = new URL(alice.page.url()).pathname.split('/').at(-1)!
+
+    // Bob's messages of earlier days: ten days ago, three days ago (two a minute apart, one ten
+    // minutes later) and yesterday.
+    const threeDaysAgo = berlinNoon(3)
+    const past = [
+      { owner: bobId, at: berlinNoon(10), content: 'Ten days ago' },
+      { owner: bobId, at: threeDaysAgo, content: 'Three days ago, first' },
+      { owner: bobId, at: new Date(threeDaysAgo.getTime() + 60_000), content: 'Three days ago, a minute later' },
+      {
+        owner: bobId,
+        at: new Date(threeDaysAgo.getTime() + 10 * 60_000),
+        content: 'Three days ago, ten minutes later',
+      },
+      { owner: bobId, at: berlinNoon(1), content: 'See you tomorrow' },
+    ]
+    await insertPastMessages(system, chatId, past)
+
+    await t.test('a new message becomes the row of the other side, with its time, live', async () => {
+      await alice.page.getByRole('textbox', { name: 'Message' }).fill('Lunch at **noon**?')
+      await alice.page.keyboard.press('Enter')
+      const sent = alice.page.locator('.message.mine', { hasText: 'Lunch at noon?' })
+      await sent.waitFor()
+      const bobsRow = row(bob.page, chatId)
+      await bobsRow.locator('.chat-preview', { hasText: 'Lunch at noon?' }).waitFor()
+      assert.equal(await bobsRow.locator('.chat-name').textContent(), 'Alice')
+      // A private chat's row names nobody before the peer's words; one's own row says "You".
+      assert.equal(await bobsRow.locator('.chat-preview').textContent(), 'Lunch at noon?')
+      await row(alice.page, chatId).locator('.chat-preview', { hasText: 'You: Lunch at noon?' }).waitFor()
+      const time = bobsRow.locator('time.chat-time')
+      const sentAt = new Date((await time.getAttribute('datetime')) ?? '')
+      assert.ok(Math.abs(sentAt.getTime() - Date.now()) < 60_000, 'the time of the message just sent')
+      assert.equal(await time.textContent(), format({ hour: '2-digit', minute: '2-digit' }, sentAt))
+      await screenshot(bob.page, 'chat-list-last-message')
+    })
+
+    await t.test('an edit and a delete of the last message change the row live', async () => {
+      const id = await alice.page
+        .locator('.message.mine', { hasText: 'Lunch at noon?' })
+        .getAttribute('data-message-id')
+      const sent = alice.page.locator(`.messages [data-message-id="${id}"]`)
+      await sent.getByRole('button', { name: 'Actions', exact: true }).click()
+      await sent.getByRole('button', { name: 'Edit', exact: true }).click()
+      await alice.page.getByRole('textbox', { name: 'Message' }).fill('Lunch at one?')
+      await alice.page.getByRole('button', { name: 'Save' }).click()
+      await row(bob.page, chatId).locator('.chat-preview', { hasText: 'Lunch at one?' }).waitFor()
+
+      await sent.getByRole('button', { name: 'Actions', exact: true }).click()
+      await sent.getByRole('button', { name: 'Delete', exact: true }).click()
+      await sent.getByRole('button', { name: 'Delete', exact: true }).click()
+      // The deleted message leaves the conversation, so the row goes back to the message before it.
+      await row(bob.page, chatId).locator('.chat-preview', { hasText: 'You: See you tomorrow' }).waitFor()
+      assert.equal(
+        await row(bob.page, chatId).locator('time.chat-time').textContent(),
+        format({ weekday: 'short' }, berlinNoon(1)),
+      )
+      await row(alice.page, chatId).locator('.chat-preview', { hasText: 'See you tomorrow' }).waitFor()
+    })
+
+    await t.test('the conversation separates days and groups one sender’s messages within minutes', async () => {
+      await alice.page.getByRole('textbox', { name: 'Message' }).fill('Morning!')
+      await alice.page.keyboard.press('Enter')
+      // The composer sends one message at a time: the next Enter counts once this one is posted.
+      await alice.page.locator('.message.mine', { hasText: 'Morning!' }).waitFor()
+      await alice.page.getByRole('textbox', { name: 'Message' }).fill('Coffee first.')
+      await alice.page.keyboard.press('Enter')
+      await alice.page.locator('.message.mine', { hasText: 'Coffee first.' }).waitFor()
+      await alice.page.reload()
+      await alice.page.locator('.message', { hasText: 'Ten days ago' }).waitFor()
+      const separators = await alice.page.locator('.messages .day-separator').allInnerTexts()
+      assert.deepEqual(separators, [
+        format({ day: 'numeric', month: 'long', year: 'numeric' }, berlinNoon(10)),
+        format({ weekday: 'long' }, threeDaysAgo),
+        'Yesterday',
+        'Today',
+      ])
+      // Separators are headings, so a screen reader can go from day to day.
+      assert.equal(await alice.page.getByRole('heading', { name: 'Yesterday', level: 3 }).count(), 1)
+
+      const message = (text: string) => alice.page.locator('.message', { hasText: text })
+      const continued = async (text: string) =>
+        ((await message(text).getAttribute('class')) ?? '').includes('continued')
+      assert.equal(await continued('Three days ago, first'), false)
+      assert.equal(await continued('Three days ago, a minute later'), true)
+      assert.equal(await continued('Three days ago, ten minutes later'), false, 'ten minutes apart starts a group')
+      assert.equal(await continued('Morning!'), false)
+      assert.equal(await continued('Coffee first.'), true)
+      // A grouped message hides its sender and time from the eye (a 1-pixel clipped box), not from
+      // the accessibility tree: a screen reader still hears who and when.
+      const width = (text: string, part: string) =>
+        message(text)
+          .locator(part)
+          .evaluate((element) => element.getBoundingClientRect().width)
+      assert.ok((await width('Three days ago, a minute later', '.sender')) <= 1)
+      assert.ok((await width('Three days ago, a minute later', 'time')) <= 1)
+      assert.ok((await width('Three days ago, first', '.sender')) > 10)
+      const minuteLater = format({ hour: '2-digit', minute: '2-digit' }, new Date(threeDaysAgo.getTime() + 60_000))
+      const heard = await message('Three days ago, a minute later').ariaSnapshot()
+      assert.match(heard, new RegExp(`Bob[\\s\\S]*${minuteLater}[\\s\\S]*Three days ago, a minute later`))
+      await alice.page.locator('.message', { hasText: 'Ten days ago' }).scrollIntoViewIfNeeded()
+      await screenshot(alice.page, 'conversation-days-and-groups')
+    })
+
+    await t.test('the composer counts down near the length limit and says when a text is too long', async () => {
+      const field = alice.page.getByRole('textbox', { name: 'Message' })
+      const counter = alice.page.locator('#composer-length')
+      await field.fill('x'.repeat(15_000))
+      assert.equal(await counter.count(), 0, 'no counter far from the limit')
+      await field.fill('x'.repeat(16_384 - 999))
+      await counter.getByText('999 characters left').waitFor()
+      assert.equal(await field.getAttribute('aria-describedby'), 'composer-length')
+      // An emoji is one character, as the chat module counts.
+      await field.fill('😀'.repeat(16_385))
+      const alert = alice.page.getByRole('alert').filter({ hasText: 'too long' })
+      await alert.waitFor()
+      assert.equal(
+        await alert.textContent(),
+        'This message is 1 character too long: messages hold at most 16,384 characters. Shorten it or split it into several messages.',
+      )
+      assert.equal(await field.getAttribute('aria-invalid'), 'true')
+      assert.equal(await alice.page.getByRole('button', { name: 'Send' }).isDisabled(), true)
+      assert.equal(await field.inputValue(), '😀'.repeat(16_385), 'the text is never cut')
+      await screenshot(alice.page, 'composer-too-long')
+      await field.fill('😀'.repeat(16_384))
+      await counter.getByText('0 characters left').waitFor()
+      await alice.page.getByRole('button', { name: 'Send' }).click()
+      await row(bob.page, chatId).locator('.chat-preview', { hasText: '😀😀😀' }).waitFor()
+      await alice.page.locator('#composer-length').waitFor({ state: 'detached' })
+    })
+
+    assert.deepEqual([...alice.errors, ...bob.errors], [])
+  },
+)

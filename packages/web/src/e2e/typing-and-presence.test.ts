@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { Page } from 'playwright-core'
+import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+
+async function setDisplayName(page: Page, name: string) {
+  await page.getByText('Profile', { exact: true }).click()
+  await page.getByLabel('Display name').fill(name)
+  await page.getByRole('button', { name: 'Save name' }).click()
+  await page.getByText(`Others now see you as ${name}.`).waitFor()
+  await page.getByText('Profile', { exact: true }).click()
+}
+
+/** The typing line's text once it equals `text` (polling the page, no sleeps). */
+async function typingLine(page: Page, text: string, timeout = 10_000) {
+  await page.waitForFunction(
+    (expected) => (document.querySelector('.typing-indicator')?.textContent ?? '') === expected,
+    text,
+    { timeout },
+  )
+}
+
+test('typing shows in the other browser and ends by itself or with the message; presence in the header', async (t) => {
+  const browser = await launchBrowser(t)
+  if (!browser) return
+  const system = await startSystem(t)
+  const alice = await openPage(browser)
+  const bob = await openPage(browser)
+  await alice.page.goto(`${system.url}/chat/`)
+  await signInByEmail(alice.page, system, 'alice@example.com')
+  await setDisplayName(alice.page, 'Alice')
+  await bob.page.goto(`${system.url}/chat/`)
+  const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
+  await setDisplayName(bob.page, 'Bob')
+
+  await alice.page.getByText('New private chat').click()
+  await alice.page.getByLabel('Their user id').fill(bobId)
+  await alice.page.getByRole('button', { name: 'Open chat' }).click()
+  await alice.page.waitForURL(/\/chat\/c\/\d+$/)
+  const chatId = new URL(alice.page.url()).pathname.split('/').at(-1)!
+  await alice.page.getByRole('textbox', { name: 'Message' }).fill('Hi Bob')
+  await alice.page.keyboard.press('Enter')
+  await bob.page.locator(`[data-chat-id="${chatId}"]`).getByRole('link').click()
+  await bob.page.locator('.message', { hasText: 'Hi Bob' }).waitFor()
+
+  await t.test('the header says whether the peer is connected', async () => {
+    // Bob has the messenger open, so his stream is live.
+    await alice.page.locator('.conversation-header .presence.online', { hasText: 'online' }).waitFor()
+    await bob.page.locator('.conversation-header .presence.online', { hasText: 'online' }).waitFor()
+  })
+
+  await t.test('typing shows on the other side and expires by itself', async () => {
+    const field = alice.page.getByRole('textbox', { name: 'Message' })
+    // At a person's pace (five seconds of keys): the composer signals at most every three seconds,
+    // and the first keys may fall within three seconds of the signal sent while writing "Hi Bob".
+    await field.pressSequentially('I am writing a long', { delay: 260 })
+    await typingLine(bob.page, 'Alice is typing…')
+    assert.equal(await bob.page.getByRole('status').filter({ hasText: 'Alice is typing…' }).count(), 1)
+    await screenshot(bob.page, 'typing-indicator')
+    await typingLine(alice.page, '')
+    const started = Date.now()
+    // Nothing renews it (Alice stopped typing): it goes after its six seconds.
+    await typingLine(bob.page, '', 12_000)
+    assert.ok(Date.now() - started > 2_000, 'it stayed while it was fresh')
+  })
+
+  await t.test('a sent message ends the typing at once', async () => {
+    const field = alice.page.getByRole('textbox', { name: 'Message' })
+    await field.pressSequentially(' answer', { delay: 100 })
+    await typingLine(bob.page, 'Alice is typing…')
+    await alice.page.keyboard.press('Enter')
+    await bob.page.locator('.message', { hasText: 'I am writing a long answer' }).waitFor()
+    // Well before the six seconds of the signal are over.
+    await typingLine(bob.page, '', 2_000)
+  })
+
+  await t.test('the peer shows offline once their last connection is gone for the grace period', async () => {
+    await bob.context.close()
+    // 15 s of grace, then the next presence answer (every 10 s).
+    await alice.page.locator('.conversation-header .presence:not(.online)', { hasText: 'offline' }).waitFor({
+      timeout: 40_000,
+    })
+    await screenshot(alice.page, 'presence-offline')
+  })
+
+  assert.deepEqual([...alice.errors, ...bob.errors], [])
+})
