@@ -7,7 +7,8 @@ import type { Page } from 'playwright-core'
 import type { ChatDatabase } from '../../../chat/src/db/schema.ts'
 import { runCli } from '../../../gateway/src/cli/cli.ts'
 import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
-import { launchBrowser, openPage, type System, screenshot, signInByEmail, startSystem } from './system.ts'
+import { checkAccessibility } from './accessibility.ts'
+import { launchBrowser, openPage, type System, signInByEmail, startSystem } from './system.ts'
 
 /**
  * The client contexts of the spec (issue 16, item 3): the support chat and its team, a feedback
@@ -113,7 +114,7 @@ forEachDialect(
     // Unanswered for longer than EscalateAfterSeconds (1 s here), it is an escalation for the team.
     const escalations = team.page.getByRole('region', { name: /Waiting for an answer/ })
     await escalations.getByRole('link', { name: 'Ada Customer' }).waitFor()
-    await screenshot(team.page, 'support-team-escalation')
+    await checkAccessibility(team.page, 'support-team-escalation')
 
     await escalations.getByRole('link', { name: 'Ada Customer' }).click()
     await team.page.waitForURL(`${system.url}/chat/c/${chatId}`)
@@ -124,8 +125,8 @@ forEachDialect(
 
     await customer.page.locator('.messages .message-content', { hasText: 'we are sending a new one' }).waitFor()
     await escalations.waitFor({ state: 'detached' })
-    await screenshot(customer.page, 'support-customer')
-    await screenshot(team.page, 'support-team-answered')
+    await checkAccessibility(customer.page, 'support-customer')
+    await checkAccessibility(team.page, 'support-team-answered')
     assert.deepEqual([...customer.errors, ...team.errors], [])
   },
 )
@@ -151,11 +152,11 @@ test('a feedback rating is stored with its comment; types the client does not al
   await page.keyboard.press('ArrowRight')
   assert.equal(await page.getByRole('radio', { name: '4 stars: Good' }).isChecked(), true)
   await page.getByLabel('Comment (optional)').fill('Arrived a day early, well packed.')
-  await screenshot(page, 'feedback-rating')
+  await checkAccessibility(page, 'feedback-rating')
   await send.click()
   await page.getByRole('heading', { name: 'Thank you for your feedback' }).waitFor()
   await page.getByText('You rated it 4 of 5: positive feedback.').waitFor()
-  await screenshot(page, 'feedback-thanks')
+  await checkAccessibility(page, 'feedback-thanks')
 
   const rows = await chatDatabase(t, system)
     .selectFrom('feedback')
@@ -196,7 +197,7 @@ forEachDialect('a discussion about an order is created once and joined by a seco
   await bob.page.getByRole('textbox', { name: 'Message' }).fill('It left the warehouse this morning.')
   await bob.page.keyboard.press('Enter')
   await alice.page.locator('.messages .message-content', { hasText: 'It left the warehouse this morning.' }).waitFor()
-  await screenshot(bob.page, 'discussion-joined')
+  await checkAccessibility(bob.page, 'discussion-joined')
 
   const db = chatDatabase(t, system)
   const chats = await db.selectFrom('chats').select('timetick').where('pair_key', '=', 'discuss:4:A-1042').execute()
@@ -231,7 +232,7 @@ test('each mode shows only its contexts; a turned-off context says so in words',
       } else {
         await page.getByRole('heading', { name: `${titles[context]} not available` }).waitFor()
         await page.getByText(`is turned off in this deployment (client mode ${mode})`).waitFor()
-        if (mode === 'full' && context === 'support') await screenshot(page, 'context-turned-off')
+        if (mode === 'full' && context === 'support') await checkAccessibility(page, 'context-turned-off')
       }
     }
   }

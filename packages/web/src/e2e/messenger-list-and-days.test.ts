@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { createDatabase, timetickAt } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
-import { launchBrowser, openPage, type System, screenshot, signInByEmail, startSystem } from './system.ts'
+import { checkAccessibility } from './accessibility.ts'
+import { launchBrowser, openPage, type System, signInByEmail, startSystem } from './system.ts'
 
 // openPage's browsers: British English in Berlin. Expected words are computed here the same way.
 const LOCALE = 'en-GB'
@@ -111,7 +112,7 @@ forEachDialect(
       const sentAt = new Date((await time.getAttribute('datetime')) ?? '')
       assert.ok(Math.abs(sentAt.getTime() - Date.now()) < 60_000, 'the time of the message just sent')
       assert.equal(await time.textContent(), format({ hour: '2-digit', minute: '2-digit' }, sentAt))
-      await screenshot(bob.page, 'chat-list-last-message')
+      await checkAccessibility(bob.page, 'chat-list-last-message')
     })
 
     await t.test('an edit and a delete of the last message change the row live', async () => {
@@ -178,7 +179,7 @@ forEachDialect(
       const heard = await message('Three days ago, a minute later').ariaSnapshot()
       assert.match(heard, new RegExp(`Bob[\\s\\S]*${minuteLater}[\\s\\S]*Three days ago, a minute later`))
       await alice.page.locator('.message', { hasText: 'Ten days ago' }).scrollIntoViewIfNeeded()
-      await screenshot(alice.page, 'conversation-days-and-groups')
+      await checkAccessibility(alice.page, 'conversation-days-and-groups')
     })
 
     await t.test('the composer counts down near the length limit and says when a text is too long', async () => {
@@ -200,7 +201,7 @@ forEachDialect(
       assert.equal(await field.getAttribute('aria-invalid'), 'true')
       assert.equal(await alice.page.getByRole('button', { name: 'Send' }).isDisabled(), true)
       assert.equal(await field.inputValue(), '😀'.repeat(16_385), 'the text is never cut')
-      await screenshot(alice.page, 'composer-too-long')
+      await checkAccessibility(alice.page, 'composer-too-long')
       await field.fill('😀'.repeat(16_384))
       await counter.getByText('0 characters left').waitFor()
       await alice.page.getByRole('button', { name: 'Send' }).click()

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
-import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+import { checkAccessibility } from './accessibility.ts'
+import { launchBrowser, openPage, signInByEmail, startSystem } from './system.ts'
 
 async function setDisplayName(page: Page, name: string) {
   await page.getByText('Profile', { exact: true }).click()
@@ -56,7 +57,7 @@ test('typing shows in the other browser and ends by itself or with the message; 
     await field.pressSequentially('I am writing a long', { delay: 260 })
     await typingLine(bob.page, 'Alice is typing…')
     assert.equal(await bob.page.getByRole('status').filter({ hasText: 'Alice is typing…' }).count(), 1)
-    await screenshot(bob.page, 'typing-indicator')
+    await checkAccessibility(bob.page, 'typing-indicator')
     await typingLine(alice.page, '')
     const started = Date.now()
     // Nothing renews it (Alice stopped typing): it goes after its six seconds.
@@ -80,7 +81,7 @@ test('typing shows in the other browser and ends by itself or with the message; 
     await alice.page.locator('.conversation-header .presence:not(.online)', { hasText: 'offline' }).waitFor({
       timeout: 40_000,
     })
-    await screenshot(alice.page, 'presence-offline')
+    await checkAccessibility(alice.page, 'presence-offline')
   })
 
   assert.deepEqual([...alice.errors, ...bob.errors], [])
