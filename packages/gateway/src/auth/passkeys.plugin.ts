@@ -211,7 +211,7 @@ export default async function passkeysPlugin(
             : [{ id: decoyCredentialId(email) }]
       }
       const { generateAuthenticationOptions } = await webauthn()
-    const options = await generateAuthenticationOptions({
+      const options = await generateAuthenticationOptions({
         rpID,
         timeout: CEREMONY_TTL_MS,
         userVerification: 'preferred',
@@ -251,7 +251,7 @@ export default async function passkeysPlugin(
       let verification: Awaited<ReturnType<typeof verifyAuthenticationResponse>>
       try {
         const { verifyAuthenticationResponse } = await webauthn()
-      verification = await verifyAuthenticationResponse({
+        verification = await verifyAuthenticationResponse({
           response,
           expectedChallenge: row.challenge,
           expectedOrigin: publicOrigin,
