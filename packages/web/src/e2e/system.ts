@@ -38,7 +38,7 @@ const SMTP = { username: 'web-e2e', password: 'smtp-password-for-browser-tests' 
 let built: Promise<string> | undefined
 
 /** The client built once per test file into a temporary directory (removed when the process exits). */
-function clientBuild(): Promise<string> {
+export function clientBuild(): Promise<string> {
   built ??= mkdtemp(join(tmpdir(), 'atrium-web-e2e-')).then(async (dir) => {
     process.once('exit', () => rm(dir, { recursive: true, force: true }))
     return buildClient(join(dir, 'chat'))
