@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Apps } from '../apps/apps.repository.ts'
 import type { ApiKey, ApiKeys } from './api-keys.repository.ts'
-import { type Caller, parseScopes } from './caller.ts'
+import { parseScopes, requireUserSession } from './caller.ts'
 
 export interface ApiKeysPluginOptions {
   apiKeys: ApiKeys
@@ -64,13 +64,8 @@ function toKeyView(key: ApiKey) {
 }
 
 // Keys are minted and managed from a signed-in user session only: a key may not mint keys.
-function sessionUser(request: FastifyRequest): Caller {
-  const { caller } = request
-  if (caller.keyType !== 'session' || caller.crmId === 0) {
-    throw new ApiError('SessionRequired', 'API keys are managed from a signed-in session, not with a key or app token.')
-  }
-  return caller
-}
+const sessionUser = (request: FastifyRequest) =>
+  requireUserSession(request.caller, 'API keys are managed from a signed-in session, not with a key or app token.')
 
 /**
  * API keys under /auth/v1/keys: a user key acts as its user; a service key acts as an app the

@@ -47,6 +47,15 @@ export function requireScope(caller: Caller, scope: string, message: string): vo
   throw new ApiError(isAuthenticated(caller) ? 'Forbidden' : 'SessionRequired', message)
 }
 
+/**
+ * The caller as a signed-in user's session (a browser, or the session token as a bearer), or
+ * SessionRequired with `refusal`: for what a person manages, never a key or an app token.
+ */
+export function requireUserSession(caller: Caller, refusal: string): Caller {
+  if (caller.keyType !== 'session' || caller.crmId === 0) throw new ApiError('SessionRequired', refusal)
+  return caller
+}
+
 /** A new random token for a cookie, link or key: 32 bytes, base64url. */
 export function newToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url')

@@ -10,7 +10,7 @@ import type {
 import type { FastifyRequest } from 'fastify'
 import type { GatewayConfig } from '../config.ts'
 import { ContactKind, normalizeEmail, type Users } from '../users/users.repository.ts'
-import type { Caller } from './caller.ts'
+import { requireUserSession } from './caller.ts'
 import {
   CEREMONY_TTL_MS,
   type CredentialKind,
@@ -59,13 +59,8 @@ function toView(credential: WebauthnCredential) {
   }
 }
 
-function sessionUser(request: FastifyRequest): Caller {
-  const { caller } = request
-  if (caller.keyType !== 'session' || caller.crmId === 0) {
-    throw new ApiError('SessionRequired', 'Passkeys and security keys are managed from a signed-in session.')
-  }
-  return caller
-}
+const sessionUser = (request: FastifyRequest) =>
+  requireUserSession(request.caller, 'Passkeys and security keys are managed from a signed-in session.')
 
 /**
  * PassKey and Fido2Key (spec: "Authentication", Keys) on WebAuthn with @simplewebauthn/server: a

@@ -2,7 +2,7 @@ import { ApiError, type Service } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Users } from '../users/users.repository.ts'
-import type { Caller } from './caller.ts'
+import { requireUserSession } from './caller.ts'
 import { Client, SignedIn } from './sign-in.schema.ts'
 import type { SignIn } from './sign-in.ts'
 import {
@@ -89,13 +89,8 @@ function toKeyView(key: UserKey) {
 }
 
 // Keys are registered from a signed-in session only: a key, an API key or an app may not add keys.
-function sessionUser(request: FastifyRequest): Caller {
-  const { caller } = request
-  if (caller.keyType !== 'session' || caller.crmId === 0) {
-    throw new ApiError('SessionRequired', 'User keys are managed from a signed-in session.')
-  }
-  return caller
-}
+const sessionUser = (request: FastifyRequest) =>
+  requireUserSession(request.caller, 'User keys are managed from a signed-in session.')
 
 function publicKeyOf(text: string): string {
   const key = normalizePublicKey(text)

@@ -2,7 +2,7 @@ import { createPublicKey } from 'node:crypto'
 import { ApiError, type Service } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import type { Caller } from '../auth/caller.ts'
+import { requireUserSession } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import { refusedHost } from '../outbound/outbound-address.ts'
 import type { PushDispatcher } from './push-dispatcher.ts'
@@ -83,13 +83,8 @@ const testSchema = {
 }
 
 // Push subscriptions belong to a browser with a signed-in user, not to keys or app tokens.
-function sessionUser(request: FastifyRequest): Caller {
-  const { caller } = request
-  if (caller.keyType !== 'session' || caller.crmId === 0) {
-    throw new ApiError('SessionRequired', 'Push notifications are managed from a signed-in browser session.')
-  }
-  return caller
-}
+const sessionUser = (request: FastifyRequest) =>
+  requireUserSession(request.caller, 'Push notifications are managed from a signed-in browser session.')
 
 /** Why a subscription cannot be used, or undefined. The send-time check of the address is the outbound client's. */
 function subscriptionProblem(

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { ApiError, type Service } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { requireUserSession } from '../auth/caller.ts'
 import { toUserView, UserView } from '../users/user-view.ts'
 import type { Users } from '../users/users.repository.ts'
 import type { SessionCookie } from './session-cookie.ts'
@@ -59,11 +60,7 @@ function publicId(sessionId: string): string {
  * Signing out of the current session clears the cookie.
  */
 export default async function sessionsPlugin(app: Service, { sessions, users, cookie }: SessionsPluginOptions) {
-  function userSession(request: FastifyRequest, refusal: string) {
-    const { caller } = request
-    if (caller.keyType !== 'session' || caller.crmId === 0) throw new ApiError('SessionRequired', refusal)
-    return caller
-  }
+  const userSession = (request: FastifyRequest, refusal: string) => requireUserSession(request.caller, refusal)
 
   app.get('/session', { schema: sessionInfo }, async (request) => {
     const { caller } = request
