@@ -166,6 +166,11 @@ export const errorCodes = {
     status: 400,
     meaning: 'The file token is damaged or expired; HEAD the finished upload for a fresh one, or upload again.',
   },
+  UserNotFound: {
+    code: 3020,
+    status: 404,
+    meaning: 'No such user: the chat module knows no person with this id (the gateway has not registered them).',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

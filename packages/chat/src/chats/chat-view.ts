@@ -1,4 +1,4 @@
-import { ChatType, MemberRole, timetickTime } from '@atrium/platform'
+import { ChatType, MemberRole, shownName, timetickTime } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { MemberRow } from '../members/members.repository.ts'
 import type { ChatRow } from './chats.repository.ts'
@@ -38,14 +38,14 @@ export function peerOf(chat: ChatRow, member: number): number {
 
 /**
  * Shapes a chat as the caller sees it. A private chat is named after the other participant
- * (spec: "Chat type flags"): their profile name, or their id while they have none.
+ * (spec: "Chat type flags"): the name others see them by (shownName, docs/people.md).
  */
 export function toChatView(chat: ChatRow, { membership, memberCount, unread, peerName }: ChatViewContext) {
   const peer = peerOf(chat, membership.member)
   return {
     id: String(chat.timetick),
     type: chat.type,
-    name: chat.type === ChatType.Private ? peerName || String(peer) : chat.name,
+    name: chat.type === ChatType.Private ? shownName(peer, peerName) : chat.name,
     description: chat.description,
     owner: String(chat.owner),
     peer: String(peer),

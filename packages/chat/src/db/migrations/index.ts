@@ -9,6 +9,7 @@ import * as postSequencedEvents from './0007-post-sequenced-events.ts'
 import * as searchIndexMerging from './0008-search-index-merging.ts'
 import * as oneReaction from './0009-one-reaction.ts'
 import * as fileAttachments from './0010-file-attachments.ts'
+import * as knownMembers from './0011-known-members.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -22,4 +23,5 @@ export const chatMigrations: Migrations = {
   '0008-search-index-merging': searchIndexMerging,
   '0009-one-reaction': oneReaction,
   '0010-file-attachments': fileAttachments,
+  '0011-known-members': knownMembers,
 }
