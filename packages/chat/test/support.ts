@@ -78,8 +78,12 @@ export function createChatClient(base: string) {
           ? { member: String(person), name: '' }
           : { member: String(person[0]), name: person[1] },
       )
-      const response = await call('POST', '/private/v1/set_profiles', {}, { profiles })
-      assert.equal(response.status, 200, `set_profiles: ${JSON.stringify(response.error)}`)
+      // set_profiles takes up to 500 a call.
+      for (let start = 0; start < profiles.length; start += 500) {
+        const batch = profiles.slice(start, start + 500)
+        const response = await call('POST', '/private/v1/set_profiles', {}, { profiles: batch })
+        assert.equal(response.status, 200, `set_profiles: ${JSON.stringify(response.error)}`)
+      }
     },
     /** GET /private/v1/events. */
     events: (query: Query = {}) => call('GET', '/private/v1/events', {}, query),

@@ -8,6 +8,7 @@ import { createServices } from './services.ts'
 import { rememberSignedIn, startUpRequests } from './start-up.ts'
 import './styles.css'
 import './files/files.css'
+import './people/people.css'
 
 function localStorageOrNone(): Storage | undefined {
   try {

@@ -1,4 +1,5 @@
 import { ApiError, DISPLAY_NAME_MAX, DISPLAY_NAME_PATTERN, type Service, shownName } from '@atrium/platform'
+import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Caller } from '../auth/caller.ts'
 import { createFixedWindow } from '../rate-limit/fixed-window.ts'
@@ -61,7 +62,15 @@ function toPerson(user: User, matched: 'name' | 'email' | 'phone') {
 export default async function peoplePlugin(app: Service, { users, now }: PeoplePluginOptions) {
   const searches = createFixedWindow<number>(SEARCHES_PER_MINUTE, 60, now)
 
-  app.get('/people', { schema: searchPeople }, async (request, reply) => {
+  // Credentials first, before the query is validated: an anonymous caller learns only to sign in.
+  const searcher = {
+    preValidation: async (request: FastifyRequest) => void requirePerson(request.caller, 'find people'),
+  }
+  const namer = {
+    preValidation: async (request: FastifyRequest) => void requirePerson(request.caller, 'change a display name'),
+  }
+
+  app.get('/people', { schema: searchPeople, ...searcher }, async (request, reply) => {
     const me = requirePerson(request.caller, 'find people')
     const q = request.query.q.trim()
     if ([...q].length < MIN_QUERY) throw new ApiError('InvalidRequest', `Type at least ${MIN_QUERY} characters.`)
@@ -87,7 +96,7 @@ export default async function peoplePlugin(app: Service, { users, now }: PeopleP
     return user ? [toPerson(user, matched)] : []
   }
 
-  app.post('/profile', { schema: setProfile }, async (request) => {
+  app.post('/profile', { schema: setProfile, ...namer }, async (request) => {
     const me = requirePerson(request.caller, 'change a display name')
     const name = request.body.name.trim()
     if (name === '') throw new ApiError('InvalidRequest', 'A display name is not blank.')

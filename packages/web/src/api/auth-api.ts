@@ -34,6 +34,13 @@ export interface SessionView {
   user?: UserView
 }
 
+/** A person found by GET /auth/v1/people (docs/people.md). */
+export interface PersonView {
+  id: string
+  name: string
+  matched: 'name' | 'email' | 'phone'
+}
+
 /** A started email or phone sign-in. */
 export interface Challenge {
   challengeId: string
@@ -82,6 +89,13 @@ export function createAuthApi(client: ApiClient) {
 
     verifyPhone: (challengeId: string, code: string, info: ClientInfo) =>
       finish('/auth/v1/phone/verify', { challengeId, code, client: info }),
+
+    /** People by display name, or by a complete email or phone (docs/people.md). */
+    searchPeople: async (q: string) =>
+      (await client.get<{ people: PersonView[] }>(`/auth/v1/people?${new URLSearchParams({ q })}`)).people,
+
+    /** Sets the own display name; it reaches everyone who shares a chat within moments. */
+    setProfileName: (name: string) => client.post<{ crmId: string; name: string }>('/auth/v1/profile', { name }),
 
     async logout(): Promise<void> {
       await client.post('/auth/v1/logout')

@@ -5,6 +5,7 @@ import { failureText, isFailure } from '../api/envelope.ts'
 import type { Features } from '../config/client-config.ts'
 import { createUploader } from '../files/uploader.ts'
 import { type LiveStatus, openLiveEvents, type TickStorage } from '../live-events.ts'
+import { createPeopleNames, PeopleNamesContext } from '../people/people-names.ts'
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import type { Services } from '../services.ts'
@@ -73,6 +74,7 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
   const [error, setError] = useState('')
   const [missing, setMissing] = useState('')
   const bus = useMemo(createEventBus, [])
+  const names = useMemo(() => createPeopleNames(api.getProfiles, auth.searchPeople), [api, auth])
   const uploader = useMemo(
     () =>
       createUploader({
@@ -133,6 +135,9 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
       url: services.subscribeUrl,
       storage: ticks,
       onEvent(event) {
+        if (event.module === 'chat' && event.type === 'ProfileChanged') {
+          names.learn([{ id: String(event.data.member), name: String(event.data.name) }])
+        }
         dispatch({ type: 'event', event, me: me.crmId, openChatId: openChatId.current })
         bus.publish(event)
       },
@@ -143,7 +148,7 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
       onStatus: setStatus,
     })
     return () => live.close()
-  }, [services.subscribeUrl, me.crmId, bus, online, ticks])
+  }, [services.subscribeUrl, me.crmId, bus, online, ticks, names])
 
   // A chat the list does not hold (yet): ask for it once, so a shared link or a fresh chat opens.
   const needsLookup = chatId !== undefined && list.loaded && !openChat && missing !== chatId
@@ -177,72 +182,74 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, sta
   const notAllowed = openChat === undefined && missing === chatId && chatId !== undefined
   const outsideMode = openChat === undefined && findChat(list.chats, chatId) !== undefined
   return (
-    <div class={openChat || chatId ? 'messenger chat-open' : 'messenger'}>
-      <aside class="sidebar">
-        <ProfilePanel me={me} auth={auth} api={api} onSignedOut={onSignedOut} />
-        <NewPrivateChat api={api} onOpened={opened} />
-        {features.allChats && <NewGroupChat api={api} channels={features.channels} onCreated={opened} />}
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
+    <PeopleNamesContext.Provider value={names}>
+      <div class={openChat || chatId ? 'messenger chat-open' : 'messenger'}>
+        <aside class="sidebar">
+          <ProfilePanel me={me} auth={auth} api={api} onSignedOut={onSignedOut} />
+          <NewPrivateChat api={api} onOpened={opened} />
+          {features.allChats && <NewGroupChat api={api} channels={features.channels} onCreated={opened} />}
+          {error && (
+            <p class="form-error" role="alert">
+              {error}
+            </p>
+          )}
+          <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} />
+        </aside>
+        <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>
+          {openChat ? (
+            <>
+              <div class="open-chat">
+                <button
+                  type="button"
+                  class="chat-info-toggle secondary"
+                  ref={panelToggle}
+                  aria-expanded={panelOpen}
+                  aria-controls="chat-panel"
+                  aria-label="Chat info"
+                  onClick={() => (panelOpen ? closePanel() : setPanelOpen(true))}
+                >
+                  Info
+                </button>
+                <Conversation
+                  key={openChat.id}
+                  api={api}
+                  chat={openChat}
+                  me={me}
+                  bus={bus}
+                  onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
+                  firstPage={startUp?.firstPage}
+                  uploader={uploader}
+                />
+              </div>
+              {panelOpen && (
+                <ChatPanel
+                  key={openChat.id}
+                  api={api}
+                  chat={openChat}
+                  me={me}
+                  fileBrowser={features.fileBrowser}
+                  onChat={(chat) => dispatch({ type: 'upsert', chat })}
+                  onLeft={left}
+                  onClose={closePanel}
+                />
+              )}
+            </>
+          ) : outsideMode ? (
+            <p class="empty">Groups and channels are not shown in this deployment's client mode.</p>
+          ) : notAllowed ? (
+            <p class="empty">This chat does not exist, or you are not a member of it.</p>
+          ) : chatId ? (
+            <p class="loading">Opening the chat…</p>
+          ) : (
+            <p class="empty">Choose a chat, or start a new one.</p>
+          )}
+        </section>
+        {status !== 'live' && (
+          <p class="live-status" role="status">
+            {status === 'offline' ? 'Offline: reconnecting…' : 'Connecting…'}
           </p>
         )}
-        <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} />
-      </aside>
-      <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>
-        {openChat ? (
-          <>
-            <div class="open-chat">
-              <button
-                type="button"
-                class="chat-info-toggle secondary"
-                ref={panelToggle}
-                aria-expanded={panelOpen}
-                aria-controls="chat-panel"
-                aria-label="Chat info"
-                onClick={() => (panelOpen ? closePanel() : setPanelOpen(true))}
-              >
-                Info
-              </button>
-              <Conversation
-                key={openChat.id}
-                api={api}
-                chat={openChat}
-                me={me}
-                bus={bus}
-                onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
-                firstPage={startUp?.firstPage}
-                uploader={uploader}
-              />
-            </div>
-            {panelOpen && (
-              <ChatPanel
-                key={openChat.id}
-                api={api}
-                chat={openChat}
-                me={me}
-                fileBrowser={features.fileBrowser}
-                onChat={(chat) => dispatch({ type: 'upsert', chat })}
-                onLeft={left}
-                onClose={closePanel}
-              />
-            )}
-          </>
-        ) : outsideMode ? (
-          <p class="empty">Groups and channels are not shown in this deployment's client mode.</p>
-        ) : notAllowed ? (
-          <p class="empty">This chat does not exist, or you are not a member of it.</p>
-        ) : chatId ? (
-          <p class="loading">Opening the chat…</p>
-        ) : (
-          <p class="empty">Choose a chat, or start a new one.</p>
-        )}
-      </section>
-      {status !== 'live' && (
-        <p class="live-status" role="status">
-          {status === 'offline' ? 'Offline: reconnecting…' : 'Connecting…'}
-        </p>
-      )}
-    </div>
+      </div>
+    </PeopleNamesContext.Provider>
   )
 }

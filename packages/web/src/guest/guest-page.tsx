@@ -4,6 +4,7 @@ import type { JoinedInvite } from '../api/chat-types.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
 import { chatKind } from '../chat/message/names.ts'
 import { guestFilePath } from '../files/file-urls.ts'
+import { Avatar } from '../people/avatar.tsx'
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import { MessageScreen } from '../screens/message-screen.tsx'
@@ -77,11 +78,14 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
   return (
     <div class="guest">
       <header class="conversation-header guest-header">
-        <div>
-          <h1>{chat.name}</h1>
-          <p class="chat-kind">
-            {chatKind(chat)} · you are a guest · <a href={routePath({ name: 'sign-in', next: MOUNT })}>Sign in</a>
-          </p>
+        <div class="conversation-title-with-avatar">
+          <Avatar id={chat.peer !== '0' ? chat.peer : chat.id} name={chat.name} />
+          <div>
+            <h1>{chat.name}</h1>
+            <p class="chat-kind">
+              {chatKind(chat)} · you are a guest · <a href={routePath({ name: 'sign-in', next: MOUNT })}>Sign in</a>
+            </p>
+          </div>
         </div>
         <GuestName api={api} />
       </header>

@@ -78,6 +78,15 @@ function applyEvent(state: ChatListState, event: BroadcastEvent, me: string, ope
       return chat ? refetching(state, chatId) : state
     case 'ChatDeleted':
       return { ...state, chats: state.chats.filter((known) => known.id !== chatId) }
+    case 'ProfileChanged': {
+      // A private chat is named after its peer (docs/people.md): a rename renames the chat.
+      const member = String(event.data.member)
+      const name = String(event.data.name)
+      const renamed = state.chats.map((known) =>
+        known.type === 1 && known.peer === member && known.name !== name ? { ...known, name } : known,
+      )
+      return renamed.some((known, index) => known !== state.chats[index]) ? { ...state, chats: renamed } : state
+    }
     default:
       return state
   }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import type { AuthApi, UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import { failureText } from '../../api/envelope.ts'
+import { Avatar } from '../../people/avatar.tsx'
 import { InviteLink } from '../manage/invite-link.tsx'
 import { ownName } from '../message/names.ts'
 
@@ -18,6 +19,7 @@ interface ProfilePanelProps {
  */
 export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) {
   const [name, setName] = useState(me.name)
+  const [shown, setShown] = useState(ownName(me))
   const [note, setNote] = useState('')
   const [busy, setBusy] = useState(false)
 
@@ -25,7 +27,9 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
     event.preventDefault()
     setBusy(true)
     try {
-      const saved = await api.updateProfile(name.trim())
+      // Through the gateway, which keeps the name and tells the chat module (docs/people.md).
+      const saved = await auth.setProfileName(name.trim())
+      setShown(saved.name)
       setNote(`Others now see you as ${saved.name}.`)
     } catch (failure) {
       setNote(failureText(failure))
@@ -47,7 +51,8 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
   return (
     <header class="profile">
       <p class="me">
-        <span class="me-name">{ownName(me)}</span>
+        <Avatar id={me.crmId} name={shown} />
+        <span class="me-name">{shown}</span>
         <span class="me-id">
           Your user id: <strong data-testid="my-crm-id">{me.crmId}</strong>
         </span>
