@@ -84,7 +84,9 @@ export function PeoplePicker({ id, label, onPick, disabled }: PeoplePickerProps)
     } else if (event.key === 'Enter') {
       event.preventDefault()
       void pick(Math.max(active, 0))
-    } else if (event.key === 'Escape') {
+    } else if (event.key === 'Escape' && open && options.length > 0) {
+      // Closes the results only; a panel around the picker stays open.
+      event.stopPropagation()
       setOpen(false)
     }
   }
