@@ -135,7 +135,8 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
   await t.test('a message is forwarded into another chat, where it arrives live', async () => {
     await act(alice.page, reply, 'Forward')
     const dialog = alice.page.getByRole('dialog', { name: 'Forward message' })
-    await dialog.getByRole('button', { name: carolId }).click()
+    // Carol chose no display name: her chat is named "User" and her id's last four digits (docs/people.md).
+    await dialog.getByRole('button', { name: `User ${carolId.slice(-4)}` }).click()
     await alice.page.getByRole('status').filter({ hasText: 'Forwarded to' }).waitFor()
     await carol.page.locator(`[data-chat-id="${carolChat}"] a`).click()
     await carol.page.locator('.message', { hasText: 'Ship it.' }).locator('.forwarded').waitFor()
