@@ -9,12 +9,17 @@ import { type StartOptions, startGateway } from './support.ts'
  * cookie and CSRF token) and calls of the gateway's /auth/v1 routes as them.
  */
 export async function startPeopleWorld(t: TestContext, dialect: DatabaseDialect, options: StartOptions = {}) {
+  // After-hooks run in the order they were added: the gateway (and its profile sync) stops
+  // before the chat module and its database go.
+  let stopGateway = async () => {}
+  t.after(() => stopGateway())
   // Both sign with the chat tests' secret, so `chat` calls the module as the gateway does.
   const chat = await startChat(t, dialect)
   const gateway = await startGateway(t, dialect, {
     ...options,
     settings: { Modules: { chat: chat.base }, ServiceSecret: SERVICE_SECRET, ...options.settings },
   })
+  stopGateway = () => gateway.app.close()
 
   /** A person with a session; `name` '' for one who chose no display name. */
   async function person(name = '', contacts: { email?: string; phone?: string } = {}) {

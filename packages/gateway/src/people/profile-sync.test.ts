@@ -62,6 +62,9 @@ forEachDialect('a change written by another process (the CLI) is pushed by the n
 forEachDialect(
   'while the chat module is down the sync retries, and nothing is lost across a gateway restart',
   async (t, dialect) => {
+    // The gateways stop first (after-hooks run in the order they were added), then the chat module.
+    const gateways: Array<{ close(): Promise<unknown> }> = []
+    t.after(() => Promise.all(gateways.map((gateway) => gateway.close())))
     const chatApp = await buildChat(
       loadChatConfig({ ChatDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET }, {}),
     )
@@ -74,12 +77,14 @@ forEachDialect(
     const gatewayDb = await createTestDatabaseUrl(t, dialect)
     const settings = { GatewayDB: gatewayDb, Modules: { chat: chat.base }, ServiceSecret: SERVICE_SECRET }
     const first = await startGateway(t, dialect, { settings })
+    gateways.push(first.app)
     const owner = await first.store.users.create({ name: 'Owner' })
     const early = await first.store.users.create({ name: 'Early Bird' })
     await first.app.close()
 
     // A second gateway on the same database, started while the module is still down.
     const second = await startGateway(t, dialect, { settings })
+    gateways.push(second.app)
     const late = await second.store.users.create({ name: 'Late Comer' })
     await chatServer.start()
     let members: Member[] = []
