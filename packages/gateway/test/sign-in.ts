@@ -13,6 +13,10 @@ const SMTP = { username: 'gateway-test', password: 'smtp-password-for-sign-in-te
  * so tests sign in end to end and read the emailed code and link.
  */
 export async function startSignInWorld(t: TestContext, dialect: DatabaseDialect, options: StartOptions = {}) {
+  // The gateway (its poller and profile sync) stops before the chat module and its database go:
+  // after-hooks run in the order they were added.
+  let stopGateway = async () => {}
+  t.after(() => stopGateway())
   const smtp = await startSmtpPeer(t, SMTP)
   const chat = await startChat(t, dialect, {
     ServiceSecret: SERVICE_SECRET,
@@ -22,6 +26,7 @@ export async function startSignInWorld(t: TestContext, dialect: DatabaseDialect,
     ...options,
     settings: { Modules: { chat: chat.base }, ...options.settings },
   })
+  stopGateway = () => gateway.app.close()
   const { url } = gateway
 
   async function post(path: string, body: object, headers: Record<string, string> = {}) {

@@ -56,6 +56,8 @@ export function createProfileSync({
   let failures = 0
   let closed = false
   let stopWatching = () => {}
+  // Aborts a call in flight when the gateway closes, so closing never waits for the chat module.
+  const closing = new AbortController()
 
   async function push(batch: User[]): Promise<void> {
     const body = JSON.stringify({
@@ -65,7 +67,7 @@ export function createProfileSync({
       method: 'POST',
       headers: signedHeaders(serviceSecret, 'POST', url, { 'content-type': 'application/json' }),
       body,
-      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      signal: AbortSignal.any([AbortSignal.timeout(CALL_TIMEOUT_MS), closing.signal]),
     })
     if (!response.ok) throw new Error(`set_profiles answered ${response.status}: ${await response.text()}`)
   }
@@ -111,6 +113,7 @@ export function createProfileSync({
           failures = 0
         } catch (error) {
           failed = true
+          if (closed) break
           if (failures === 0) log.warn(`profile sync: the chat module did not take the profiles (${String(error)})`)
           failures++
         }
@@ -142,6 +145,7 @@ export function createProfileSync({
       closed = true
       stopWatching()
       clearTimeout(timer)
+      closing.abort()
       await running
     },
   }
