@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { until } from '@atrium/platform/testing'
+import type { ChatView } from '../api/chat-types.ts'
+import { chatListReducer, EMPTY_CHAT_LIST } from '../chat/chat-list/chat-list-state.ts'
+import { avatarHue, initials } from './initials.ts'
+import { createPeopleNames, fallbackName } from './people-names.ts'
+
+function chat(id: string, type: number, peer: string, name: string): ChatView {
+  return {
+    id,
+    type,
+    name,
+    description: '',
+    owner: '1001',
+    peer,
+    archived: false,
+    role: 4,
+    pinned: false,
+    hidden: false,
+    member_count: 2,
+    unread: 0,
+    last_message: '0',
+    created: '2026-11-22T06:16:50.198Z',
+    timetick_update: id,
+  }
+}
+
+test('initials take the first letters of the first two words; the hue is stable per id', () => {
+  assert.equal(initials('alice archer smith'), 'AA')
+  assert.equal(initials('  Bob '), 'B')
+  assert.equal(initials('Émile Zola'), 'ÉZ')
+  assert.equal(initials(''), '?')
+  assert.equal(avatarHue('1002'), avatarHue('1002'))
+  assert.ok(avatarHue('1002') >= 0 && avatarHue('1002') < 360)
+  assert.equal(fallbackName('892143282679808'), 'User 9808')
+})
+
+test('ProfileChanged renames the private chat named after that person, not groups named alike', () => {
+  const loaded = chatListReducer(EMPTY_CHAT_LIST, {
+    type: 'loaded',
+    chats: [chat('10', 1, '1002', 'Bob'), chat('11', 2, '0', 'Bob'), chat('12', 1, '1003', 'Carol')],
+  })
+  const event = {
+    module: 'chat',
+    tick: 5,
+    type: 'ProfileChanged',
+    data: { chat_id: '11', member: '1002', name: 'Robert' },
+  }
+  const renamed = chatListReducer(loaded, { type: 'event', event, me: '1001', openChatId: undefined })
+  assert.deepEqual(renamed.chats.map((known) => [known.id, known.name]).sort(), [
+    ['10', 'Robert'],
+    ['11', 'Bob'],
+    ['12', 'Carol'],
+  ])
+  // The same name again changes nothing.
+  assert.equal(chatListReducer(renamed, { type: 'event', event, me: '1001', openChatId: undefined }), renamed)
+})
+
+test('people names are asked for once, in one batch, and a live rename reaches listeners', async () => {
+  const asked: string[][] = []
+  const names = createPeopleNames(
+    async (ids) => {
+      asked.push(ids)
+      return ids.filter((id) => id !== '9').map((id) => ({ member: id, name: `Person ${id}` }))
+    },
+    async () => [],
+  )
+  let changes = 0
+  names.subscribe(() => changes++)
+  names.want(['1', '2', '9'])
+  names.want(['2'])
+  await until(() => names.get('1') !== undefined, 'the batched lookup')
+  assert.deepEqual(asked, [['1', '2', '9']])
+  assert.equal(names.get('2'), 'Person 2')
+  assert.equal(names.get('9'), undefined, 'someone who shares no chat stays unnamed')
+  names.learn([{ id: '2', name: 'Renamed' }])
+  assert.equal(names.get('2'), 'Renamed')
+  assert.equal(changes, 2)
+})
