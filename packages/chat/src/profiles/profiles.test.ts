@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
-import { forEachDialect } from '@atrium/platform/testing'
+import { migrateToLatest } from '@atrium/platform'
+import { forEachDialect, openTestDatabase } from '@atrium/platform/testing'
 import { createGroup, startChat } from '../../test/support.ts'
+import { chatMigrations } from '../db/migrations/index.ts'
+import type { ChatDatabase } from '../db/schema.ts'
 
 const UNKNOWN = 123
 
@@ -131,3 +134,34 @@ forEachDialect('set_profiles refuses control characters, too many profiles and i
   assert.equal((await set(many)).status, 400)
   assert.equal((await set(many.slice(0, 500))).status, 200)
 })
+
+forEachDialect(
+  'migration 0011 makes every member of an existing chat a known user, keeping chosen names',
+  async (t, dialect) => {
+    const database = await openTestDatabase<ChatDatabase>(t, dialect)
+    const before = Object.fromEntries(Object.entries(chatMigrations).filter(([name]) => name < '0011'))
+    await migrateToLatest(database, before)
+    const member = (chat_id: number, id: number) => ({
+      chat_id,
+      member: id,
+      role: 0,
+      last_read: 0,
+      joined: 1,
+      timetick_update: 1,
+    })
+    await database.db
+      .insertInto('chat_members')
+      .values([member(1, 7), member(1, 8), member(2, 8)])
+      .execute()
+    await database.db.insertInto('chat_profiles').values({ member: 8, name: 'Named', timetick_update: 5 }).execute()
+    await migrateToLatest(database, chatMigrations)
+    const profiles = await database.db.selectFrom('chat_profiles').selectAll().orderBy('member').execute()
+    assert.deepEqual(
+      profiles.map((row) => [Number(row.member), row.name]),
+      [
+        [7, ''],
+        [8, 'Named'],
+      ],
+    )
+  },
+)
