@@ -1,6 +1,12 @@
-/** Initials of a name: the first letters of its first two words ("Alice Archer" → "AA"). */
+/**
+ * Initials of a name: the first letters of its first two words that start with a letter
+ * ("Alice Archer" → "AA"; "User 4821", the name of someone without a display name, → "U").
+ */
 export function initials(name: string): string {
-  const words = name.trim().split(/\s+/).filter(Boolean)
+  const words = name
+    .trim()
+    .split(/\s+/)
+    .filter((word) => /^\p{L}/u.test(word))
   const letters = words.slice(0, 2).map((word) => [...word][0] ?? '')
   return letters.join('').toUpperCase() || '?'
 }

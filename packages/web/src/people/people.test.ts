@@ -31,6 +31,8 @@ test('initials take the first letters of the first two words; the hue is stable 
   assert.equal(initials('  Bob '), 'B')
   assert.equal(initials('Émile Zola'), 'ÉZ')
   assert.equal(initials(''), '?')
+  assert.equal(initials('User 4821'), 'U')
+  assert.equal(initials('42'), '?')
   assert.equal(avatarHue('1002'), avatarHue('1002'))
   assert.ok(avatarHue('1002') >= 0 && avatarHue('1002') < 360)
   assert.equal(fallbackName('892143282679808'), 'User 9808')
