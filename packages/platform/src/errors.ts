@@ -167,7 +167,7 @@ export const errorCodes = {
     meaning: 'The file token is damaged or expired; HEAD the finished upload for a fresh one, or upload again.',
   },
   UserNotFound: {
-    code: 3020,
+    code: 3030,
     status: 404,
     meaning: 'No such user: the chat module knows no person with this id (the gateway has not registered them).',
   },

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { migrateToLatest } from '@atrium/platform'
+import { errorCodes, migrateToLatest } from '@atrium/platform'
 import { forEachDialect, openTestDatabase } from '@atrium/platform/testing'
 import { createGroup, startChat } from '../../test/support.ts'
 import { chatMigrations } from '../db/migrations/index.ts'
@@ -14,6 +14,7 @@ forEachDialect('chats and memberships refuse ids of nobody with UserNotFound nam
 
   const privateChat = await alice.post('create_private_chat', { peer: String(UNKNOWN) })
   assert.equal(privateChat.status, 404)
+  assert.equal(privateChat.error?.code, errorCodes.UserNotFound.code)
   assert.equal(privateChat.error?.message, `no user ${UNKNOWN}`)
   assert.deepEqual(privateChat.error?.details, { members: [String(UNKNOWN)] })
   const viaCreateChat = await alice.post('create_chat', { type: 1, peer: String(UNKNOWN) })
