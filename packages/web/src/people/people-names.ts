@@ -91,3 +91,9 @@ export function usePeopleNames(): PeopleNames | undefined {
 export function unknownPersonText(id: string): string {
   return `There is nobody with the user id ${id} here. Find people by name or email instead.`
 }
+
+/** The words for several refused ids, e.g. a new group's members. */
+export function unknownPeopleText(ids: string[]): string {
+  if (ids.length === 1) return unknownPersonText(ids[0]!)
+  return `There is nobody with the user ids ${ids.join(', ')} here. Add people from the members panel by name or email.`
+}

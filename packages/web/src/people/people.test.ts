@@ -4,7 +4,7 @@ import { until } from '@atrium/platform/testing'
 import type { ChatView } from '../api/chat-types.ts'
 import { chatListReducer, EMPTY_CHAT_LIST } from '../chat/chat-list/chat-list-state.ts'
 import { avatarHue, initials } from './initials.ts'
-import { createPeopleNames, fallbackName } from './people-names.ts'
+import { createPeopleNames, fallbackName, unknownPeopleText } from './people-names.ts'
 
 function chat(id: string, type: number, peer: string, name: string): ChatView {
   return {
@@ -79,4 +79,12 @@ test('people names are asked for once, in one batch, and a live rename reaches l
   names.learn([{ id: '2', name: 'Renamed' }])
   assert.equal(names.get('2'), 'Renamed')
   assert.equal(changes, 2)
+})
+
+test('refused ids are said in words', () => {
+  assert.equal(
+    unknownPeopleText(['123']),
+    'There is nobody with the user id 123 here. Find people by name or email instead.',
+  )
+  assert.match(unknownPeopleText(['1', '2']), /^There is nobody with the user ids 1, 2 here\./)
 })
