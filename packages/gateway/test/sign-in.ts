@@ -64,6 +64,8 @@ export async function startSignInWorld(t: TestContext, dialect: DatabaseDialect,
     assert.equal(response.status, 200, JSON.stringify(body))
     const cookie = sessionCookieOf(response, gateway.config.Sessions.CookieName)
     assert.ok(cookie, 'the sign-in sets the session cookie')
+    // Registered in the chat module (the profile sync) before a test names them in a chat.
+    await gateway.app.syncProfiles()
     return { cookie, csrf: body.result.csrf as string, user: body.result.user, response }
   }
 
