@@ -132,8 +132,21 @@ export interface ChatPlan {
   random: () => number
 }
 
+/**
+ * Registers people in the chat module as the gateway's profile sync does (set_profiles, 500 a
+ * call): chats may name only people the module knows (docs/people.md).
+ */
+export async function registerUsers(base: string, users: number[]): Promise<void> {
+  for (let start = 0; start < users.length; start += 500) {
+    const profiles = users.slice(start, start + 500).map((member) => ({ member: String(member), name: '' }))
+    const answer = await call(base, 'POST', '/private/v1/set_profiles', undefined, { profiles })
+    if (answer.status !== 200) throw new Error(`set_profiles: ${answer.status} ${answer.error}`)
+  }
+}
+
 /** Group chats of random users and one big chat of the first users, created through the API. */
 export async function createChats(base: string, plan: ChatPlan): Promise<{ chats: ChatLayout[]; bigChat: number }> {
+  await registerUsers(base, plan.users)
   const chats: ChatLayout[] = []
   const create = async (owner: number, members: number[], name: string) => {
     const body = { type: 2, name, members: members.map(String) }

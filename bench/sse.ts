@@ -24,7 +24,7 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import { call, provisionDatabase, SECRET } from './chat-setup.ts'
+import { call, provisionDatabase, registerUsers, SECRET } from './chat-setup.ts'
 import { percentile } from './http-load.ts'
 import type { StreamSpec } from './sse-client.ts'
 import type { SseGatewayReady, SseGatewaySpec } from './sse-gateway.ts'
@@ -125,6 +125,7 @@ async function startGatewayTarget(dir: string): Promise<Target> {
   console.log(
     `gateway: ${number(users.length)} users and sessions in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   )
+  await registerUsers(chat.ready.base, [PUBLISHER, ...users.map((user) => user.crmId)])
   const chats: string[] = new Array(groups)
   let next = 0
   async function createLoop() {

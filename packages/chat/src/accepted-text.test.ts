@@ -22,6 +22,7 @@ forEachDialect(
   async (t, dialect) => {
     const url = await createTestDatabaseUrl(t, dialect)
     const chat = await startChatOn(t, url)
+    await chat.register(1, 2)
     const database = createDatabase<ChatDatabase>(url)
     t.after(() => database.destroy())
     const alice = chat.user(1)
@@ -73,6 +74,7 @@ forEachDialect(
 forEachDialect('tab, line feed and carriage return are accepted and stored as sent', async (t, dialect) => {
   const url = await createTestDatabaseUrl(t, dialect)
   const chat = await startChatOn(t, url)
+  await chat.register(1, 2)
   const alice = chat.user(1)
   const groupId = await createGroup(alice, [2], 2, 'Team\tA')
   const content = 'line one\r\nline two\n\tindented'

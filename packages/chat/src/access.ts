@@ -17,6 +17,20 @@ export interface Membership {
 }
 
 type Reader = Pick<Store, 'members'> | Pick<Unit, 'members'>
+type ProfileReader = Pick<Store, 'profiles'> | Pick<Unit, 'profiles'>
+
+/**
+ * Refuses ids of nobody (issue 16): a chat or membership may name only people the chat module
+ * knows, registered by the gateway (set_profiles) or a guest of an invite. UserNotFound names the ids.
+ */
+export async function requireKnown(reader: ProfileReader, members: number[]): Promise<void> {
+  const unknown = await reader.profiles.unknown(members)
+  if (unknown.length === 0) return
+  const list = unknown.join(', ')
+  throw new ApiError('UserNotFound', unknown.length === 1 ? `no user ${list}` : `no users ${list}`, {
+    members: unknown.map(String),
+  })
+}
 
 /** The chat and the caller's membership; ChatNotFound when either is missing, so non-members learn nothing. */
 export async function requireMember(store: Reader, chatId: number, caller: Caller): Promise<Membership> {

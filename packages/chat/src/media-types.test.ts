@@ -21,6 +21,7 @@ const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'Appl
 
 test('every POST operation refuses a body that is not JSON with 415/1003, whatever its media type', async (t) => {
   const chat = await startChat(t, 'sqlite')
+  await chat.register(1, 2)
   const document = await json(await fetch(`${chat.base}/private/v1/openapi.json`))
   const posts = Object.entries(document.paths as Record<string, Record<string, unknown>>)
     .filter(([, operations]) => 'post' in operations)
@@ -44,6 +45,7 @@ test('every POST operation refuses a body that is not JSON with 415/1003, whatev
 
 test('send_message takes JSON in any spelling of its media type, and nothing else', async (t) => {
   const chat = await startChat(t, 'sqlite')
+  await chat.register(1, 2)
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
   const path = '/msg/v1/send_message'
   const send = (type: string, content: string) =>

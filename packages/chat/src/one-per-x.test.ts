@@ -16,6 +16,7 @@ const PARALLEL = 12
 async function startWithDatabase(t: TestContext, dialect: DatabaseDialect) {
   const url = await createTestDatabaseUrl(t, dialect)
   const chat = await startChatOn(t, url)
+  await chat.register(1, 101, 202, 303)
   const database = createDatabase<ChatDatabase>(url)
   t.after(() => database.destroy())
   return { chat, db: database.db }

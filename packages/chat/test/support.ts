@@ -67,6 +67,24 @@ export function createChatClient(base: string) {
     user: (crmId: number) => caller({ 'X-Crm': String(crmId) }),
     /** A guest of an invite code on one device. */
     guest: (code: string, deviceGuid: string) => caller({ 'X-Invite-Code': code, 'X-Device-Guid': deviceGuid }),
+    /**
+     * Registers people as the gateway's profile sync does (POST /private/v1/set_profiles), so that
+     * chats and memberships may name them: the chat module refuses ids it does not know
+     * (UserNotFound). Give numbers for people without a display name, or [id, name] pairs.
+     */
+    async register(...people: Array<number | [number, string]>): Promise<void> {
+      const profiles = people.map((person) =>
+        typeof person === 'number'
+          ? { member: String(person), name: '' }
+          : { member: String(person[0]), name: person[1] },
+      )
+      // set_profiles takes up to 500 a call.
+      for (let start = 0; start < profiles.length; start += 500) {
+        const batch = profiles.slice(start, start + 500)
+        const response = await call('POST', '/private/v1/set_profiles', {}, { profiles: batch })
+        assert.equal(response.status, 200, `set_profiles: ${JSON.stringify(response.error)}`)
+      }
+    },
     /** GET /private/v1/events. */
     events: (query: Query = {}) => call('GET', '/private/v1/events', {}, query),
   }
@@ -88,7 +106,7 @@ export async function startChatOn(t: TestContext, url: string, settings: Record<
   return createChatClient(await listen(t, app))
 }
 
-/** Creates a group chat owned by `owner` with the given members; returns its id. */
+/** Creates a group chat owned by `owner` with the given members (registered with chat.register first); returns its id. */
 export async function createGroup(owner: ChatCaller, members: number[], type = 2, name = 'Team'): Promise<string> {
   const { chat } = await owner.ok('create_chat', { type, name, members: members.map(String) })
   return chat.id

@@ -33,6 +33,8 @@ import internalPlugin from './internal/internal.plugin.ts'
 import notificationsPlugin from './notifications/notifications.plugin.ts'
 import serviceWorkerPlugin from './notifications/service-worker.ts'
 import { createWebPush } from './notifications/web-push.ts'
+import peoplePlugin from './people/people.plugin.ts'
+import { createProfileSync } from './people/profile-sync.ts'
 import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
@@ -63,6 +65,8 @@ export interface Gateway extends Service {
   store: GatewayStore
   /** Runs the file service's clean-up now, as the periodic sweep does (upload-sweep.ts). */
   sweepFiles(): Promise<FileSweepReport>
+  /** Pushes changed users to the chat module now (people/profile-sync.ts); nothing without a chat module. */
+  syncProfiles(): Promise<void>
 }
 
 /** Builds the gateway with every capability registered and its database migrated; the caller listens. */
@@ -170,11 +174,26 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     recheckSeconds: config.Dns.RecheckSeconds,
   })
 
+  // People: search, the own display name, and every user's name pushed to the chat module (docs/people.md).
+  app.register(peoplePlugin, { prefix: '/auth/v1', users: store.users, now: store.now })
+  const eventCursors = createEventCursors(store.db, store.now)
+  const profileSync = config.Modules.chat
+    ? createProfileSync({
+        chatUrl: config.Modules.chat,
+        serviceSecret: config.ServiceSecret,
+        users: store.users,
+        cursors: eventCursors,
+        log: app.log,
+      })
+    : undefined
+  app.addHook('onReady', async () => profileSync?.start())
+  app.addHook('preClose', async () => profileSync?.close())
+
   const events = createEventHub({
     modules: config.Modules,
     settings: config.Events,
     serviceSecret: config.ServiceSecret,
-    cursors: createEventCursors(store.db, store.now),
+    cursors: eventCursors,
     log: app.log,
   })
   // Before the server waits for open connections: SSE streams never end by themselves.
@@ -284,5 +303,9 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     })
   })
 
-  return Object.assign(app, { store, sweepFiles: () => sweepFiles(files) }) as Gateway
+  return Object.assign(app, {
+    store,
+    sweepFiles: () => sweepFiles(files),
+    syncProfiles: async () => profileSync?.flush(),
+  }) as Gateway
 }

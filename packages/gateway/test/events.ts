@@ -111,6 +111,8 @@ export async function startEventsWorld(t: TestContext, dialect: DatabaseDialect,
   async function signedIn() {
     const { store } = gateway.app
     const user = await store.users.create()
+    // Registered in the chat module before the test names them in a chat (docs/people.md).
+    await gateway.app.syncProfiles()
     const { token, session } = await store.sessions.create({
       crmId: user.crm_id,
       method: 'email_otp',

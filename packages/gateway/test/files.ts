@@ -18,6 +18,10 @@ export interface FileUser {
  * shipped configuration.
  */
 export async function startFileService(t: TestContext, dialect: DatabaseDialect, options: UploadGatewayOptions = {}) {
+  // The gateway (its poller and profile sync) stops before the chat module and its database go:
+  // after-hooks run in the order they were added.
+  let stopGateway = async () => {}
+  t.after(() => stopGateway())
   const chat = await startChat(t, dialect, {
     ServiceSecret: SERVICE_SECRET,
     HardDelete: { Messages: true, Chats: true },
@@ -30,6 +34,7 @@ export async function startFileService(t: TestContext, dialect: DatabaseDialect,
       ...options.settings,
     },
   })
+  stopGateway = () => gateway.app.close()
   const alice: FileUser = gateway.user
   const bob: FileUser = await signedInUser(gateway)
 

@@ -13,6 +13,10 @@ const SMTP = { username: 'gateway-test', password: 'smtp-password-for-sign-in-te
  * so tests sign in end to end and read the emailed code and link.
  */
 export async function startSignInWorld(t: TestContext, dialect: DatabaseDialect, options: StartOptions = {}) {
+  // The gateway (its poller and profile sync) stops before the chat module and its database go:
+  // after-hooks run in the order they were added.
+  let stopGateway = async () => {}
+  t.after(() => stopGateway())
   const smtp = await startSmtpPeer(t, SMTP)
   const chat = await startChat(t, dialect, {
     ServiceSecret: SERVICE_SECRET,
@@ -22,6 +26,7 @@ export async function startSignInWorld(t: TestContext, dialect: DatabaseDialect,
     ...options,
     settings: { Modules: { chat: chat.base }, ...options.settings },
   })
+  stopGateway = () => gateway.app.close()
   const { url } = gateway
 
   async function post(path: string, body: object, headers: Record<string, string> = {}) {
@@ -59,6 +64,8 @@ export async function startSignInWorld(t: TestContext, dialect: DatabaseDialect,
     assert.equal(response.status, 200, JSON.stringify(body))
     const cookie = sessionCookieOf(response, gateway.config.Sessions.CookieName)
     assert.ok(cookie, 'the sign-in sets the session cookie')
+    // Registered in the chat module (the profile sync) before a test names them in a chat.
+    await gateway.app.syncProfiles()
     return { cookie, csrf: body.result.csrf as string, user: body.result.user, response }
   }
 

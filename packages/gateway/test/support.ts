@@ -55,8 +55,12 @@ type StartedGateway = Awaited<ReturnType<typeof startGateway>>
  * A new user with a live session on the gateway: the CRM id and the headers a browser would send
  * for a JSON call with that session (cookie, CSRF token, content type).
  */
-export async function signedInUser(gateway: Pick<StartedGateway, 'store' | 'config'>) {
+export async function signedInUser(
+  gateway: Pick<StartedGateway, 'store' | 'config'> & { app?: Pick<StartedGateway['app'], 'syncProfiles'> },
+) {
   const user = await gateway.store.users.create()
+  // With a chat module, the user is registered there before the test names them (docs/people.md).
+  await gateway.app?.syncProfiles()
   const { token, session } = await gateway.store.sessions.create({
     crmId: user.crm_id,
     method: 'email_otp',

@@ -176,6 +176,11 @@ export const errorCodes = {
     status: 413,
     meaning: 'The message text (or caption, or widget JSON) is longer than 16,384 characters; shorten or split it.',
   },
+  UserNotFound: {
+    code: 3030,
+    status: 404,
+    meaning: 'No such user: the chat module knows no person with this id (the gateway has not registered them).',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

@@ -63,6 +63,7 @@ export {
 } from './identity.ts'
 export { installOpenApi, type OpenApiOptions } from './openapi.ts'
 export { applyPatch, isEmptyPatch, type Patch, patchOf } from './patch.ts'
+export { DISPLAY_NAME_MAX, DISPLAY_NAME_PATTERN, shownName } from './people.ts'
 export {
   type Authority,
   parseAuthority,

@@ -10,6 +10,7 @@ import './styles.css'
 import './files/files.css'
 import './chat/chat-list/chat-list.css'
 import './chat/conversation/conversation.css'
+import './people/people.css'
 
 function localStorageOrNone(): Storage | undefined {
   try {

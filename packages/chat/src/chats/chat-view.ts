@@ -1,4 +1,4 @@
-import { ChatMessFlags, ChatType, hasFlag, MemberRole, timetickTime } from '@atrium/platform'
+import { ChatMessFlags, ChatType, hasFlag, MemberRole, shownName, timetickTime } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { MemberRow } from '../members/members.repository.ts'
 import type { MessageRow } from '../messages/messages.repository.ts'
@@ -85,15 +85,15 @@ export function peerOf(chat: ChatRow, member: number): number {
 
 /** A chat's name for the member: the peer of a private chat; the customer of a support chat for its team. */
 function nameFor(chat: ChatRow, member: number, peer: number, { peerName, customerName = '' }: ChatViewContext) {
-  if (chat.type === ChatType.Private) return peerName || String(peer)
+  if (chat.type === ChatType.Private) return shownName(peer, peerName)
   const { context, customer } = contextOf(chat)
-  if (context === 'support' && customer !== member) return `${chat.name}: ${customerName || customer}`
+  if (context === 'support' && customer !== member) return `${chat.name}: ${shownName(customer, customerName)}`
   return chat.name
 }
 
 /**
  * Shapes a chat as the caller sees it. A private chat is named after the other participant
- * (spec: "Chat type flags"): their profile name, or their id while they have none. The support
+ * (spec: "Chat type flags"): the name others see them by (shownName, docs/people.md). The support
  * team sees a support chat named after its customer.
  */
 export function toChatView(chat: ChatRow, view: ChatViewContext) {

@@ -1,5 +1,5 @@
 import { ApiError, ChatType, MemberRole, patchOf, type Service } from '@atrium/platform'
-import { type Caller, requireAdmin, requireMember, requireUser } from '../access.ts'
+import { type Caller, requireAdmin, requireKnown, requireMember, requireUser } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
 import { type MemberRow, newMemberRow } from '../members/members.repository.ts'
 import type { Store, Unit } from '../store.ts'
@@ -65,6 +65,7 @@ async function openPrivateChat(store: Store, caller: Caller, peer: number) {
   if (peer === caller.member) throw new ApiError('InvalidRequest', 'a private chat needs another participant')
   const key = pairKey(caller.member, peer)
   return store.transact(async (unit) => {
+    await requireKnown(unit, [peer])
     const chat = newChatRow(store.nextTick(), {
       type: ChatType.Private,
       owner: caller.member,
@@ -96,7 +97,9 @@ async function createGroup(
   body: { type: number; name?: string; description?: string; members?: string[] },
 ) {
   if (!body.name) throw new ApiError('InvalidRequest', 'a group or channel needs a name')
+  const members = (body.members ?? []).map(Number).filter((id) => id !== caller.member)
   return store.transact(async (unit) => {
+    await requireKnown(unit, members)
     const chat = newChatRow(store.nextTick(), {
       type: body.type,
       owner: caller.member,
@@ -106,7 +109,7 @@ async function createGroup(
     })
     await unit.chats.insert(chat)
     await unit.members.add(newMemberRow(chat.timetick, caller.member, MemberRole.Owner, chat.timetick))
-    for (const member of (body.members ?? []).map(Number).filter((id) => id !== caller.member)) {
+    for (const member of members) {
       await unit.members.add(newMemberRow(chat.timetick, member, 0, chat.timetick))
     }
     await unit.emit({ chat_id: chat.timetick, type: 'ChatCreated', data: toChatEventData(chat), app_id: chat.app_id })

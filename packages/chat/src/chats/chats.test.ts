@@ -7,6 +7,7 @@ forEachDialect(
   'create_private_chat returns the same chat for the same pair, also under concurrent calls',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 3)
     const results = await Promise.all([
       ...Array.from({ length: 5 }, () => chat.user(1).post('create_private_chat', { peer: '2' })),
       ...Array.from({ length: 5 }, () => chat.user(2).post('create_private_chat', { peer: '1' })),
@@ -18,7 +19,7 @@ forEachDialect(
     const fromAlice = results[0]!.result.chat
     assert.equal(fromAlice.type, ChatType.Private)
     assert.equal(fromAlice.peer, '2')
-    assert.equal(fromAlice.name, '2', 'a private chat is named after the other participant')
+    assert.equal(fromAlice.name, 'User 2', 'a private chat is named after the other participant (no display name yet)')
     assert.equal(results[9]!.result.chat.peer, '1')
     assert.equal(fromAlice.member_count, 2)
   },
@@ -26,6 +27,7 @@ forEachDialect(
 
 forEachDialect('a private chat with oneself is refused', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const response = await chat.user(1).post('create_private_chat', { peer: '1' })
   assert.equal(response.status, 400)
   assert.equal(response.error?.code, 1000)
@@ -33,6 +35,7 @@ forEachDialect('a private chat with oneself is refused', async (t, dialect) => {
 
 forEachDialect('create_chat makes groups and channels with the creator as owner', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const { chat: group, created } = await chat.user(1).ok('create_chat', { type: 2, name: 'Team', members: ['2', '3'] })
   assert.equal(created, true)
   assert.equal(group.name, 'Team')
@@ -49,6 +52,7 @@ forEachDialect('create_chat makes groups and channels with the creator as owner'
 
 forEachDialect('non-members cannot see a chat', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   const response = await chat.user(3).get('get_chat_info', { chat_id: groupId })
   assert.equal(response.status, 404)
@@ -57,6 +61,7 @@ forEachDialect('non-members cannot see a chat', async (t, dialect) => {
 
 forEachDialect('update_chat follows the patch rule and only admins may use it', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   await chat.user(1).ok('update_chat', { chat_id: groupId, description: 'daily sync' })
   const renamed = await chat.user(1).ok('update_chat', { chat_id: groupId, name: 'Core', description: null })
@@ -69,6 +74,7 @@ forEachDialect('update_chat follows the patch rule and only admins may use it', 
 
 forEachDialect('an archived private chat is read-only until unarchived', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
   const archived = await chat.user(2).ok('archive_chat', { chat_id: direct.id })
   assert.equal(archived.archived, true)
@@ -83,6 +89,7 @@ forEachDialect('an archived private chat is read-only until unarchived', async (
 
 forEachDialect('an owner who leaves hands the group to the oldest admin', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2, 3])
   await chat.user(1).ok('update_member', { chat_id: groupId, member: '3', admin: true })
   await chat.user(1).ok('leave_chat', { chat_id: groupId })
@@ -95,6 +102,7 @@ forEachDialect('an owner who leaves hands the group to the oldest admin', async 
 
 forEachDialect('get_chats lists pinned chats first and leaves hidden ones out', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const first = await createGroup(chat.user(1), [], 2, 'First')
   const second = await createGroup(chat.user(1), [], 2, 'Second')
   const third = await createGroup(chat.user(1), [], 2, 'Third')
@@ -112,12 +120,14 @@ forEachDialect('get_chats lists pinned chats first and leaves hidden ones out', 
 
 forEachDialect('hard_delete_chat is refused unless enabled, then removes the group', async (t, dialect) => {
   const disabled = await startChat(t, dialect)
+  await disabled.register(1, 2, 3)
   const groupId = await createGroup(disabled.user(1), [2])
   const refused = await disabled.user(1).post('hard_delete_chat', { chat_id: groupId })
   assert.equal(refused.status, 403)
   assert.equal(refused.error?.code, 3006)
 
   const chat = await startChat(t, dialect, { HardDelete: { Chats: true } })
+  await chat.register(1, 2, 3)
   const doomed = await createGroup(chat.user(1), [2])
   await chat.user(2).ok('send_message', { chat_id: doomed, content: 'bye' })
   const byMember = await chat.user(2).post('hard_delete_chat', { chat_id: doomed })
@@ -128,6 +138,7 @@ forEachDialect('hard_delete_chat is refused unless enabled, then removes the gro
 
 forEachDialect("a private chat is named after the other participant's profile", async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   await chat.user(1).ok('update_profile', { name: 'Alice' })
   const named = await chat.call('POST', '/private/v1/set_profile', {}, { member: '2', name: 'Bob Builder' })
   assert.equal(named.status, 200)
@@ -143,6 +154,7 @@ forEachDialect("a private chat is named after the other participant's profile", 
 
 forEachDialect('the new owner is announced when the owner leaves', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   const { result: before } = await chat.events({ subjects: 'user:2' })
   await chat.user(1).ok('leave_chat', { chat_id: groupId })
@@ -156,5 +168,6 @@ forEachDialect('the new owner is announced when the owner leaves', async (t, dia
 
 forEachDialect('a blank profile name is refused', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   assert.equal((await chat.user(1).post('update_profile', { name: '   ' })).status, 400)
 })

@@ -29,6 +29,7 @@ export type ChatEventType =
   | 'MemberAdded'
   | 'MemberRemoved'
   | 'MemberUpdated'
+  | 'ProfileChanged'
 
 /**
  * An EventBatchItem as the feed reads it: the event's data stays JSON text, with `tick` (the cursor

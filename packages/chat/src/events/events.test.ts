@@ -43,6 +43,7 @@ forEachDialect(
   'a member receives NewChatMessage with typed data; a non-member receives nothing',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 3, 5)
     const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
     const sent = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'hi Bob' })
     const forBob = await readAll(chat, { subjects: 'user:2' })
@@ -77,6 +78,7 @@ forEachDialect(
 
 forEachDialect('the legacy users alias selects the same events as user: subjects', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 5)
   const groupId = await createGroup(chat.user(1), [2, 3])
   await chat.user(1).ok('send_message', { chat_id: groupId, content: 'all hands' })
   const bySubjects = await readAll(chat, { subjects: 'user:2,user:3' })
@@ -87,6 +89,7 @@ forEachDialect('the legacy users alias selects the same events as user: subjects
 
 forEachDialect('since and limit page through the feed without gaps or repeats', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 5)
   const groupId = await createGroup(chat.user(1), [2])
   for (let i = 0; i < 12; i++) await chat.user(1).ok('send_message', { chat_id: groupId, content: `n${i}` })
   const seen: string[] = []
@@ -105,6 +108,7 @@ forEachDialect('since and limit page through the feed without gaps or repeats', 
 
 forEachDialect('limit bounds the events returned, in whole stored events', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 5)
   const groupId = await createGroup(chat.user(1), [2, 3])
   for (let i = 0; i < 4; i++) await chat.user(1).ok('send_message', { chat_id: groupId, content: `n${i}` })
   const all = await readAll(chat)
@@ -140,6 +144,7 @@ forEachDialect('limit bounds the events returned, in whole stored events', async
 
 forEachDialect('limit has a documented upper bound and subjects are validated', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 5)
   assert.equal((await chat.events({ limit: 1001 })).error?.code, 1000)
   assert.equal((await chat.events({ limit: 0 })).status, 400)
   for (const subjects of ['user:x', 'team:1', 'user:', 'user:-1', 'user:1;drop']) {
@@ -151,6 +156,7 @@ forEachDialect('limit has a documented upper bound and subjects are validated', 
 
 forEachDialect('wait long-polls until an event is committed', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 5)
   const groupId = await createGroup(chat.user(1), [2])
   const { LastTick } = await readAll(chat, { subjects: 'user:2' })
   const parked = watchLongPolls(t)
@@ -165,6 +171,7 @@ forEachDialect('wait long-polls until an event is committed', async (t, dialect)
 
 forEachDialect('a removed member is told so and receives nothing after', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 5)
   const groupId = await createGroup(chat.user(1), [2])
   await chat.user(1).ok('remove_member', { chat_id: groupId, member: '2' })
   const { LastTick, Events } = await readAll(chat, { subjects: 'user:2' })
@@ -175,7 +182,9 @@ forEachDialect('a removed member is told so and receives nothing after', async (
 
 forEachDialect('a message to a large channel is one event row, addressed at read time', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 5)
   const members = Array.from({ length: 1000 }, (_, i) => 10_000 + i)
+  await chat.register(...members)
   const channel = await createGroup(chat.user(1), members, 4, 'Announcements')
   const { LastTick } = await readAll(chat)
   await chat.user(1).ok('send_message', { chat_id: channel, content: 'to everyone' })
@@ -191,6 +200,7 @@ forEachDialect('a message to a large channel is one event row, addressed at read
 
 forEachDialect('a member who joins later does not receive earlier events', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 5)
   const groupId = await createGroup(chat.user(1), [])
   await chat.user(1).ok('send_message', { chat_id: groupId, content: 'before you came' })
   await chat.user(1).ok('add_chat_member', { chat_id: groupId, member: '5' })
@@ -207,7 +217,9 @@ test(
   async (t) => {
     const url = await createTestDatabaseUrl(t, 'postgres')
     const first = await startChatOn(t, url, { NodeNumber: 1 })
+    await first.register(1, 2, 3, 5)
     const second = await startChatOn(t, url, { NodeNumber: 2 })
+    await second.register(1, 2, 3, 5)
     const groupId = await createGroup(first.user(1), [2])
     const { LastTick: start } = await readAll(first, { subjects: 'user:2' })
 
@@ -240,6 +252,7 @@ test(
 
 forEachDialect('an app subject receives its chats’ events once, with no member items', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 5)
   const created = await chat.call(
     'POST',
     '/msg/v1/create_chat',

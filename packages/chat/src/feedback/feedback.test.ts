@@ -5,6 +5,7 @@ import { createGroup, startChat } from '../../test/support.ts'
 
 forEachDialect('feedback is stored with its sentiment and tracked per object owner', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const ratings = [5, 4, 2, 3]
   let last: { owner_rating: unknown; feedback: { sentiment: string } } | undefined
   for (const [index, rating] of ratings.entries()) {
@@ -27,6 +28,7 @@ forEachDialect('feedback is stored with its sentiment and tracked per object own
 
 forEachDialect('chat-based feedback needs membership; ratings and types are validated', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   await chat
     .user(2)

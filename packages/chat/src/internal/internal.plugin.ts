@@ -1,6 +1,7 @@
 import { ApiError, ChatMessFlags, ChatType, MemberRole, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
-import { MemberView, toMemberView } from '../members/members.plugin.ts'
+import { requireKnown } from '../access.ts'
+import { MemberView, memberView, memberViews } from '../members/members.plugin.ts'
 import { newMemberRow } from '../members/members.repository.ts'
 import { recordDeletion } from '../messages/message-rows.ts'
 import { Id, MemberId } from '../messages/messages.schema.ts'
@@ -72,7 +73,7 @@ export default async function internalPlugin(app: Service, { store, hardDelete }
       const chat = await requireChat(Number(request.query.chat_id))
       const { after, limit } = request.query
       const rows = await store.members.list(chat.timetick, after === undefined ? 0 : Number(after), limit + 1)
-      return { members: rows.slice(0, limit).map(toMemberView), has_more: rows.length > limit }
+      return { members: await memberViews(store, rows.slice(0, limit)), has_more: rows.length > limit }
     },
   )
 
@@ -82,12 +83,13 @@ export default async function internalPlugin(app: Service, { store, hardDelete }
       const chat = await requireChat(Number(request.body.chat_id), unit)
       if (chat.type === ChatType.Private)
         throw new ApiError('WrongChatType', 'a private chat has exactly its two participants')
+      await requireKnown(unit, [member])
       const role = request.body.admin ? MemberRole.Admin : 0
       const row = newMemberRow(chat.timetick, member, role, store.nextTick())
-      if (!(await unit.members.add(row))) return toMemberView((await unit.members.find(chat.timetick, member))!)
+      if (!(await unit.members.add(row))) return memberView(unit, (await unit.members.find(chat.timetick, member))!)
       const data = { chat_id: String(chat.timetick), member: String(member), role, by: SYSTEM }
       await unit.emit({ chat_id: chat.timetick, type: 'MemberAdded', data, app_id: chat.app_id })
-      return toMemberView(row)
+      return memberView(unit, row)
     })
   })
 

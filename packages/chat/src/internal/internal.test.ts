@@ -6,6 +6,7 @@ forEachDialect(
   'the gateway reads chat info and members and manages membership without being a member',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 5)
     const groupId = await createGroup(chat.user(1), [2], 2, 'Ops')
     const info = await chat.call('GET', `/private/v1/get_chat_info?chat_id=${groupId}`, {})
     assert.equal(info.status, 200)
@@ -28,6 +29,7 @@ forEachDialect(
 
 forEachDialect('delete_message soft-deletes, and hard-deletes only when enabled', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 5)
   const groupId = await createGroup(chat.user(1), [])
   const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'spam' })
   const soft = await chat.call('POST', '/private/v1/delete_message', {}, { message_id: sent.id })
@@ -39,6 +41,7 @@ forEachDialect('delete_message soft-deletes, and hard-deletes only when enabled'
 
 forEachDialect('internal operations refuse callers without the inter-service signature', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 5)
   const response = await fetch(`${chat.base}/private/v1/add_member`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -49,6 +52,7 @@ forEachDialect('internal operations refuse callers without the inter-service sig
 
 forEachDialect('internal remove_member keeps private chats whole', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 5)
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
   const response = await chat.call('POST', '/private/v1/remove_member', {}, { chat_id: direct.id, member: '2' })
   assert.equal(response.error?.code, 3005)

@@ -8,6 +8,7 @@ const DEVICE_B = 'device-bbbb-2222'
 
 forEachDialect('the same code on the same device returns the same guest conversation', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 9)
   const invite = await chat.user(1).ok('create_invite', { kind: 'personal' })
   assert.equal(invite.path, `/chat?code=${invite.code}`)
   const join = () => chat.guest(invite.code, DEVICE_A).ok('join_invite', { code: invite.code })
@@ -33,6 +34,7 @@ forEachDialect(
   'a guest sends text and the inviter reads it; the guest receives events by its code subject',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 9)
     const invite = await chat.user(1).ok('create_invite', { kind: 'personal' })
     const guest = chat.guest(invite.code, DEVICE_A)
     const joined = await guest.ok('join_invite', { code: invite.code })
@@ -56,6 +58,7 @@ forEachDialect(
 
 forEachDialect('guests cannot create chats or invites, browse files, or reach other chats', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 9)
   const invite = await chat.user(1).ok('create_invite', { kind: 'personal' })
   const guest = chat.guest(invite.code, DEVICE_A)
   await guest.ok('join_invite', { code: invite.code })
@@ -76,6 +79,7 @@ forEachDialect('guests cannot create chats or invites, browse files, or reach ot
 
 forEachDialect('an unknown device or code is not a guest', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 9)
   const invite = await chat.user(1).ok('create_invite', { kind: 'personal' })
   await chat.guest(invite.code, DEVICE_A).ok('join_invite', { code: invite.code })
   const strangerDevice = await chat.guest(invite.code, DEVICE_B).get('get_chats')
@@ -92,6 +96,7 @@ forEachDialect(
   'a group invite adds guests and users to the group; calls stay off for its guests',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 9)
     const groupId = await createGroup(chat.user(1), [2])
     assert.equal((await chat.user(2).post('create_invite', { kind: 'group', chat_id: groupId })).error?.code, 3002)
     const invite = await chat.user(1).ok('create_invite', { kind: 'group', chat_id: groupId })
@@ -108,6 +113,7 @@ forEachDialect(
   'a revoked invite no longer admits anyone, and only its creator or an admin revokes it',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 9)
     const invite = await chat.user(1).ok('create_invite', { kind: 'personal' })
     assert.equal((await chat.user(2).post('revoke_invite', { code: invite.code })).status, 403)
     await chat.user(1).ok('revoke_invite', { code: invite.code })
@@ -119,6 +125,7 @@ forEachDialect(
 
 forEachDialect('revoking an invite also shuts out the guests who joined with it', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 9)
   const invite = await chat.user(1).ok('create_invite', { kind: 'personal' })
   const guest = chat.guest(invite.code, DEVICE_A)
   const joined = await guest.ok('join_invite', { code: invite.code })
@@ -129,6 +136,7 @@ forEachDialect('revoking an invite also shuts out the guests who joined with it'
 
 forEachDialect('a guest who left a group comes back through the same invite', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 9)
   const groupId = await createGroup(chat.user(1), [])
   const invite = await chat.user(1).ok('create_invite', { kind: 'group', chat_id: groupId })
   const guest = chat.guest(invite.code, DEVICE_A)

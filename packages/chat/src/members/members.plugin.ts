@@ -1,6 +1,15 @@
-import { ApiError, ChatType, MemberRole, patchOf, type Service, timetickTime, withFlag } from '@atrium/platform'
+import {
+  ApiError,
+  ChatType,
+  MemberRole,
+  patchOf,
+  type Service,
+  shownName,
+  timetickTime,
+  withFlag,
+} from '@atrium/platform'
 import { Type } from 'typebox'
-import { type Caller, type Membership, requireAdmin, requireMember } from '../access.ts'
+import { type Caller, type Membership, requireAdmin, requireKnown, requireMember } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
 import { Id, MemberId } from '../messages/messages.schema.ts'
 import type { Store, Unit } from '../store.ts'
@@ -13,6 +22,7 @@ export interface MembersPluginOptions {
 
 export const MemberView = Type.Object({
   member: Type.String(),
+  name: Type.String({ description: 'The name others see (docs/people.md): the display name or "User 1234".' }),
   role: Type.Integer({ description: 'MemberRole flags.' }),
   owner: Type.Boolean(),
   admin: Type.Boolean(),
@@ -20,10 +30,11 @@ export const MemberView = Type.Object({
   last_read: Type.String(),
 })
 
-/** Shapes a membership for clients. */
-export function toMemberView(row: MemberRow) {
+/** Shapes a membership for clients, named by the member's profile. */
+export function toMemberView(row: MemberRow, name: string | undefined) {
   return {
     member: String(row.member),
+    name: shownName(row.member, name),
     role: row.role,
     owner: (row.role & MemberRole.Owner) !== 0,
     admin: (row.role & MemberRole.Admin) !== 0,
@@ -61,6 +72,19 @@ const getChatMembers = {
   },
 }
 
+type NameReader = Pick<Store, 'profiles'> | Pick<Unit, 'profiles'>
+
+/** Memberships shaped for clients, with their members' names read in one query. */
+export async function memberViews(reader: NameReader, rows: MemberRow[]) {
+  const names = await reader.profiles.names(rows.map((row) => row.member))
+  return rows.map((row) => toMemberView(row, names.get(row.member)))
+}
+
+/** One membership shaped for clients. */
+export async function memberView(reader: NameReader, row: MemberRow) {
+  return (await memberViews(reader, [row]))[0]!
+}
+
 async function memberEvent(
   unit: Unit,
   { chat }: Membership,
@@ -91,11 +115,12 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
       const access = await requireMember(unit, Number(request.body.chat_id), caller)
       requireGroupLike(access)
       requireAdmin(access)
+      await requireKnown(unit, [Number(request.body.member)])
       const role = request.body.admin ? MemberRole.Admin : 0
       const row = newMemberRow(access.chat.timetick, Number(request.body.member), role, store.nextTick())
-      if (!(await unit.members.add(row))) return toMemberView((await unit.members.find(row.chat_id, row.member))!)
+      if (!(await unit.members.add(row))) return memberView(unit, (await unit.members.find(row.chat_id, row.member))!)
       await memberEvent(unit, access, 'MemberAdded', row, caller)
-      return toMemberView(row)
+      return memberView(unit, row)
     })
   })
 
@@ -146,13 +171,13 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
         }
         role = withFlag(role, MemberRole.Admin, admin)
       }
-      if (role === target.role) return toMemberView(target)
+      if (role === target.role) return memberView(unit, target)
       const updated = { ...target, role, timetick_update: store.nextTick() }
       await unit.members.setRole(target.chat_id, target.member, role, updated.timetick_update)
       // A change of admin concerns everyone; pinning and hiding only the member's own list.
       const adminChanged = ((role ^ target.role) & MemberRole.Admin) !== 0
       await memberEvent(unit, access, 'MemberUpdated', updated, caller, adminChanged ? undefined : caller.member)
-      return toMemberView(updated)
+      return memberView(unit, updated)
     })
   })
 
@@ -164,6 +189,10 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
       store.members.list(chat.timetick, after === undefined ? 0 : Number(after), limit + 1),
       store.members.count(chat.timetick),
     ])
-    return { members: rows.slice(0, limit).map(toMemberView), member_count: memberCount, has_more: rows.length > limit }
+    return {
+      members: await memberViews(store, rows.slice(0, limit)),
+      member_count: memberCount,
+      has_more: rows.length > limit,
+    }
   })
 }

@@ -72,6 +72,23 @@ export function createMembersRepository(db: Kysely<ChatDatabase>) {
       return new Map(rows.map((row) => [Number(row.chat_id), Number(row.n)]))
     },
 
+    /** Which of `members` share at least one chat with `member` (who counts as sharing with themself). */
+    async sharingAChat(member: number, members: number[]): Promise<Set<number>> {
+      const others = members.filter((other) => other !== member)
+      const shared = new Set(members.includes(member) ? [member] : [])
+      if (others.length === 0) return shared
+      const rows = await db
+        .selectFrom('chat_members as theirs')
+        .innerJoin('chat_members as mine', 'mine.chat_id', 'theirs.chat_id')
+        .select('theirs.member')
+        .distinct()
+        .where('mine.member', '=', member)
+        .where('theirs.member', 'in', others)
+        .execute()
+      for (const row of rows) shared.add(row.member)
+      return shared
+    },
+
     async memberships(member: number): Promise<MemberRow[]> {
       return db.selectFrom('chat_members').selectAll().where('member', '=', member).execute()
     },

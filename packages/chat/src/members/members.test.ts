@@ -5,6 +5,7 @@ import { createGroup, startChat } from '../../test/support.ts'
 
 forEachDialect('admins add and remove members; plain members cannot', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   const refused = await chat.user(2).post('add_chat_member', { chat_id: groupId, member: '3' })
   assert.equal(refused.status, 403)
@@ -25,6 +26,7 @@ forEachDialect('admins add and remove members; plain members cannot', async (t, 
 
 forEachDialect('the owner cannot be removed and only the owner removes admins', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2, 3])
   await chat.user(1).ok('update_member', { chat_id: groupId, member: '2', admin: true })
   await chat.user(1).ok('update_member', { chat_id: groupId, member: '3', admin: true })
@@ -37,6 +39,7 @@ forEachDialect('the owner cannot be removed and only the owner removes admins', 
 
 forEachDialect('pinned and hidden are per member; null and omitted keep them', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   const pinned = await chat.user(2).ok('update_member', { chat_id: groupId, pinned: true })
   assert.equal(pinned.role & MemberRole.Pinned, MemberRole.Pinned)
@@ -50,6 +53,7 @@ forEachDialect('pinned and hidden are per member; null and omitted keep them', a
 
 forEachDialect('private chats keep exactly their two participants', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
   assert.equal((await chat.user(1).post('add_chat_member', { chat_id: direct.id, member: '3' })).error?.code, 3005)
   assert.equal((await chat.user(1).post('leave_chat', { chat_id: direct.id })).error?.code, 3005)
@@ -57,6 +61,7 @@ forEachDialect('private chats keep exactly their two participants', async (t, di
 
 forEachDialect('an admin cannot demote another admin, only step down', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2, 3])
   await chat.user(1).ok('update_member', { chat_id: groupId, member: '2', admin: true })
   await chat.user(1).ok('update_member', { chat_id: groupId, member: '3', admin: true })
@@ -71,6 +76,7 @@ forEachDialect(
   'pinning and hiding a chat is announced to that member alone; an admin change to all',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 3)
     const groupId = await createGroup(chat.user(1), [2, 3])
     const since = ((await chat.events({ limit: 1000 })).result as EventBatch).LastTick
     const seenBy = async (user: number) => {

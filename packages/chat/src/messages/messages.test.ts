@@ -6,6 +6,7 @@ import { MAX_CONTENT } from './messages.schema.ts'
 
 forEachDialect('a sent message appears in the feed with its owner, content and time', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
   const sent = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'Hello **Bob**' })
   assert.equal(sent.owner, '1')
@@ -22,6 +23,7 @@ forEachDialect('a sent message appears in the feed with its owner, content and t
 
 forEachDialect('non-members can neither read nor post', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   await chat.user(1).ok('send_message', { chat_id: groupId, content: 'members only' })
   const read = await chat.user(3).get('get_chat_messages', { chat_id: groupId })
@@ -43,6 +45,7 @@ forEachDialect(
   'paging goes back with before and forward with after, stable under concurrent sends',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 3, 4)
     const groupId = await createGroup(chat.user(1), [2])
     const sent: string[] = []
     for (let i = 0; i < 7; i++)
@@ -71,6 +74,7 @@ forEachDialect(
 
 forEachDialect('a reply carries a preview of its linked message', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   const original = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'Lunch at noon?' })
   const reply = await chat.user(2).ok('send_message', { chat_id: groupId, content: 'Yes', reply_to: original.id })
@@ -87,6 +91,7 @@ forEachDialect('a reply carries a preview of its linked message', async (t, dial
 
 forEachDialect('reactions are rows of their own, aggregated under the target and toggled', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2, 3])
   const target = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'Ship it' })
   await chat.user(2).ok('toggle_message_reaction', { message_id: target.id, emoji: '👍' })
@@ -123,6 +128,7 @@ forEachDialect('reactions are rows of their own, aggregated under the target and
 
 forEachDialect('only the author edits; an edit keeps the id and marks the message edited', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'teh plan' })
   const refused = await chat.user(2).post('edit_message', { message_id: sent.id, content: 'hacked' })
@@ -136,6 +142,7 @@ forEachDialect('only the author edits; an edit keeps the id and marks the messag
 
 forEachDialect('pin and unpin toggle the Pin flag; in groups only admins pin', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   const sent = await chat.user(2).ok('send_message', { chat_id: groupId, content: 'rules' })
   assert.equal((await chat.user(2).post('pin_message', { message_id: sent.id })).error?.code, 3002)
@@ -151,6 +158,7 @@ forEachDialect('pin and unpin toggle the Pin flag; in groups only admins pin', a
 
 forEachDialect('soft delete keeps the row and sets the Deleted flag; only author or admin', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2, 3])
   const sent = await chat.user(2).ok('send_message', { chat_id: groupId, content: 'oops' })
   assert.equal((await chat.user(3).post('soft_delete_message', { message_id: sent.id })).status, 403)
@@ -166,11 +174,13 @@ forEachDialect('soft delete keeps the row and sets the Deleted flag; only author
 
 forEachDialect('hard delete needs configuration, then removes the row and its reactions', async (t, dialect) => {
   const disabled = await startChat(t, dialect)
+  await disabled.register(1, 2, 3, 4)
   const groupA = await createGroup(disabled.user(1), [])
   const kept = await disabled.user(1).ok('send_message', { chat_id: groupA, content: 'stays' })
   assert.equal((await disabled.user(1).post('hard_delete_message', { message_id: kept.id })).error?.code, 3006)
 
   const chat = await startChat(t, dialect, { HardDelete: { Messages: true } })
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'gone' })
   await chat.user(2).ok('toggle_message_reaction', { message_id: sent.id, emoji: '😮' })
@@ -180,6 +190,7 @@ forEachDialect('hard delete needs configuration, then removes the row and its re
 
 forEachDialect('forward copies a message into another chat the caller may post in', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const source = await createGroup(chat.user(1), [2])
   const target = await createGroup(chat.user(2), [3])
   const sent = await chat.user(1).ok('send_message', { chat_id: source, content: 'FYI' })
@@ -196,6 +207,7 @@ forEachDialect(
   'a forward of a forward names the original message, not the copy it was made from',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 3, 4)
     const first = await createGroup(chat.user(1), [2])
     const second = await createGroup(chat.user(2), [3])
     const third = await createGroup(chat.user(3), [4])
@@ -215,6 +227,7 @@ forEachDialect(
 
 forEachDialect('a widget is capped at the content length as JSON, writing nothing when longer', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   // {"text":"…"} is 11 characters around the text.
   const fits = await chat.user(1).ok('send_message', {
@@ -238,6 +251,7 @@ forEachDialect('a widget is capped at the content length as JSON, writing nothin
 
 forEachDialect('in an info channel only admins post, members read and react', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const channel = await createGroup(chat.user(1), [2], 4, 'News')
   const post = await chat.user(1).ok('send_message', { chat_id: channel, content: 'Release 1.0' })
   const reader = await chat.user(2).post('send_message', { chat_id: channel, content: 'me too' })
@@ -248,6 +262,7 @@ forEachDialect('in an info channel only admins post, members read and react', as
 
 forEachDialect('widget JSON is stored with the Widget flag', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [])
   const widget = { kind: 'poll', question: 'Tea?', options: ['yes', 'no'] }
   const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: '', widget })
@@ -257,6 +272,7 @@ forEachDialect('widget JSON is stored with the Widget flag', async (t, dialect) 
 
 forEachDialect('bad input is refused with InvalidRequest and nothing is written', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [])
   const cases: object[] = [
     { chat_id: groupId },
@@ -280,6 +296,7 @@ forEachDialect('bad input is refused with InvalidRequest and nothing is written'
 
 forEachDialect('requests without the gateway signature or identity are refused', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const unsigned = await fetch(`${chat.base}/msg/v1/get_chats`, { headers: { 'X-Crm': '1' } })
   assert.equal(unsigned.status, 401)
   const anonymous = await chat.call('GET', '/msg/v1/get_chats', {})
@@ -289,6 +306,7 @@ forEachDialect('requests without the gateway signature or identity are refused',
 
 forEachDialect('only a content edit marks a message edited', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [])
   const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'note' })
   assert.equal((await chat.user(1).ok('pin_message', { message_id: sent.id })).edited, false)
@@ -297,6 +315,7 @@ forEachDialect('only a content edit marks a message edited', async (t, dialect) 
 
 forEachDialect('a reaction sent with send_message must target a message of the named chat', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const first = await createGroup(chat.user(1), [2])
   const second = await createGroup(chat.user(1), [2])
   const target = await chat.user(1).ok('send_message', { chat_id: first, content: 'x' })
@@ -310,6 +329,7 @@ forEachDialect('a reaction sent with send_message must target a message of the n
 
 forEachDialect('an archived chat refuses pins and deletes too', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
   const sent = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'keep' })
   await chat.user(1).ok('archive_chat', { chat_id: direct.id })
@@ -319,6 +339,7 @@ forEachDialect('an archived chat refuses pins and deletes too', async (t, dialec
 
 forEachDialect('widgets are not edited as text', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [])
   const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: '', widget: { kind: 'poll' } })
   assert.equal((await chat.user(1).post('edit_message', { message_id: sent.id, content: 'text' })).status, 400)
@@ -326,6 +347,7 @@ forEachDialect('widgets are not edited as text', async (t, dialect) => {
 
 forEachDialect("deleting a chat's newest message moves last_message back", async (t, dialect) => {
   const chat = await startChat(t, dialect, { HardDelete: { Messages: true } })
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [])
   const older = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'older' })
   const newest = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'newest' })
@@ -337,6 +359,7 @@ forEachDialect("deleting a chat's newest message moves last_message back", async
 
 forEachDialect('member id 0 is never a participant', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   assert.equal((await chat.user(1).post('create_private_chat', { peer: '0' })).status, 400)
   const groupId = await createGroup(chat.user(1), [])
   assert.equal((await chat.user(1).post('add_chat_member', { chat_id: groupId, member: '0' })).status, 400)

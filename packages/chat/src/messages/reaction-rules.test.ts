@@ -16,6 +16,7 @@ async function lastTick(chat: ChatClient): Promise<number> {
 
 forEachDialect('an archived chat refuses reactions; nothing is stored or announced', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2)
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
   const target = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'done' })
   await chat.user(2).ok('toggle_message_reaction', { message_id: target.id, emoji: '👍' })
@@ -44,6 +45,7 @@ forEachDialect('an archived chat refuses reactions; nothing is stored or announc
 
 forEachDialect('adding a reaction one already has changes nothing and announces nothing', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2)
   const groupId = await createGroup(chat.user(1), [2])
   const target = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'Ship it' })
   const first = await chat.user(2).ok('send_message', { chat_id: groupId, content: '👍', reaction_to: target.id })

@@ -22,6 +22,7 @@ async function inParallel<T>(chat: ChatClient, request: () => Promise<T>): Promi
 async function startWithDatabase(t: TestContext, dialect: DatabaseDialect) {
   const url = await createTestDatabaseUrl(t, dialect)
   const chat = await startChatOn(t, url)
+  await chat.register(1, 2)
   const database = createDatabase<ChatDatabase>(url)
   t.after(() => database.destroy())
   const { db } = database

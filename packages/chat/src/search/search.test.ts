@@ -14,6 +14,7 @@ async function send(caller: ChatCaller, chatId: string, content: string): Promis
 
 forEachDialect('search finds a partial word in any case', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   await send(chat.user(1), groupId, 'The Gateway is up')
   await send(chat.user(1), groupId, 'lunch at noon')
@@ -27,6 +28,7 @@ forEachDialect('search finds a partial word in any case', async (t, dialect) => 
 
 forEachDialect('a one- or two-letter Cyrillic query finds its letters in any mix of cases', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   const text = 'Портал ГосУслуги открыт'
   await send(chat.user(1), groupId, text)
@@ -47,6 +49,7 @@ forEachDialect('a one- or two-letter Cyrillic query finds its letters in any mix
 
 forEachDialect('search finds CJK text with one-, two- and three-character queries', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   await send(chat.user(1), groupId, '東京タワーに行きました')
   await send(chat.user(1), groupId, '猫が好き')
@@ -59,6 +62,7 @@ forEachDialect('search finds CJK text with one-, two- and three-character querie
 
 forEachDialect('every word of a multi-word query must appear', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   await send(chat.user(1), groupId, 'deploy the gateway today')
   await send(chat.user(1), groupId, 'deploy tomorrow')
@@ -70,6 +74,7 @@ forEachDialect('every word of a multi-word query must appear', async (t, dialect
 
 forEachDialect('messages of chats the caller does not belong to are never found', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const privateGroup = await createGroup(chat.user(1), [2])
   await send(chat.user(1), privateGroup, 'the zebra plan is secret')
   const ownGroup = await createGroup(chat.user(3), [])
@@ -83,6 +88,7 @@ forEachDialect('messages of chats the caller does not belong to are never found'
 
 forEachDialect('soft-deleted messages are not found', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   const id = await send(chat.user(1), groupId, 'regrettable remark 号')
   assert.deepEqual(await found(chat.user(2), 'regrettable'), ['regrettable remark 号'])
@@ -93,6 +99,7 @@ forEachDialect('soft-deleted messages are not found', async (t, dialect) => {
 
 forEachDialect('an edited message is found by its new text, not its old', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   const id = await send(chat.user(1), groupId, 'original wording')
   await chat.user(1).ok('edit_message', { message_id: id, content: 'revised phrasing' })
@@ -102,6 +109,7 @@ forEachDialect('an edited message is found by its new text, not its old', async 
 
 forEachDialect('reactions are ordinary rows and are found', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   const id = await send(chat.user(1), groupId, 'ship it')
   await chat.user(2).ok('toggle_message_reaction', { message_id: id, emoji: '🚀' })
@@ -113,6 +121,7 @@ forEachDialect('reactions are ordinary rows and are found', async (t, dialect) =
 
 forEachDialect('search syntax in the query is matched literally', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   const tricky = 'say "hi" AND NEAR(x, y) content:draft 100% a_b c\\d x*y ^top'
   await send(chat.user(1), groupId, tricky)
@@ -128,6 +137,7 @@ forEachDialect('search syntax in the query is matched literally', async (t, dial
 
 forEachDialect('chat_id restricts the search to that chat, which the caller must belong to', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const first = await createGroup(chat.user(1), [2])
   const second = await createGroup(chat.user(1), [2])
   await send(chat.user(1), first, 'report for the first team')
@@ -140,6 +150,7 @@ forEachDialect('chat_id restricts the search to that chat, which the caller must
 
 forEachDialect('paging with before returns the next older results', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   for (const n of [1, 2, 3, 4, 5]) {
     await send(chat.user(1), groupId, `status update ${n}`)
@@ -167,6 +178,7 @@ forEachDialect('paging with before returns the next older results', async (t, di
 
 forEachDialect('an empty or blank query is an invalid request', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   for (const q of ['', '   ', '\t']) {
     const response = await chat.user(1).get('search_messages', { q })
     assert.equal(response.status, 400, JSON.stringify(q))
@@ -178,6 +190,7 @@ forEachDialect('an empty or blank query is an invalid request', async (t, dialec
 
 forEachDialect('guests cannot search', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3, 4)
   const groupId = await createGroup(chat.user(1), [2])
   await send(chat.user(1), groupId, 'welcome, guests')
   const { code } = await chat.user(1).ok('create_invite', { kind: 'group', chat_id: groupId })

@@ -7,6 +7,7 @@ const compareIds = (a: string, b: string) => a.length - b.length || (a < b ? -1 
 
 forEachDialect('unread counts messages by others after the read marker, and mark_read moves it', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   await chat.user(2).ok('send_message', { chat_id: groupId, content: 'mine' })
   const sent = []
@@ -31,6 +32,7 @@ forEachDialect('unread counts messages by others after the read marker, and mark
 
 forEachDialect('reading emits MessageRead with the ids that were read', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
   const first = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'a' })
   const second = await chat.user(1).ok('send_message', { chat_id: direct.id, content: 'b' })
@@ -48,6 +50,7 @@ forEachDialect('reading emits MessageRead with the ids that were read', async (t
 
 forEachDialect('unread stays exact while sends and reads run concurrently', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2, 3])
   const read: string[] = []
   for (let i = 0; i < 10; i++)
@@ -79,6 +82,7 @@ forEachDialect(
   'a read marker named behind the stored one leaves it, its count and the feed as they were',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 3)
     const groupId = await createGroup(chat.user(1), [2])
     const sent = []
     for (const content of ['one', 'two', 'three'])
@@ -107,6 +111,7 @@ forEachDialect(
 
 forEachDialect('mark_read of a message in another chat is refused', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   const other = await createGroup(chat.user(1), [2])
   const elsewhere = await chat.user(1).ok('send_message', { chat_id: other, content: 'x' })

@@ -1,5 +1,5 @@
 import { ContactFlags, type TimetickGenerator } from '@atrium/platform'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { parseScopes } from '../auth/caller.ts'
 import type { ContactsTable, GatewayDatabase, UsersTable } from '../db/schema.ts'
 
@@ -28,6 +28,12 @@ export function normalizePhone(text: string): string | undefined {
 
 /** Users (the CRM id is the identity) and their phone and email contacts. */
 export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGenerator, now: () => number = Date.now) {
+  // Told after this process changed a user, so the profile sync pushes the change soon (docs/people.md).
+  const watchers = new Set<() => void>()
+  function changed() {
+    for (const watcher of watchers) watcher()
+  }
+
   async function get(crmId: number): Promise<User | undefined> {
     return db.selectFrom('users').selectAll().where('crm_id', '=', crmId).executeTakeFirst()
   }
@@ -45,7 +51,53 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
         timetick_update: nextTick(),
       }
       await db.insertInto('users').values(user).execute()
+      changed()
       return user
+    },
+
+    /** Sets the display name ('' clears it); false when there is no such user. */
+    async setName(crmId: number, name: string): Promise<boolean> {
+      const result = await db
+        .updateTable('users')
+        .set({ name, timetick_update: nextTick() })
+        .where('crm_id', '=', crmId)
+        .executeTakeFirst()
+      changed()
+      return result.numUpdatedRows > 0n
+    },
+
+    /** Users whose row changed after the tick (timetick_update), oldest change first. */
+    async changedAfter(tick: number, limit: number): Promise<User[]> {
+      return db
+        .selectFrom('users')
+        .selectAll()
+        .where('timetick_update', '>', tick)
+        .orderBy('timetick_update')
+        .limit(limit)
+        .execute()
+    },
+
+    /**
+     * Users whose display name contains `text`, ignoring case (ASCII letters on SQLite), in name
+     * order; `%`, `_` and `\` in the text match themselves.
+     */
+    async findByName(text: string, limit: number, except: number): Promise<User[]> {
+      const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`
+      return db
+        .selectFrom('users')
+        .selectAll()
+        .where(sql<boolean>`lower(name) like ${pattern} escape '\\'`)
+        .where('crm_id', '!=', except)
+        .orderBy('name')
+        .orderBy('crm_id')
+        .limit(limit)
+        .execute()
+    },
+
+    /** Calls `listener` after each change this process makes to a user; returns a function that stops it. */
+    watch(listener: () => void): () => void {
+      watchers.add(listener)
+      return () => watchers.delete(listener)
     },
 
     async setScopes(crmId: number, scopes: string[]): Promise<boolean> {
@@ -54,6 +106,7 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
         .set({ scopes: [...new Set(scopes)].join(' '), timetick_update: nextTick() })
         .where('crm_id', '=', crmId)
         .executeTakeFirst()
+      changed()
       return result.numUpdatedRows > 0n
     },
 
@@ -113,6 +166,7 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
               .execute()
             return row
           })
+          changed()
           return { user, created: true }
         } catch (error) {
           // Another sign-in created the contact first: read it on the next pass.

@@ -34,6 +34,13 @@ export interface SessionView {
   user?: UserView
 }
 
+/** A person found by GET /auth/v1/people (docs/people.md). */
+export interface PersonView {
+  id: string
+  name: string
+  matched: 'name' | 'email' | 'phone'
+}
+
 /** A started email or phone sign-in. */
 export interface Challenge {
   challengeId: string
@@ -163,6 +170,12 @@ export function createAuthApi(client: ApiClient) {
       (await client.post<{ userKey: UserKeyView }>('/auth/v1/user-keys', { name, publicKey })).userKey,
 
     removeUserKey: (id: string) => client.delete<{ removed: boolean }>(`/auth/v1/user-keys/${id}`),
+    /** People by display name, or by a complete email or phone (docs/people.md). */
+    searchPeople: async (q: string) =>
+      (await client.get<{ people: PersonView[] }>(`/auth/v1/people?${new URLSearchParams({ q })}`)).people,
+
+    /** Sets the own display name; it reaches everyone who shares a chat within moments. */
+    setProfileName: (name: string) => client.post<{ crmId: string; name: string }>('/auth/v1/profile', { name }),
 
     async logout(): Promise<void> {
       await client.post('/auth/v1/logout')

@@ -85,6 +85,13 @@ export function createChatApi(client: ApiClient) {
     /** One page of members in ascending id order; `after` is the last member of the previous page. */
     getChatMembers: (chatId: string, page: { after?: string; limit?: number } = {}) =>
       client.get<MemberPage>(`${MSG}/get_chat_members`, { chat_id: chatId, ...page }),
+    /** Names of people who share a chat with the caller (get_profiles); others are left out. */
+    getProfiles: async (members: string[]) =>
+      (
+        await client.get<{ profiles: Array<{ member: string; name: string }> }>(`${MSG}/get_profiles`, {
+          members: members.join(','),
+        })
+      ).profiles,
     addChatMember: (chatId: string, member: string, admin = false) =>
       client.post<MemberView>(`${MSG}/add_chat_member`, { chat_id: chatId, member, admin }),
     removeMember: (chatId: string, member: string) =>

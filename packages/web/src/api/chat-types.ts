@@ -100,6 +100,8 @@ export interface ReadMarker {
 
 /** A member of a chat (docs/chat-api.md, MemberView). */
 export interface MemberView {
+  /** The name others see (docs/people.md). */
+  name: string
   /** CRM id, or guest id. */
   member: string
   role: number

@@ -34,6 +34,8 @@ async function signedInClient(t: TestContext) {
     const auth = createAuthApi(client)
     const { challengeId } = await auth.startEmail(email, '/chat/c/7', { ...INFO, deviceGuid })
     const signedIn = await auth.verifyEmail(challengeId, world.mailTo(email).code, { ...INFO, deviceGuid })
+    // Registered in the chat module (the profile sync) before another person names them in a chat.
+    await world.app.syncProfiles()
     return { client, auth, chat: createChatApi(client), signedIn }
   }
   return { world, signIn }

@@ -6,6 +6,7 @@ import { failureText, isFailure } from '../api/envelope.ts'
 import type { Features } from '../config/client-config.ts'
 import { createUploader } from '../files/uploader.ts'
 import { type LiveStatus, openLiveEvents, type TickStorage } from '../live-events.ts'
+import { createPeopleNames, PeopleNamesContext } from '../people/people-names.ts'
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import type { Services } from '../services.ts'
@@ -87,6 +88,7 @@ export function Messenger({
   const [missing, setMissing] = useState('')
   const bus = useMemo(createEventBus, [])
   const typing = useMemo(() => createTypingBoard(), [])
+  const names = useMemo(() => createPeopleNames(api.getProfiles, auth.searchPeople), [api, auth])
   const uploader = useMemo(
     () =>
       createUploader({
@@ -150,6 +152,9 @@ export function Messenger({
       url: services.subscribeUrl,
       storage: ticks,
       onEvent(event) {
+        if (event.module === 'chat' && event.type === 'ProfileChanged') {
+          names.learn([{ id: String(event.data.member), name: String(event.data.name) }])
+        }
         dispatch({ type: 'event', event, me: me.crmId, openChatId: openChatId.current })
         if (event.module === 'chat' && event.type === 'NewChatMessage') {
           typing.stopped(String(event.data.chat_id), String(event.data.sender))
@@ -164,7 +169,7 @@ export function Messenger({
       onTyping: typing.add,
     })
     return () => live.close()
-  }, [services.subscribeUrl, me.crmId, bus, online, ticks, typing])
+  }, [services.subscribeUrl, me.crmId, bus, online, ticks, typing, names])
 
   // A chat the list does not hold (yet): ask for it once, so a shared link or a fresh chat opens.
   const needsLookup = chatId !== undefined && list.loaded && !openChat && missing !== chatId
@@ -198,74 +203,76 @@ export function Messenger({
   const notAllowed = openChat === undefined && missing === chatId && chatId !== undefined
   const outsideMode = openChat === undefined && findChat(list.chats, chatId) !== undefined
   return (
-    <div class={openChat || chatId ? 'messenger chat-open' : 'messenger'}>
-      <aside class="sidebar">
-        <ProfilePanel me={me} auth={auth} api={api} onSignedOut={onSignedOut} />
-        <NewPrivateChat api={api} onOpened={opened} />
-        {features.allChats && <NewGroupChat api={api} channels={features.channels} onCreated={opened} />}
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
+    <PeopleNamesContext.Provider value={names}>
+      <div class={openChat || chatId ? 'messenger chat-open' : 'messenger'}>
+        <aside class="sidebar">
+          <ProfilePanel me={me} auth={auth} api={api} onSignedOut={onSignedOut} />
+          <NewPrivateChat api={api} onOpened={opened} />
+          {features.allChats && <NewGroupChat api={api} channels={features.channels} onCreated={opened} />}
+          {error && (
+            <p class="form-error" role="alert">
+              {error}
+            </p>
+          )}
+          {aside?.(bus)}
+          <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} me={me.crmId} />
+        </aside>
+        <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>
+          {openChat ? (
+            <>
+              <div class="open-chat">
+                <button
+                  type="button"
+                  class="chat-info-toggle secondary"
+                  ref={panelToggle}
+                  aria-expanded={panelOpen}
+                  aria-controls="chat-panel"
+                  aria-label="Chat info"
+                  onClick={() => (panelOpen ? closePanel() : setPanelOpen(true))}
+                >
+                  Info
+                </button>
+                <Conversation
+                  key={openChat.id}
+                  api={api}
+                  chat={openChat}
+                  me={me}
+                  bus={bus}
+                  onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
+                  firstPage={startUp?.firstPage}
+                  uploader={uploader}
+                  typing={typing}
+                />
+              </div>
+              {panelOpen && (
+                <ChatPanel
+                  key={openChat.id}
+                  api={api}
+                  chat={openChat}
+                  me={me}
+                  fileBrowser={features.fileBrowser}
+                  onChat={(chat) => dispatch({ type: 'upsert', chat })}
+                  onLeft={left}
+                  onClose={closePanel}
+                />
+              )}
+            </>
+          ) : outsideMode ? (
+            <p class="empty">Groups and channels are not shown in this deployment's client mode.</p>
+          ) : notAllowed ? (
+            <p class="empty">This chat does not exist, or you are not a member of it.</p>
+          ) : chatId ? (
+            <p class="loading">Opening the chat…</p>
+          ) : (
+            <p class="empty">Choose a chat, or start a new one.</p>
+          )}
+        </section>
+        {status !== 'live' && (
+          <p class="live-status" role="status">
+            {status === 'offline' ? 'Offline: reconnecting…' : 'Connecting…'}
           </p>
         )}
-        {aside?.(bus)}
-        <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} me={me.crmId} />
-      </aside>
-      <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>
-        {openChat ? (
-          <>
-            <div class="open-chat">
-              <button
-                type="button"
-                class="chat-info-toggle secondary"
-                ref={panelToggle}
-                aria-expanded={panelOpen}
-                aria-controls="chat-panel"
-                aria-label="Chat info"
-                onClick={() => (panelOpen ? closePanel() : setPanelOpen(true))}
-              >
-                Info
-              </button>
-              <Conversation
-                key={openChat.id}
-                api={api}
-                chat={openChat}
-                me={me}
-                bus={bus}
-                onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
-                firstPage={startUp?.firstPage}
-                uploader={uploader}
-                typing={typing}
-              />
-            </div>
-            {panelOpen && (
-              <ChatPanel
-                key={openChat.id}
-                api={api}
-                chat={openChat}
-                me={me}
-                fileBrowser={features.fileBrowser}
-                onChat={(chat) => dispatch({ type: 'upsert', chat })}
-                onLeft={left}
-                onClose={closePanel}
-              />
-            )}
-          </>
-        ) : outsideMode ? (
-          <p class="empty">Groups and channels are not shown in this deployment's client mode.</p>
-        ) : notAllowed ? (
-          <p class="empty">This chat does not exist, or you are not a member of it.</p>
-        ) : chatId ? (
-          <p class="loading">Opening the chat…</p>
-        ) : (
-          <p class="empty">Choose a chat, or start a new one.</p>
-        )}
-      </section>
-      {status !== 'live' && (
-        <p class="live-status" role="status">
-          {status === 'offline' ? 'Offline: reconnecting…' : 'Connecting…'}
-        </p>
-      )}
-    </div>
+      </div>
+    </PeopleNamesContext.Provider>
   )
 }

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
-import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
 
 /** Opens the private chat with `peer` from the chat list's form; returns the chat id. */
 async function openPrivateChat(page: Page, peer: string): Promise<string> {
   // The form stays open after a chat was opened with it.
-  if (!(await page.getByLabel('Their user id').isVisible())) await page.getByText('New private chat').click()
-  await page.getByLabel('Their user id').fill(peer)
+  if (!(await page.getByRole('combobox', { name: 'Find a person' }).isVisible()))
+    await page.getByText('New private chat').click()
   const before = new URL(page.url()).pathname
-  await page.getByRole('button', { name: 'Open chat' }).click()
+  await choosePerson(page, 'Find a person', peer)
   await page.waitForURL((url) => url.pathname !== before && /^\/chat\/c\/\d+$/.test(url.pathname))
   return new URL(page.url()).pathname.split('/').at(-1)!
 }
@@ -135,7 +135,8 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
   await t.test('a message is forwarded into another chat, where it arrives live', async () => {
     await act(alice.page, reply, 'Forward')
     const dialog = alice.page.getByRole('dialog', { name: 'Forward message' })
-    await dialog.getByRole('button', { name: carolId }).click()
+    // Carol chose no display name: her chat is named "User" and her id's last four digits (docs/people.md).
+    await dialog.getByRole('button', { name: `User ${carolId.slice(-4)}` }).click()
     await alice.page.getByRole('status').filter({ hasText: 'Forwarded to' }).waitFor()
     await carol.page.locator(`[data-chat-id="${carolChat}"] a`).click()
     await carol.page.locator('.message', { hasText: 'Ship it.' }).locator('.forwarded').waitFor()

@@ -15,7 +15,7 @@ import {
   waitUploaded,
   withoutBrokenRequests,
 } from './file-helpers.ts'
-import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
 
 /** The upload chunk size of the resume tests' client. */
 const CHUNK = 256 * 1024
@@ -36,8 +36,7 @@ async function twoMembers(t: TestContext, browser: Browser, clientConfig?: Recor
   await bob.page.goto(`${system.url}/chat/sign-in`)
   const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
   await alice.page.getByText('New private chat').click()
-  await alice.page.getByLabel('Their user id').fill(bobId)
-  await alice.page.getByRole('button', { name: 'Open chat' }).click()
+  await choosePerson(alice.page, 'Find a person', bobId)
   await alice.page.waitForURL(/\/chat\/c\/\d+$/)
   const chatId = chatIdOf(alice.page)
   await bob.page.locator(`[data-chat-id="${chatId}"] a`).click()

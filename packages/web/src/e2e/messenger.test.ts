@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
-import { launchBrowser, openPage, type System, screenshot, startSystem } from './system.ts'
+import { choosePerson, launchBrowser, openPage, type System, screenshot, startSystem } from './system.ts'
 
 /** Signs in on the sign-in page by email code read from the SMTP sink; returns the user's CRM id. */
 async function signInByEmail(page: Page, system: System, email: string, shots = false): Promise<string> {
@@ -55,8 +55,7 @@ forEachDialect(
 
     // Alice opens the private chat by Bob's user id and writes.
     await alice.page.getByText('New private chat').click()
-    await alice.page.getByLabel('Their user id').fill(bobId)
-    await alice.page.getByRole('button', { name: 'Open chat' }).click()
+    await choosePerson(alice.page, 'Find a person', bobId)
     await alice.page.waitForURL(/\/chat\/c\/\d+$/)
     const chatId = new URL(alice.page.url()).pathname.split('/').at(-1)!
     await alice.page.getByRole('heading', { name: 'Bob' }).waitFor()
@@ -135,8 +134,7 @@ test('a notification link to the peer leads through the magic link into the conv
   await bob.page.waitForURL(`${system.url}/chat/sign-in`)
 
   await alice.page.getByText('New private chat').click()
-  await alice.page.getByLabel('Their user id').fill(bobId)
-  await alice.page.getByRole('button', { name: 'Open chat' }).click()
+  await choosePerson(alice.page, 'Find a person', bobId)
   await alice.page.getByRole('textbox', { name: 'Message' }).fill('Ping from a notification')
   await alice.page.keyboard.press('Enter')
   await alice.page.locator('.message.mine', { hasText: 'Ping from a notification' }).waitFor()

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
-import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
 
 /** Writes a message in the open conversation and waits until it shows as sent. */
 async function send(page: Page, text: string) {
@@ -30,8 +30,7 @@ test('offline catch-up, groups with members, and guests through an invite link',
 
   await t.test('a browser that was offline sees the messages it missed, without a reload', async () => {
     await alice.page.getByText('New private chat').click()
-    await alice.page.getByLabel('Their user id').fill(bobId)
-    await alice.page.getByRole('button', { name: 'Open chat' }).click()
+    await choosePerson(alice.page, 'Find a person', bobId)
     await alice.page.waitForURL(/\/chat\/c\/\d+$/)
     const chatId = chatIdOf(alice.page)
     await send(alice.page, 'Before the break')
@@ -63,8 +62,7 @@ test('offline catch-up, groups with members, and guests through an invite link',
     await alice.page.getByRole('button', { name: 'Chat info' }).click()
     const count = alice.page.getByTestId('member-count')
     await count.filter({ hasText: /^1$/ }).waitFor()
-    await alice.page.getByLabel('Add a member by user id').fill(bobId)
-    await alice.page.getByRole('button', { name: 'Add', exact: true }).click()
+    await choosePerson(alice.page, 'Add a member', bobId)
     await count.filter({ hasText: /^2$/ }).waitFor()
     const bobRow = alice.page.locator(`.member-list [data-member-id="${bobId}"]`)
     assert.equal(await bobRow.locator('.role').textContent(), 'Member')

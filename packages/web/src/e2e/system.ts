@@ -205,3 +205,14 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true })
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) })
 }
+
+/**
+ * Chooses a person in a people picker (a combobox labelled `label`): types `text` (a name, a full
+ * email, or a user id), waits for a matching option and presses Enter to take the first.
+ */
+export async function choosePerson(page: Page, label: string, text: string): Promise<void> {
+  const input = page.getByRole('combobox', { name: label })
+  await input.fill(text)
+  await page.getByRole('listbox', { name: label }).getByRole('option').first().waitFor()
+  await input.press('Enter')
+}

@@ -4,6 +4,7 @@ import type { ChatView, MessageView } from '../api/chat-types.ts'
 import { LoadOlderButton } from '../chat/conversation/load-older.tsx'
 import { senderName } from '../chat/message/names.ts'
 import { GuestFile } from '../files/guest-file.tsx'
+import { usePeopleNames } from '../people/people-names.ts'
 
 interface GuestMessagesProps {
   chat: ChatView
@@ -24,6 +25,7 @@ const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute:
  */
 export function GuestMessages(props: GuestMessagesProps) {
   const { chat, me, messages, hasOlder, loadingOlder, onLoadOlder, loadFile } = props
+  const names = usePeopleNames()
   const box = useRef<HTMLDivElement>(null)
   const [atBottom, setAtBottom] = useState(true)
   const newest = messages.at(-1)
@@ -53,7 +55,7 @@ export function GuestMessages(props: GuestMessagesProps) {
                 data-message-id={message.id}
               >
                 <div class="message-meta">
-                  <span class="sender">{senderName(message.owner, chat, me)}</span>
+                  <span class="sender">{senderName(message.owner, chat, me, names)}</span>
                   <time dateTime={message.time}>{timeFormat.format(new Date(message.time))}</time>
                   {message.edited && <span class="edited">edited</span>}
                 </div>

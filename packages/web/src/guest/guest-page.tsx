@@ -4,6 +4,8 @@ import type { JoinedInvite } from '../api/chat-types.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
 import { chatKind } from '../chat/message/names.ts'
 import { guestFilePath } from '../files/file-urls.ts'
+import { Avatar } from '../people/avatar.tsx'
+import { createPeopleNames, PeopleNamesContext } from '../people/people-names.ts'
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import { MessageScreen } from '../screens/message-screen.tsx'
@@ -37,6 +39,8 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
     () => (user ? services.chat : createGuestChatApi(code, services.client.deviceGuid)),
     [code, services, user],
   )
+  // Guests cannot search people; they see the names of those who share their chat (get_profiles).
+  const names = useMemo(() => createPeopleNames(api.getProfiles, async () => []), [api])
   const [joining, setJoining] = useState<Joining>({ state: 'joining' })
 
   useEffect(() => {
@@ -75,22 +79,27 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
   const { chat, member } = joining.joined
   const me: UserView = { crmId: member, name: '', scopes: [], contacts: [] }
   return (
-    <div class="guest">
-      <header class="conversation-header guest-header">
-        <div>
-          <h1>{chat.name}</h1>
-          <p class="chat-kind">
-            {chatKind(chat)} · you are a guest · <a href={routePath({ name: 'sign-in', next: MOUNT })}>Sign in</a>
-          </p>
-        </div>
-        <GuestName api={api} />
-      </header>
-      <GuestConversation
-        api={api}
-        chat={chat}
-        me={me}
-        loadFile={(messageId) => services.client.getBlob(guestFilePath(code, messageId))}
-      />
-    </div>
+    <PeopleNamesContext.Provider value={names}>
+      <div class="guest">
+        <header class="conversation-header guest-header">
+          <div class="conversation-title-with-avatar">
+            <Avatar id={chat.peer !== '0' ? chat.peer : chat.id} name={chat.name} />
+            <div>
+              <h1>{chat.name}</h1>
+              <p class="chat-kind">
+                {chatKind(chat)} · you are a guest · <a href={routePath({ name: 'sign-in', next: MOUNT })}>Sign in</a>
+              </p>
+            </div>
+          </div>
+          <GuestName api={api} />
+        </header>
+        <GuestConversation
+          api={api}
+          chat={chat}
+          me={me}
+          loadFile={(messageId) => services.client.getBlob(guestFilePath(code, messageId))}
+        />
+      </div>
+    </PeopleNamesContext.Provider>
   )
 }

@@ -9,6 +9,7 @@ import * as postSequencedEvents from './0007-post-sequenced-events.ts'
 import * as searchIndexMerging from './0008-search-index-merging.ts'
 import * as oneReaction from './0009-one-reaction.ts'
 import * as fileAttachments from './0010-file-attachments.ts'
+import * as knownMembers from './0011-known-members.ts'
 import * as supportChats from './0012-support-chats.ts'
 
 /** Every ChatDB migration, in order. */
@@ -23,5 +24,6 @@ export const chatMigrations: Migrations = {
   '0008-search-index-merging': searchIndexMerging,
   '0009-one-reaction': oneReaction,
   '0010-file-attachments': fileAttachments,
+  '0011-known-members': knownMembers,
   '0012-support-chats': supportChats,
 }

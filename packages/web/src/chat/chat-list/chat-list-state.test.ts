@@ -1,30 +1,11 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { ChatView } from '../../api/chat-types.ts'
+import { chatView } from '../../api/chat-view-fixture.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
 import { type ChatListState, chatListReducer, compareIds, EMPTY_CHAT_LIST, orderChats } from './chat-list-state.ts'
 
-function chat(id: string, fields: Partial<ChatView> = {}): ChatView {
-  return {
-    id,
-    type: 1,
-    name: `chat ${id}`,
-    description: '',
-    owner: '1001',
-    peer: '1002',
-    archived: false,
-    role: 4,
-    pinned: false,
-    hidden: false,
-    member_count: 2,
-    unread: 0,
-    last_message: '0',
-    last_message_preview: null,
-    created: '2026-11-22T06:16:50.198Z',
-    timetick_update: id,
-    ...fields,
-  }
-}
+const chat = chatView
 
 const message = (chatId: string, messageId: string, sender: string): BroadcastEvent => ({
   module: 'chat',

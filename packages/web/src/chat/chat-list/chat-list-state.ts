@@ -44,6 +44,9 @@ function refetching(state: ChatListState, chatId: string): ChatListState {
   return state.refetch.includes(chatId) ? state : { ...state, refetch: [...state.refetch, chatId] }
 }
 
+/** Chat type flag of a private chat (spec: "Chat type flags"). */
+const PRIVATE_CHAT = 1
+
 /** A chat event's effect on the list (docs/chat-api.md, "Event types"). */
 function applyEvent(state: ChatListState, event: BroadcastEvent, me: string, openChatId: string | undefined) {
   if (event.module !== 'chat') return state
@@ -90,6 +93,15 @@ function applyEvent(state: ChatListState, event: BroadcastEvent, me: string, ope
       return chat ? refetching(state, chatId) : state
     case 'ChatDeleted':
       return { ...state, chats: state.chats.filter((known) => known.id !== chatId) }
+    case 'ProfileChanged': {
+      // A private chat is named after its peer (docs/people.md): a rename renames the chat.
+      const member = String(event.data.member)
+      const name = String(event.data.name)
+      const renamed = state.chats.map((known) =>
+        known.type === PRIVATE_CHAT && known.peer === member && known.name !== name ? { ...known, name } : known,
+      )
+      return renamed.some((known, index) => known !== state.chats[index]) ? { ...state, chats: renamed } : state
+    }
     default:
       return state
   }

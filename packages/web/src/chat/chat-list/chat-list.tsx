@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks'
 import type { ChatView } from '../../api/chat-types.ts'
+import { Avatar } from '../../people/avatar.tsx'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
 import { LastMessageLine, LastMessageTime } from './last-message.tsx'
@@ -33,6 +34,7 @@ function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: s
             class="chat-link"
             aria-current={chat.id === openChatId ? 'page' : undefined}
           >
+            <Avatar id={chat.type === 1 ? chat.peer : chat.id} name={chat.name} />
             <span class="chat-name">
               {chat.pinned && (
                 <span class="pin" title="Pinned">
@@ -65,7 +67,9 @@ export function ChatList({ chats, openChatId, loaded, me }: ChatListProps) {
     <nav aria-label="Chats">
       {shown.length === 0 ? (
         <p class="empty">
-          {hidden.length === 0 ? "No chats yet. Start one with someone's user id." : 'All your chats are hidden.'}
+          {hidden.length === 0
+            ? 'No chats yet. Start one: find a person by name or email.'
+            : 'All your chats are hidden.'}
         </p>
       ) : (
         <ChatItems chats={shown} openChatId={openChatId} me={me} />

@@ -2,31 +2,14 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ChatMessFlags } from '@atrium/platform/flags'
 import type { ChatView, LastMessagePreview } from '../../api/chat-types.ts'
+import { chatView } from '../../api/chat-view-fixture.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
 import { type ChatListState, chatListReducer, EMPTY_CHAT_LIST } from './chat-list-state.ts'
 import { previewBody, previewSender } from './last-message.ts'
 
-function chat(id: string, fields: Partial<ChatView> = {}): ChatView {
-  return {
-    id,
-    type: 2,
-    name: `chat ${id}`,
-    description: '',
-    owner: '1001',
-    peer: '0',
-    archived: false,
-    role: 0,
-    pinned: false,
-    hidden: false,
-    member_count: 3,
-    unread: 0,
-    last_message: '0',
-    last_message_preview: null,
-    created: '2026-11-22T06:16:50.198Z',
-    timetick_update: id,
-    ...fields,
-  }
-}
+/** A group of three without messages. */
+const chat = (id: string, fields: Partial<ChatView> = {}) =>
+  chatView(id, { type: 2, peer: '0', role: 0, member_count: 3, ...fields })
 
 function preview(id: string, fields: Partial<LastMessagePreview> = {}): LastMessagePreview {
   return {

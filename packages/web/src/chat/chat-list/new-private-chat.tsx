@@ -2,7 +2,8 @@ import { useState } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
 import { failureText, isFailure } from '../../api/envelope.ts'
-import { isUserId } from '../manage/member-ids.ts'
+import { unknownPersonText } from '../../people/people-names.ts'
+import { PeoplePicker } from '../../people/people-picker.tsx'
 
 interface NewPrivateChatProps {
   api: ChatApi
@@ -10,29 +11,23 @@ interface NewPrivateChatProps {
 }
 
 /**
- * Starts (or reopens) a private chat with another person by their user id (CRM id): the chat
- * module's create_private_chat. The gateway has no lookup of other users by email for members.
+ * Starts (or reopens) a private chat with a person found by name or email (GET /auth/v1/people),
+ * or by user id as a fallback: the chat module's create_private_chat.
  */
 export function NewPrivateChat({ api, onOpened }: NewPrivateChatProps) {
-  const [peer, setPeer] = useState('')
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState('')
 
-  async function submit(event: Event) {
-    event.preventDefault()
-    const id = peer.trim()
-    if (!isUserId(id)) {
-      setError('A user id is a number, e.g. 1002.')
-      return
-    }
+  async function open(person: { id: string }) {
     setBusy(true)
     setError('')
     try {
-      const { chat } = await api.createPrivateChat(id)
-      setPeer('')
+      const { chat } = await api.createPrivateChat(person.id)
       onOpened(chat)
     } catch (failure) {
-      setError(isFailure(failure, 'InvalidRequest') ? 'That is your own id.' : failureText(failure))
+      if (isFailure(failure, 'UserNotFound')) setError(unknownPersonText(person.id))
+      else if (isFailure(failure, 'InvalidRequest')) setError('That is you. Choose someone else.')
+      else setError(failureText(failure))
     } finally {
       setBusy(false)
     }
@@ -41,26 +36,12 @@ export function NewPrivateChat({ api, onOpened }: NewPrivateChatProps) {
   return (
     <details class="new-chat">
       <summary>New private chat</summary>
-      <form onSubmit={submit}>
-        <label for="new-chat-peer">Their user id</label>
-        <input
-          id="new-chat-peer"
-          name="peer"
-          inputMode="numeric"
-          autoComplete="off"
-          required
-          value={peer}
-          onInput={(event) => setPeer(event.currentTarget.value)}
-        />
-        {error && (
-          <p class="form-error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit" disabled={busy}>
-          Open chat
-        </button>
-      </form>
+      <PeoplePicker id="new-chat-person" label="Find a person" onPick={open} disabled={busy} />
+      {error && (
+        <p class="form-error" role="alert">
+          {error}
+        </p>
+      )}
     </details>
   )
 }

@@ -6,6 +6,7 @@ import { failureText } from '../../api/envelope.ts'
 import type { Uploader } from '../../files/uploader.ts'
 import { useAttachments } from '../../files/use-attachments.ts'
 import { useFileDrop } from '../../files/use-file-drop.ts'
+import { Avatar } from '../../people/avatar.tsx'
 import { Link } from '../../router/link.tsx'
 import { navigate } from '../../router/navigation.ts'
 import { MOUNT, routePath } from '../../router/routes.ts'
@@ -13,7 +14,7 @@ import { ForwardDialog } from '../actions/forward-dialog.tsx'
 import { compareIds } from '../chat-list/chat-list-state.ts'
 import type { EventBus } from '../live/event-bus.ts'
 import type { TypingBoard } from '../live/typing-board.ts'
-import { chatKind, mayPost } from '../message/names.ts'
+import { ChatType, chatKind, mayPost } from '../message/names.ts'
 import { MessageSearch } from '../search/message-search.tsx'
 import { Composer } from './composer.tsx'
 import {
@@ -242,17 +243,20 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader, 
         <Link href={MOUNT} class="back-link" aria-label="Back to the chat list">
           ←
         </Link>
-        <div class="conversation-title">
-          <h2>{chat.name}</h2>
-          <p class="chat-kind">
-            {chatKind(chat)}
-            {peerOnline !== undefined && (
-              <>
-                {' · '}
-                <span class={peerOnline ? 'presence online' : 'presence'}>{peerOnline ? 'online' : 'offline'}</span>
-              </>
-            )}
-          </p>
+        <div class="conversation-title-with-avatar">
+          <Avatar id={chat.type === ChatType.Private ? chat.peer : chat.id} name={chat.name} />
+          <div class="conversation-title">
+            <h2>{chat.name}</h2>
+            <p class="chat-kind">
+              {chatKind(chat)}
+              {peerOnline !== undefined && (
+                <>
+                  {' · '}
+                  <span class={peerOnline ? 'presence online' : 'presence'}>{peerOnline ? 'online' : 'offline'}</span>
+                </>
+              )}
+            </p>
+          </div>
         </div>
         <button
           type="button"

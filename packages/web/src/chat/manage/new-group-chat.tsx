@@ -1,7 +1,8 @@
 import { useRef, useState } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
-import { failureText } from '../../api/envelope.ts'
+import { failureText, isFailure } from '../../api/envelope.ts'
+import { unknownPeopleText } from '../../people/people-names.ts'
 import { ChatType } from '../message/names.ts'
 import { parseMemberIds } from './member-ids.ts'
 
@@ -44,7 +45,11 @@ export function NewGroupChat({ api, channels, onCreated }: NewGroupChatProps) {
       if (details.current) details.current.open = false
       onCreated(chat)
     } catch (failure) {
-      setError(failureText(failure))
+      // The ids the chat module does not know are in the error's details (docs/people.md).
+      const unknown = isFailure(failure, 'UserNotFound')
+        ? ((failure.details as { members?: string[] } | undefined)?.members ?? [])
+        : []
+      setError(unknown.length > 0 ? unknownPeopleText(unknown) : failureText(failure))
     } finally {
       setBusy(false)
     }

@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView, MemberView } from '../../api/chat-types.ts'
-import { failureText } from '../../api/envelope.ts'
-import { isUserId } from '../manage/member-ids.ts'
+import { failureText, isFailure } from '../../api/envelope.ts'
+import { unknownPersonText } from '../../people/people-names.ts'
+import { PeoplePicker } from '../../people/people-picker.tsx'
 
 interface AddMemberProps {
   api: ChatApi
@@ -10,50 +11,28 @@ interface AddMemberProps {
   onAdded: (member: MemberView) => void
 }
 
-/** Adds someone to a group or channel by their user id (add_chat_member), optionally as admin. */
+/** Adds a person found by name or email (or by user id) to a group or channel (add_chat_member), optionally as admin. */
 export function AddMember({ api, chat, onAdded }: AddMemberProps) {
-  const [member, setMember] = useState('')
   const [admin, setAdmin] = useState(false)
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState('')
 
-  async function submit(event: Event) {
-    event.preventDefault()
-    const id = member.trim()
-    if (!isUserId(id)) {
-      setError('A user id is a number, e.g. 1002.')
-      return
-    }
+  async function add(person: { id: string }) {
     setBusy(true)
     setError('')
     try {
-      onAdded(await api.addChatMember(chat.id, id, admin))
-      setMember('')
+      onAdded(await api.addChatMember(chat.id, person.id, admin))
       setAdmin(false)
     } catch (failure) {
-      setError(failureText(failure))
+      setError(isFailure(failure, 'UserNotFound') ? unknownPersonText(person.id) : failureText(failure))
     } finally {
       setBusy(false)
     }
   }
 
   return (
-    <form class="add-member" onSubmit={submit}>
-      <label for="add-member-id">Add a member by user id</label>
-      <div class="inline-fields">
-        <input
-          id="add-member-id"
-          name="member"
-          inputMode="numeric"
-          autoComplete="off"
-          required
-          value={member}
-          onInput={(event) => setMember(event.currentTarget.value)}
-        />
-        <button type="submit" disabled={busy}>
-          Add
-        </button>
-      </div>
+    <div class="add-member">
+      <PeoplePicker id="add-member" label="Add a member" onPick={add} disabled={busy} />
       <label class="checkbox">
         <input type="checkbox" checked={admin} onChange={(event) => setAdmin(event.currentTarget.checked)} /> as admin
       </label>
@@ -62,6 +41,6 @@ export function AddMember({ api, chat, onAdded }: AddMemberProps) {
           {error}
         </p>
       )}
-    </form>
+    </div>
   )
 }

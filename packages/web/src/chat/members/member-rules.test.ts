@@ -27,6 +27,7 @@ function group(role: number, type = 2): ChatView {
 function member(id: string, role: 'owner' | 'admin' | 'member'): MemberView {
   return {
     member: id,
+    name: `Person ${id}`,
     role: role === 'owner' ? 1 : role === 'admin' ? 2 : 0,
     owner: role === 'owner',
     admin: role === 'admin',

@@ -3,6 +3,8 @@ import type { UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView, MemberView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
+import { Avatar } from '../../people/avatar.tsx'
+import { usePeopleNames } from '../../people/people-names.ts'
 import { compareIds } from '../chat-list/chat-list-state.ts'
 import { InviteLink } from '../manage/invite-link.tsx'
 import { senderName } from '../message/names.ts'
@@ -30,10 +32,16 @@ export function MembersPanel({ api, chat, me, onChanged }: MembersPanelProps) {
   const [loaded, setLoaded] = useState(false)
   const [busy, setBusy] = useState('')
   const [error, setError] = useState('')
+  const names = usePeopleNames()
+
+  function learn(page: MemberView[]) {
+    names?.learn(page.map((member) => ({ id: member.member, name: member.name })))
+  }
 
   async function loadFirst() {
     try {
       const page = await api.getChatMembers(chat.id, { limit: PAGE })
+      learn(page.members)
       setMembers(page.members)
       setHasMore(page.has_more)
       setLoaded(true)
@@ -51,6 +59,7 @@ export function MembersPanel({ api, chat, me, onChanged }: MembersPanelProps) {
     const after = members.at(-1)?.member
     try {
       const page = await api.getChatMembers(chat.id, { after, limit: PAGE })
+      learn(page.members)
       setMembers((known) => [...known, ...page.members])
       setHasMore(page.has_more)
     } catch (failure) {
@@ -100,7 +109,8 @@ export function MembersPanel({ api, chat, me, onChanged }: MembersPanelProps) {
             const self = member.member === me.crmId
             return (
               <li key={member.member} data-member-id={member.member}>
-                <span class="member-name">{senderName(member.member, chat, me)}</span>
+                <Avatar id={member.member} name={self ? member.name : senderName(member.member, chat, me, names)} />
+                <span class="member-name">{senderName(member.member, chat, me, names)}</span>
                 <span class={`role role-${roleName(member).toLowerCase()}`}>{roleName(member)}</span>
                 <span class="member-actions">
                   {allowed.makeAdmin && (
@@ -132,7 +142,7 @@ export function MembersPanel({ api, chat, me, onChanged }: MembersPanelProps) {
                       type="button"
                       class="danger"
                       disabled={busy !== ''}
-                      aria-label={`Remove ${senderName(member.member, chat, me)}`}
+                      aria-label={`Remove ${senderName(member.member, chat, me, names)}`}
                       onClick={() => change(member.member, () => api.removeMember(chat.id, member.member))}
                     >
                       Remove

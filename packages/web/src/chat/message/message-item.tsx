@@ -3,9 +3,11 @@ import { useRef } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import { FileAttachment } from '../../files/file-attachment.tsx'
+import { Avatar } from '../../people/avatar.tsx'
+import { usePeopleNames } from '../../people/people-names.ts'
 import { type MessageActionHandlers, MessageActions } from '../actions/message-actions.tsx'
 import { MarkdownContent, PlainText } from './markdown-content.tsx'
-import { messagePermissions, previewText, senderName } from './names.ts'
+import { ChatType, messagePermissions, previewText, senderName } from './names.ts'
 import { clockTime, fullTime } from './times.ts'
 
 interface MessageItemProps {
@@ -30,7 +32,9 @@ interface MessageItemProps {
  */
 export function MessageItem({ message, chat, me, actionsOpen, handlers, continued = false }: MessageItemProps) {
   const toggle = useRef<HTMLButtonElement>(null)
+  const names = usePeopleNames()
   const mine = message.owner === me.crmId
+  const sender = senderName(message.owner, chat, me, names)
   const sent = new Date(message.time)
   const permissions = messagePermissions(message, chat, me)
   const hasActions = Object.values(permissions).some(Boolean)
@@ -51,14 +55,17 @@ export function MessageItem({ message, chat, me, actionsOpen, handlers, continue
           title="Go to the replied message"
           onClick={() => handlers.jumpTo(reply.id)}
         >
-          <span class="reply-sender">{senderName(reply.owner, chat, me)}</span>
+          <span class="reply-sender">{senderName(reply.owner, chat, me, names)}</span>
           <span class="reply-text">
             {reply.deleted ? 'Message deleted' : <PlainText source={previewText(reply)} />}
           </span>
         </button>
       )}
       <div class="message-meta">
-        <span class={continued ? 'sender visually-hidden' : 'sender'}>{senderName(message.owner, chat, me)}</span>
+        {!mine && !continued && chat.type !== ChatType.Private && (
+          <Avatar id={message.owner} name={sender} size="small" />
+        )}
+        <span class={continued ? 'sender visually-hidden' : 'sender'}>{sender}</span>
         <time dateTime={message.time} title={fullTime(sent)} class={continued ? 'visually-hidden' : undefined}>
           {clockTime(sent)}
         </time>

@@ -1,6 +1,7 @@
 import { ChatMessFlags } from '@atrium/platform/flags'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
+import { fallbackName, type PeopleNames } from '../../people/people-names.ts'
 
 /** Chat type flags (spec: "Chat type flags"). */
 export const ChatType = { Private: 1, Group: 2, InfoChannel: 4 } as const
@@ -8,11 +9,16 @@ export const ChatType = { Private: 1, Group: 2, InfoChannel: 4 } as const
 /** Member role bits that may manage a chat (spec: Owner 1, Admin 2). */
 const MANAGES = 1 | 2
 
-/** How a message's sender is named: "You", the peer of a private chat by the chat's name, others by id. */
-export function senderName(owner: string, chat: ChatView, me: UserView): string {
+/**
+ * How a message's sender is named: "You", the peer of a private chat by the chat's name, others by
+ * the name the client knows for them (PeopleNames, docs/people.md), else "User" and four digits.
+ */
+export function senderName(owner: string, chat: ChatView, me: UserView, names?: PeopleNames): string {
   if (owner === me.crmId) return 'You'
   if (chat.type === ChatType.Private && owner === chat.peer) return chat.name
-  return `User ${owner}`
+  const known = names?.get(owner)
+  if (known === undefined) names?.want([owner])
+  return known ?? fallbackName(owner)
 }
 
 /** What kind of chat this is, in words. */
@@ -32,7 +38,7 @@ export function mayPost(chat: ChatView): boolean {
 
 /** The name the signed-in person is shown by in the client's own header. */
 export function ownName(me: UserView): string {
-  return me.name || me.contacts[0]?.value || `User ${me.crmId}`
+  return me.name || me.contacts[0]?.value || fallbackName(me.crmId)
 }
 
 /**

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import type { AuthApi, UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import { failureText } from '../../api/envelope.ts'
+import { Avatar } from '../../people/avatar.tsx'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
 import { InviteLink } from '../manage/invite-link.tsx'
@@ -20,6 +21,7 @@ interface ProfilePanelProps {
  */
 export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) {
   const [name, setName] = useState(me.name)
+  const [shown, setShown] = useState(ownName(me))
   const [note, setNote] = useState('')
   const [busy, setBusy] = useState(false)
 
@@ -27,7 +29,9 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
     event.preventDefault()
     setBusy(true)
     try {
-      const saved = await api.updateProfile(name.trim())
+      // Through the gateway, which keeps the name and tells the chat module (docs/people.md).
+      const saved = await auth.setProfileName(name.trim())
+      setShown(saved.name)
       setNote(`Others now see you as ${saved.name}.`)
     } catch (failure) {
       setNote(failureText(failure))
@@ -49,7 +53,8 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
   return (
     <header class="profile">
       <p class="me">
-        <span class="me-name">{ownName(me)}</span>
+        <Avatar id={me.crmId} name={shown} />
+        <span class="me-name">{shown}</span>
         <span class="me-id">
           Your user id: <strong data-testid="my-crm-id">{me.crmId}</strong>
         </span>

@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict'
+import { createTestDatabaseUrl, forEachDialect, listenRestartable, until } from '@atrium/platform/testing'
+import { buildChat } from '../../../chat/src/app.ts'
+import { loadChatConfig } from '../../../chat/src/config.ts'
+import { createChatClient, SERVICE_SECRET } from '../../../chat/test/support.ts'
+import { startPeopleWorld } from '../../test/people.ts'
+import { startGateway } from '../../test/support.ts'
+
+type Member = { member: string; name: string }
+
+forEachDialect('names reach the chat module whatever path set them', async (t, dialect) => {
+  const world = await startPeopleWorld(t, dialect)
+  // CLI-style creation with --name, a sign-up without a name, a profile edit, an admin change.
+  const named = await world.store.users.create({ name: 'Created With Name' })
+  const { user: signedUp } = await world.store.users.userForContact(1, 'new@example.com', 0)
+  const editor = await world.person('Before Edit')
+  assert.equal((await editor.setName('After Edit')).status, 200)
+  await world.store.users.setScopes(named.crm_id, ['chat'])
+
+  const owner = world.chat.user(editor.crmId)
+  const expected = [
+    [String(named.crm_id), 'Created With Name'],
+    [String(signedUp.crm_id), `User ${String(signedUp.crm_id).slice(-4)}`],
+    [String(editor.crmId), 'After Edit'],
+  ].sort()
+  let members: Member[] = []
+  await until(async () => {
+    const created = await owner.post('create_chat', {
+      type: 2,
+      name: 'Everyone',
+      members: [String(named.crm_id), String(signedUp.crm_id)],
+    })
+    if (created.status !== 200) return false
+    members = (await owner.read('get_chat_members', { chat_id: created.result.chat.id })).members
+    return members.some((member) => member.name === 'After Edit')
+  }, 'every user registered in the chat module')
+  assert.deepEqual(members.map((member) => [member.member, member.name]).sort(), expected)
+})
+
+forEachDialect('a change written by another process (the CLI) is pushed by the next sync', async (t, dialect) => {
+  const world = await startPeopleWorld(t, dialect)
+  const alice = await world.person('Alice')
+  const bob = await world.person('Bob')
+  await world.app.syncProfiles()
+  const { chat: pair } = await world.chat.user(alice.crmId).ok('create_private_chat', { peer: String(bob.crmId) })
+  assert.equal(pair.name, 'Bob')
+  // Straight into the database, as `atrium user` in another process writes: no in-process notice.
+  const tick = world.store.nextTick()
+  await world.store.db
+    .updateTable('users')
+    .set({ name: 'Robert', timetick_update: tick })
+    .where('crm_id', '=', bob.crmId)
+    .execute()
+  await world.app.syncProfiles()
+  const renamed = await world.chat.user(alice.crmId).read('get_chat_info', { chat_id: pair.id })
+  assert.equal(renamed.name, 'Robert')
+  const events = (await world.chat.events({ since: 0, subjects: `user:${alice.crmId}` })).result.Events
+  const change = events.find((event: { EventType: string }) => event.EventType === 'ProfileChanged')
+  assert.deepEqual([change?.Data.member, change?.Data.name], [String(bob.crmId), 'Robert'])
+})
+
+forEachDialect(
+  'while the chat module is down the sync retries, and nothing is lost across a gateway restart',
+  async (t, dialect) => {
+    // The gateways stop first (after-hooks run in the order they were added), then the chat module.
+    const gateways: Array<{ close(): Promise<unknown> }> = []
+    t.after(() => Promise.all(gateways.map((gateway) => gateway.close())))
+    const chatApp = await buildChat(
+      loadChatConfig({ ChatDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET }, {}),
+    )
+    t.after(() => chatApp.close())
+    await chatApp.ready()
+    const chatServer = await listenRestartable(t, chatApp.server)
+    const chat = createChatClient(`http://127.0.0.1:${chatServer.port}`)
+    await chatServer.stop()
+
+    const gatewayDb = await createTestDatabaseUrl(t, dialect)
+    const settings = { GatewayDB: gatewayDb, Modules: { chat: chat.base }, ServiceSecret: SERVICE_SECRET }
+    const first = await startGateway(t, dialect, { settings })
+    gateways.push(first.app)
+    const owner = await first.store.users.create({ name: 'Owner' })
+    const early = await first.store.users.create({ name: 'Early Bird' })
+    await first.app.close()
+
+    // A second gateway on the same database, started while the module is still down.
+    const second = await startGateway(t, dialect, { settings })
+    gateways.push(second.app)
+    const late = await second.store.users.create({ name: 'Late Comer' })
+    await chatServer.start()
+    let members: Member[] = []
+    await until(async () => {
+      const created = await chat.user(owner.crm_id).post('create_chat', {
+        type: 2,
+        name: 'Retry',
+        members: [String(early.crm_id), String(late.crm_id)],
+      })
+      if (created.status !== 200) return false
+      members = (await chat.user(owner.crm_id).read('get_chat_members', { chat_id: created.result.chat.id })).members
+      return true
+    }, 'the profiles pushed once the chat module is back')
+    assert.deepEqual(members.map((member) => member.name).sort(), ['Early Bird', 'Late Comer', 'Owner'])
+  },
+)

@@ -1,0 +1,17 @@
+import { avatarHue, initials } from './initials.ts'
+
+/**
+ * An initials avatar with a colour from the id. Decorative: the name beside it is the text a
+ * screen reader reads, so the avatar is hidden from it.
+ */
+export function Avatar({ id, name, size = 'normal' }: { id: string; name: string; size?: 'small' | 'normal' }) {
+  return (
+    <span
+      class={`avatar avatar-${size}`}
+      aria-hidden="true"
+      style={{ backgroundColor: `hsl(${avatarHue(id)} 55% 38%)` }}
+    >
+      {initials(name)}
+    </span>
+  )
+}

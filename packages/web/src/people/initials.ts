@@ -1,0 +1,19 @@
+/**
+ * Initials of a name: the first letters of its first two words that start with a letter
+ * ("Alice Archer" → "AA"; "User 4821", the name of someone without a display name, → "U").
+ */
+export function initials(name: string): string {
+  const words = name
+    .trim()
+    .split(/\s+/)
+    .filter((word) => /^\p{L}/u.test(word))
+  const letters = words.slice(0, 2).map((word) => [...word][0] ?? '')
+  return letters.join('').toUpperCase() || '?'
+}
+
+/** A stable hue for an id, so a person keeps their colour everywhere. */
+export function avatarHue(id: string): number {
+  let hash = 0
+  for (const char of id) hash = (hash * 31 + char.charCodeAt(0)) % 360
+  return hash
+}
