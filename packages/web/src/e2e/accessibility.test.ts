@@ -1,23 +1,8 @@
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
-import { launchBrowser, openPage, signInByEmail, startSystem } from './system.ts'
-
-/** Opens the private chat with `peer` from the chat list's form; returns the chat id. */
-async function openPrivateChat(page: Page, peer: string): Promise<string> {
-  await page.getByText('New private chat').click()
-  await page.getByLabel('Their user id').fill(peer)
-  await page.getByRole('button', { name: 'Open chat' }).click()
-  await page.waitForURL(/\/chat\/c\/\d+$/)
-  return new URL(page.url()).pathname.split('/').at(-1)!
-}
-
-/** Writes a message in the open conversation and waits until it shows as sent (as `shown`, rendered). */
-async function send(page: Page, text: string, shown = text) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text)
-  await page.keyboard.press('Enter')
-  await page.locator('.message.mine', { hasText: shown }).waitFor()
-}
+import { openPrivateChat, send } from './steps.ts'
+import { choosePerson, launchBrowser, openPage, signInByEmail, startSystem } from './system.ts'
 
 /** Opens a message's actions. */
 async function openActions(page: Page, text: string) {
@@ -97,8 +82,7 @@ test('every main screen of the client passes axe-core without serious or critica
   await alice.page.getByRole('button', { name: 'Create group' }).click()
   await alice.page.getByRole('heading', { name: 'Release crew' }).waitFor()
   await alice.page.getByRole('button', { name: 'Chat info' }).click()
-  await alice.page.getByLabel('Add a member by user id').fill(bobId)
-  await alice.page.getByRole('button', { name: 'Add', exact: true }).click()
+  await choosePerson(alice.page, 'Add a member', bobId)
   await alice.page.getByTestId('member-count').filter({ hasText: /^2$/ }).waitFor()
   await checkAccessibility(alice.page, 'a11y-members-panel')
 

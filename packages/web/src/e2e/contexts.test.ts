@@ -8,6 +8,7 @@ import type { ChatDatabase } from '../../../chat/src/db/schema.ts'
 import { runCli } from '../../../gateway/src/cli/cli.ts'
 import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
 import { checkAccessibility } from './accessibility.ts'
+import { setDisplayName, shownMessages } from './steps.ts'
 import { launchBrowser, openPage, type System, signInByEmail, startSystem } from './system.ts'
 
 /**
@@ -52,18 +53,6 @@ async function signInWithoutMessenger(page: Page, system: System, email: string)
   const { code } = await system.mailTo(email)
   await page.getByLabel('Sign-in code').fill(code)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-}
-
-async function setDisplayName(page: Page, name: string) {
-  await page.getByText('Profile', { exact: true }).click()
-  await page.getByLabel('Display name').fill(name)
-  await page.getByRole('button', { name: 'Save name' }).click()
-  await page.getByText(`Others now see you as ${name}.`).waitFor()
-  await page.getByText('Profile', { exact: true }).click()
-}
-
-async function shownMessages(page: Page): Promise<string[]> {
-  return page.locator('.messages .message-content').allInnerTexts()
 }
 
 forEachDialect(

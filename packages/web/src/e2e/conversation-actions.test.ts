@@ -1,27 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
-import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
-
-/** Opens the private chat with `peer` from the chat list's form; returns the chat id. */
-async function openPrivateChat(page: Page, peer: string): Promise<string> {
-  // The form stays open after a chat was opened with it.
-  if (!(await page.getByRole('combobox', { name: 'Find a person' }).isVisible()))
-    await page.getByText('New private chat').click()
-  const before = new URL(page.url()).pathname
-  await choosePerson(page, 'Find a person', peer)
-  await page.waitForURL((url) => url.pathname !== before && /^\/chat\/c\/\d+$/.test(url.pathname))
-  return new URL(page.url()).pathname.split('/').at(-1)!
-}
-
-/** Writes a message in the open conversation; returns its id once it shows as sent (as `shown`, rendered). */
-async function send(page: Page, text: string, shown = text): Promise<string> {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text)
-  await page.keyboard.press('Enter')
-  const sent = page.locator('.message.mine', { hasText: shown }).last()
-  await sent.waitFor()
-  return (await sent.getAttribute('data-message-id')) ?? ''
-}
+import { openPrivateChat, send } from './steps.ts'
+import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
 
 /** One message of the open conversation by id. */
 const messageOf = (page: Page, id: string) => page.locator(`.messages [data-message-id="${id}"]`)

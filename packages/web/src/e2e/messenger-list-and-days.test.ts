@@ -3,19 +3,12 @@ import { createDatabase, timetickAt } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
+import { openPrivateChat, setDisplayName } from './steps.ts'
 import { launchBrowser, openPage, type System, signInByEmail, startSystem } from './system.ts'
 
 // openPage's browsers: British English in Berlin. Expected words are computed here the same way.
 const LOCALE = 'en-GB'
 const ZONE = 'Europe/Berlin'
-
-async function setDisplayName(page: Page, name: string) {
-  await page.getByText('Profile', { exact: true }).click()
-  await page.getByLabel('Display name').fill(name)
-  await page.getByRole('button', { name: 'Save name' }).click()
-  await page.getByText(`Others now see you as ${name}.`).waitFor()
-  await page.getByText('Profile', { exact: true }).click()
-}
 
 /** 11:00 UTC (noon in Berlin, either side of daylight saving) on the Berlin day `days` before today. */
 function berlinNoon(daysBefore: number): Date {
@@ -75,11 +68,7 @@ forEachDialect(
     const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
     await setDisplayName(bob.page, 'Bob')
 
-    await alice.page.getByText('New private chat').click()
-    await alice.page.getByLabel('Their user id').fill(bobId)
-    await alice.page.getByRole('button', { name: 'Open chat' }).click()
-    await alice.page.waitForURL(/\/chat\/c\/\d+$/)
-    const chatId = new URL(alice.page.url()).pathname.split('/').at(-1)!
+    const chatId = await openPrivateChat(alice.page, bobId)
 
     // Bob's messages of earlier days: ten days ago, three days ago (two a minute apart, one ten
     // minutes later) and yesterday.

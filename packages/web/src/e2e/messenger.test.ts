@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
+import { setDisplayName, shownMessages } from './steps.ts'
 import { choosePerson, launchBrowser, openPage, type System, screenshot, startSystem } from './system.ts'
 
 /** Signs in on the sign-in page by email code read from the SMTP sink; returns the user's CRM id. */
@@ -15,19 +16,6 @@ async function signInByEmail(page: Page, system: System, email: string, shots = 
   await page.getByLabel('Sign-in code').fill(code)
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
   return (await page.getByTestId('my-crm-id').textContent()) ?? ''
-}
-
-async function setDisplayName(page: Page, name: string) {
-  await page.getByText('Profile', { exact: true }).click()
-  await page.getByLabel('Display name').fill(name)
-  await page.getByRole('button', { name: 'Save name' }).click()
-  await page.getByText(`Others now see you as ${name}.`).waitFor()
-  await page.getByText('Profile', { exact: true }).click()
-}
-
-/** The messages shown in the open conversation, oldest first. */
-async function shownMessages(page: Page): Promise<string[]> {
-  return page.locator('.messages .message-content').allInnerTexts()
 }
 
 // On PostgreSQL too (when DATABASE_URL names one), so the client's main path runs on both dialects.

@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
+import { send } from './steps.ts'
 import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
-
-/** Writes a message in the open conversation and waits until it shows as sent. */
-async function send(page: Page, text: string) {
-  await page.getByRole('textbox', { name: 'Message' }).fill(text)
-  await page.keyboard.press('Enter')
-  await page.locator('.message.mine', { hasText: text }).waitFor()
-}
 
 /** The id in the path of a messenger URL (/chat/c/{id}). */
 const chatIdOf = (page: Page) => new URL(page.url()).pathname.split('/').at(-1)!

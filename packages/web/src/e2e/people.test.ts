@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict'
 import { forEachDialect } from '@atrium/platform/testing'
-import type { Page } from 'playwright-core'
+import { setDisplayName } from './steps.ts'
 import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
-
-async function setDisplayName(page: Page, name: string) {
-  await page.getByText('Profile', { exact: true }).click()
-  await page.getByLabel('Display name').fill(name)
-  await page.getByRole('button', { name: 'Save name' }).click()
-  await page.getByText(`Others now see you as ${name}.`).waitFor()
-  await page.getByText('Profile', { exact: true }).click()
-}
 
 // Issue 16, item 1: people are names and faces, found by name or email, renamed live.
 forEachDialect('people are found by name or email, shown by name everywhere and renamed live', async (t, dialect) => {

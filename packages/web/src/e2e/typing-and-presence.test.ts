@@ -2,15 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
+import { openPrivateChat, setDisplayName } from './steps.ts'
 import { launchBrowser, openPage, signInByEmail, startSystem } from './system.ts'
-
-async function setDisplayName(page: Page, name: string) {
-  await page.getByText('Profile', { exact: true }).click()
-  await page.getByLabel('Display name').fill(name)
-  await page.getByRole('button', { name: 'Save name' }).click()
-  await page.getByText(`Others now see you as ${name}.`).waitFor()
-  await page.getByText('Profile', { exact: true }).click()
-}
 
 /** The typing line's text once it equals `text` (polling the page, no sleeps). */
 async function typingLine(page: Page, text: string, timeout = 10_000) {
@@ -34,11 +27,7 @@ test('typing shows in the other browser and ends by itself or with the message; 
   const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
   await setDisplayName(bob.page, 'Bob')
 
-  await alice.page.getByText('New private chat').click()
-  await alice.page.getByLabel('Their user id').fill(bobId)
-  await alice.page.getByRole('button', { name: 'Open chat' }).click()
-  await alice.page.waitForURL(/\/chat\/c\/\d+$/)
-  const chatId = new URL(alice.page.url()).pathname.split('/').at(-1)!
+  const chatId = await openPrivateChat(alice.page, bobId)
   await alice.page.getByRole('textbox', { name: 'Message' }).fill('Hi Bob')
   await alice.page.keyboard.press('Enter')
   await bob.page.locator(`[data-chat-id="${chatId}"]`).getByRole('link').click()

@@ -1,0 +1,38 @@
+import type { Page } from 'playwright-core'
+import { choosePerson } from './system.ts'
+
+/** Steps a person takes in the messenger that many browser tests share. */
+
+/** Saves a display name in the profile, as a person names themself. */
+export async function setDisplayName(page: Page, name: string) {
+  await page.getByText('Profile', { exact: true }).click()
+  await page.getByLabel('Display name').fill(name)
+  await page.getByRole('button', { name: 'Save name' }).click()
+  await page.getByText(`Others now see you as ${name}.`).waitFor()
+  await page.getByText('Profile', { exact: true }).click()
+}
+
+/** Opens the private chat with `peer` (their id, name or full email) from the chat list; returns the chat id. */
+export async function openPrivateChat(page: Page, peer: string): Promise<string> {
+  // The form stays open after a chat was opened with it.
+  if (!(await page.getByRole('combobox', { name: 'Find a person' }).isVisible()))
+    await page.getByText('New private chat').click()
+  const before = new URL(page.url()).pathname
+  await choosePerson(page, 'Find a person', peer)
+  await page.waitForURL((url) => url.pathname !== before && /^\/chat\/c\/\d+$/.test(url.pathname))
+  return new URL(page.url()).pathname.split('/').at(-1)!
+}
+
+/** Writes a message in the open conversation; returns its id once it shows as sent (as `shown`, rendered). */
+export async function send(page: Page, text: string, shown = text): Promise<string> {
+  await page.getByRole('textbox', { name: 'Message' }).fill(text)
+  await page.keyboard.press('Enter')
+  const sent = page.locator('.message.mine', { hasText: shown }).last()
+  await sent.waitFor()
+  return (await sent.getAttribute('data-message-id')) ?? ''
+}
+
+/** The texts of the messages shown in the open conversation, oldest first. */
+export async function shownMessages(page: Page): Promise<string[]> {
+  return page.locator('.messages .message-content').allInnerTexts()
+}
