@@ -25,6 +25,7 @@ forEachDialect(
   "get_chats and get_chat_info carry each chat's newest message with its sender's name",
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 3, 4)
     await chat.user(2).ok('update_profile', { name: 'Bob' })
     const groupId = await createGroup(chat.user(1), [2, 3])
     const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '3' })
@@ -72,6 +73,7 @@ forEachDialect(
   'an edit shows in the preview; a deleted newest message gives way to the one before',
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 3, 4)
     const groupId = await createGroup(chat.user(1), [2])
     const first = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'first' })
     const second = await chat.user(2).ok('send_message', { chat_id: groupId, content: 'second' })
@@ -98,6 +100,7 @@ forEachDialect(
   async (t, dialect) => {
     const chat = await startChat(t, dialect)
     const chats = 30
+    await chat.register(1, 102, ...Array.from({ length: chats }, (_, index) => 100 + index))
     for (let peer = 100; peer < 100 + chats; peer++) {
       const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: String(peer) })
       await chat.user(peer).ok('send_message', { chat_id: direct.id, content: `from ${peer}` })

@@ -27,6 +27,7 @@ function assertTooLong(answer: { status: number; error?: { code: number; message
 
 forEachDialect('a message of exactly the limit is sent; one character more is MessageTooLong', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   const atLimit = await chat.user(1).ok('send_message', { chat_id: groupId, content: textOf(MAX_CONTENT) })
   assert.equal(atLimit.content.length, MAX_CONTENT)
@@ -50,6 +51,7 @@ forEachDialect('a message of exactly the limit is sent; one character more is Me
 
 forEachDialect('replies, edits and file captions keep the same limit', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   const first = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'first' })
   const reply = { chat_id: groupId, reply_to: first.id }
@@ -95,6 +97,7 @@ forEachDialect('replies, edits and file captions keep the same limit', async (t,
 
 forEachDialect('a forward of a message at the limit arrives whole', async (t, dialect) => {
   const chat = await startChat(t, dialect)
+  await chat.register(1, 2, 3)
   const groupId = await createGroup(chat.user(1), [2])
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
   const long = await chat.user(1).ok('send_message', { chat_id: groupId, content: textOf(MAX_CONTENT, '😀') })

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
+import { checkAccessibility } from './accessibility.ts'
 import { openPrivateChat, send } from './steps.ts'
-import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+import { launchBrowser, openPage, signInByEmail, startSystem } from './system.ts'
 
 /** One message of the open conversation by id. */
 const messageOf = (page: Page, id: string) => page.locator(`.messages [data-message-id="${id}"]`)
@@ -61,7 +62,7 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
     )
     reply = await send(bob.page, 'Ship it.')
     await messageOf(alice.page, reply).locator('.reply-preview', { hasText: 'Release 1.2 is on Friday' }).waitFor()
-    await screenshot(bob.page, 'conversation-reply-phone')
+    await checkAccessibility(bob.page, 'conversation-reply-phone')
   })
 
   await t.test('a reaction shows as a chip to both, and the chip toggles the own reaction', async () => {
@@ -94,7 +95,7 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
     await act(bob.page, release, 'Pin')
     await alice.page.locator('.pinned-bar', { hasText: 'Release 1.2 is on Monday' }).waitFor()
     await messageOf(alice.page, release).locator('.pin-mark').waitFor()
-    await screenshot(alice.page, 'conversation-actions')
+    await checkAccessibility(alice.page, 'conversation-actions')
     await act(alice.page, release, 'Unpin')
     await bob.page.locator('.pinned-bar').waitFor({ state: 'detached' })
   })
@@ -136,7 +137,7 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
     await alice.page.keyboard.press('Enter')
     const result = alice.page.locator('.search-result', { hasText: 'Release **1.2** is on Monday' })
     await result.waitFor()
-    await screenshot(alice.page, 'conversation-search')
+    await checkAccessibility(alice.page, 'conversation-search')
     await result.click()
     await alice.page.waitForURL(new RegExp(`/chat/c/${bobChat}(#.*)?$`))
     await alice.page.waitForFunction((id) => document.activeElement?.getAttribute('data-message-id') === id, release)

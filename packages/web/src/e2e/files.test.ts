@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { formatProgress } from '../files/file-size.ts'
+import { checkAccessibility } from './accessibility.ts'
 import {
   attachByButton,
   downloadedBytes,
@@ -15,7 +16,7 @@ import {
   waitUploaded,
   withoutBrokenRequests,
 } from './file-helpers.ts'
-import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+import { choosePerson, launchBrowser, openPage, signInByEmail, startSystem } from './system.ts'
 
 /** The upload chunk size of the resume tests' client. */
 const CHUNK = 256 * 1024
@@ -57,7 +58,7 @@ test('files: attach by button, drop and paste, download, preview and browse; a g
     await tray.getByText('report – Q3.bin').waitFor()
     await waitUploaded(alice.page, 2)
     assert.match((await tray.textContent()) ?? '', /293 KB · ready to send/)
-    await screenshot(alice.page, 'files-tray')
+    await checkAccessibility(alice.page, 'files-tray')
     await alice.page.getByRole('textbox', { name: 'Message' }).fill('Numbers and a photo')
     await alice.page.keyboard.press('Enter')
     await alice.page.locator('.message.mine .file-thumbnail img[alt="holiday.png"]').waitFor()
@@ -83,7 +84,7 @@ test('files: attach by button, drop and paste, download, preview and browse; a g
       (await thumbnail.getAttribute('src'))!,
     )
     assert.ok(Buffer.from(imageBytes).equals(photo.buffer))
-    await screenshot(bob.page, 'files-in-conversation')
+    await checkAccessibility(bob.page, 'files-in-conversation')
   })
 
   await t.test('the image preview opens from the thumbnail, offers a download and closes with Escape', async () => {
@@ -91,7 +92,7 @@ test('files: attach by button, drop and paste, download, preview and browse; a g
     await opener.click()
     const preview = bob.page.getByRole('dialog', { name: 'Image holiday.png' })
     await preview.waitFor()
-    await screenshot(bob.page, 'files-preview')
+    await checkAccessibility(bob.page, 'files-preview')
     const saved = await downloadedBytes(bob.page, () => preview.getByRole('link', { name: 'Download' }).click())
     assert.ok(saved.equals(photo.buffer))
     await bob.page.keyboard.press('Escape')
@@ -143,9 +144,9 @@ test('files: attach by button, drop and paste, download, preview and browse; a g
       /Numbers and a photo/,
       'the caption is listed with its file',
     )
-    await screenshot(alice.page, 'files-browser')
+    await checkAccessibility(alice.page, 'files-browser')
     await alice.page.setViewportSize({ width: 375, height: 740 })
-    await screenshot(alice.page, 'files-browser-phone')
+    await checkAccessibility(alice.page, 'files-browser-phone')
     await alice.page.setViewportSize({ width: 1100, height: 760 })
     await alice.page.unrouteAll()
     await alice.page.getByRole('link', { name: 'Back to the chat' }).click()
@@ -174,7 +175,7 @@ test('files: attach by button, drop and paste, download, preview and browse; a g
       await guest.page.locator('input[type=file], button[aria-label="Attach files"], a[href*="/chat/files/"]').count(),
       0,
     )
-    await screenshot(guest.page, 'files-guest')
+    await checkAccessibility(guest.page, 'files-guest')
     assert.deepEqual(guest.errors, [])
   })
 
@@ -207,7 +208,7 @@ test('files: an upload interrupted, offline or reloaded resumes; cancel ends it;
     const sent = `${formatProgress(CHUNK, big.buffer.length)} sent.`
     assert.ok(((await row.textContent()) ?? '').includes(`The connection was interrupted. ${sent}`))
     assert.equal(await alice.page.getByRole('button', { name: 'Send', exact: true }).isDisabled(), true)
-    await screenshot(alice.page, 'files-interrupted')
+    await checkAccessibility(alice.page, 'files-interrupted')
 
     await alice.page.unrouteAll()
     await resume.click()

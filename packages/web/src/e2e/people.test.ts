@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { forEachDialect } from '@atrium/platform/testing'
+import { checkAccessibility } from './accessibility.ts'
 import { setDisplayName } from './steps.ts'
-import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+import { choosePerson, launchBrowser, openPage, signInByEmail, startSystem } from './system.ts'
 
 // Issue 16, item 1: people are names and faces, found by name or email, renamed live.
 forEachDialect('people are found by name or email, shown by name everywhere and renamed live', async (t, dialect) => {
@@ -31,7 +32,7 @@ forEachDialect('people are found by name or email, shown by name everywhere and 
   await option.waitFor()
   assert.equal(await find.getAttribute('aria-expanded'), 'true')
   assert.equal(await option.getAttribute('aria-selected'), 'true')
-  await screenshot(alice.page, 'people-search')
+  await checkAccessibility(alice.page, 'people-search')
   await find.press('Enter')
   await alice.page.getByRole('heading', { name: 'Bob Builder' }).waitFor()
   await alice.page.getByRole('textbox', { name: 'Message' }).fill('Hi Bob, found you by name')
@@ -60,7 +61,7 @@ forEachDialect('people are found by name or email, shown by name everywhere and 
   const memberNames = alice.page.locator('.member-list .member-name')
   await memberNames.filter({ hasText: 'Carol Created' }).waitFor()
   assert.deepEqual((await memberNames.allInnerTexts()).sort(), ['Bob Builder', 'Carol Created', 'You'])
-  await screenshot(alice.page, 'people-members')
+  await checkAccessibility(alice.page, 'people-members')
   await alice.page.locator('.chat-info-toggle').click()
 
   // Bob writes in the group; Alice sees his name and initials as the sender.
@@ -71,14 +72,14 @@ forEachDialect('people are found by name or email, shown by name everywhere and 
   const fromBob = alice.page.locator('.message', { hasText: 'Hello crew' })
   await fromBob.locator('.sender', { hasText: 'Bob Builder' }).waitFor()
   assert.equal(await fromBob.locator('.avatar').textContent(), 'BB')
-  await screenshot(alice.page, 'people-group-senders')
+  await checkAccessibility(alice.page, 'people-group-senders')
 
   // Bob renames himself: Alice's open group and her chat list follow without a reload.
   await setDisplayName(bob.page, 'Robert Builder')
   await fromBob.locator('.sender', { hasText: 'Robert Builder' }).waitFor()
   await alice.page.locator('.chat-list .chat-name', { hasText: 'Robert Builder' }).waitFor()
   assert.equal(await alice.page.locator('.chat-list .chat-name', { hasText: 'Bob Builder' }).count(), 0)
-  await screenshot(alice.page, 'people-renamed-live')
+  await checkAccessibility(alice.page, 'people-renamed-live')
 
   // An id that belongs to nobody is refused in words (the form is still open from before).
   await choosePerson(alice.page, 'Find a person', '123')
@@ -86,7 +87,7 @@ forEachDialect('people are found by name or email, shown by name everywhere and 
     .getByRole('alert')
     .filter({ hasText: 'There is nobody with the user id 123 here. Find people by name or email instead.' })
     .waitFor()
-  await screenshot(alice.page, 'people-unknown-user')
+  await checkAccessibility(alice.page, 'people-unknown-user')
   assert.equal(await alice.page.locator('.chat-list .chat-name', { hasText: '123' }).count(), 0)
   assert.notEqual(aliceId, '')
   // The browser logs the refused request (404) itself; nothing else went wrong.
