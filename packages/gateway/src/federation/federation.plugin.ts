@@ -41,12 +41,21 @@ const start = {
     provider: Type.String({ minLength: 1, maxLength: 64 }),
     returnTo: Type.Optional(Type.String({ description: 'A path on this site to go to after sign-in (default /).' })),
   }),
+  response: {
+    302: {
+      description:
+        'To the provider’s sign-in page (Location), with a short-lived HttpOnly cookie holding the flow’s state; it comes back to /auth/v1/federated/return, which sends the browser to returnTo on this site, signed in.',
+      content: { 'text/plain': { schema: Type.String() } },
+    },
+  },
 }
+// The return and the widget page are not in the OpenAPI document (spec: the return's "method and
+// parameters are not shown"); their query carries a code and a state, so requests log at warn only.
 const returnSchema = {
-  security: [],
+  hide: true,
   querystring: Type.Record(Type.String(), Type.String()),
 }
-const telegramPage = { security: [], querystring: Type.Object({ state: Type.String({ maxLength: 100 }) }) }
+const telegramPage = { hide: true, querystring: Type.Object({ state: Type.String({ maxLength: 100 }) }) }
 
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex')
@@ -140,12 +149,19 @@ export default async function federationPlugin(
     return reply.redirect(target, 302)
   })
 
-  app.get('/federated/telegram', { schema: telegramPage, config: { signIn: true } }, async (request, reply) => {
-    const telegram = configured.find((provider) => provider.kind === 'telegram')
-    if (!telegram) throw new ApiError('NotFound', 'Telegram sign-in is not configured.')
-    const authUrl = new URL(`/auth/v1/federated/return?state=${encodeURIComponent(request.query.state)}`, publicOrigin)
-    return telegramWidgetPage(reply, { botName: telegram.clientId, authUrl: authUrl.href, title: telegram.name })
-  })
+  app.get(
+    '/federated/telegram',
+    { schema: telegramPage, logLevel: 'warn', config: { signIn: true, envelope: false } },
+    async (request, reply) => {
+      const telegram = configured.find((provider) => provider.kind === 'telegram')
+      if (!telegram) throw new ApiError('NotFound', 'Telegram sign-in is not configured.')
+      const authUrl = new URL(
+        `/auth/v1/federated/return?state=${encodeURIComponent(request.query.state)}`,
+        publicOrigin,
+      )
+      return telegramWidgetPage(reply, { botName: telegram.clientId, authUrl: authUrl.href, title: telegram.name })
+    },
+  )
 
   async function complete(request: FastifyRequest, reply: FastifyReply, query: Record<string, string>) {
     const clearState = `${stateCookie}=; ${cookieAttributes}; Max-Age=0`
@@ -199,7 +215,7 @@ export default async function federationPlugin(
     return reply.redirect(returnUrl(publicOrigin, flow.return_to), 302)
   }
 
-  app.get('/federated/return', { schema: returnSchema, config: { signIn: true } }, (request, reply) =>
+  app.get('/federated/return', { schema: returnSchema, logLevel: 'warn', config: { signIn: true } }, (request, reply) =>
     complete(request, reply, request.query),
   )
 }
