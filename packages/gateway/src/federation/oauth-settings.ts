@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 
-function oidcProvider(name: string, issuer: string, issuerHelp: string) {
+function oidcProvider(name: string, issuer: string, issuerHelp: string, scopes = 'openid email profile') {
   return Type.Object(
     {
       Name: Type.String({ default: name, minLength: 1, maxLength: 64, description: 'The name the picker shows.' }),
@@ -10,7 +10,7 @@ function oidcProvider(name: string, issuer: string, issuerHelp: string) {
         description: 'The client id registered at the provider; the method is on only when it is set.',
       }),
       ClientSecret: Type.String({ default: '', description: 'The client secret registered at the provider.' }),
-      Scopes: Type.String({ default: 'openid email profile', description: 'Space-separated scopes asked for.' }),
+      Scopes: Type.String({ default: scopes, description: 'Space-separated scopes asked for.' }),
     },
     { default: {}, additionalProperties: false },
   )
@@ -45,6 +45,8 @@ export const oauthSettings = {
         'Apple',
         'https://appleid.apple.com',
         'Apple’s issuer. ClientSecret is the signed JWT Apple’s documentation describes (renew it before it expires).',
+        // Apple sends name and email only to a form_post return, which is not supported yet.
+        'openid',
       ),
       GitLab: oidcProvider('GitLab', 'https://gitlab.com', 'GitLab’s issuer (or your own GitLab’s address).'),
       GitHub: Type.Object(
