@@ -1,7 +1,7 @@
 import { createECDH } from 'node:crypto'
 import { commonSettings, loadConfig, RouteFlags, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
-import { oauthSettings } from './federation/oauth-settings.ts'
+import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
 
 /** A fixed-window request limit: at most `Requests` per window of `WindowSeconds` (0 requests: off). */
@@ -515,6 +515,7 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
       ...checkServing(config),
       ...checkNodeNumber(config),
       ...checkFileStorage(config),
+      ...checkOAuth(config),
       ...(config.Events.RetryMinMs > config.Events.RetryMaxMs
         ? ['Events.RetryMinMs: must not exceed Events.RetryMaxMs']
         : []),

@@ -104,3 +104,39 @@ export const oauthSettings = {
     { default: {}, additionalProperties: false },
   ),
 }
+
+/** Why the OAuth settings cannot work, one line per problem. */
+export function checkOAuth(settings: { OAuth: Record<string, unknown> }): string[] {
+  const problems: string[] = []
+  for (const key of ['Oidc', 'Google', 'Microsoft', 'Apple', 'GitLab']) {
+    const entry = settings.OAuth[key] as { ClientId: string; Issuer: string }
+    if (entry.ClientId === '') continue
+    if (entry.Issuer === '') problems.push(`OAuth.${key}.Issuer: required when OAuth.${key}.ClientId is set`)
+    else if (!isProviderUrl(entry.Issuer)) {
+      problems.push(`OAuth.${key}.Issuer: must be an https URL (http only on a loopback address)`)
+    }
+  }
+  const github = settings.OAuth.GitHub as Record<string, string>
+  if (github.ClientId !== '') {
+    for (const name of ['AuthorizationUrl', 'TokenUrl', 'ApiUrl']) {
+      if (!isProviderUrl(github[name] ?? '')) {
+        problems.push(`OAuth.GitHub.${name}: must be an https URL (http only on a loopback address)`)
+      }
+    }
+  }
+  const telegram = settings.OAuth.Telegram as { BotName: string; BotToken: string }
+  if ((telegram.BotName === '') !== (telegram.BotToken === '')) {
+    problems.push('OAuth.Telegram: BotName and BotToken are set together')
+  }
+  return problems
+}
+
+/** An https URL, or http on a loopback address (a provider on this machine). */
+export function isProviderUrl(text: string): boolean {
+  const url = URL.parse(text)
+  if (!url || url.username || url.password) return false
+  return (
+    url.protocol === 'https:' ||
+    (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
+  )
+}
