@@ -48,6 +48,10 @@ const addPartner: Command = {
     }
     const name = required(values, 'name')
     if (name.length > 64) throw new UsageError('--name must be at most 64 characters')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+    if (/[\u0000-\u001f\u007f]/.test(Object.values(values).join(''))) {
+      throw new UsageError('options must not contain control characters')
+    }
     const logo = stringOption(values, 'logo')?.trim() ?? ''
     const scopes = (stringOption(values, 'scopes') ?? 'openid email profile').split(/[\s,]+/).filter(Boolean)
     if (!scopes.includes('openid')) throw new UsageError('--scopes must include openid')

@@ -81,6 +81,20 @@ forEachDialect(
       ).code,
       1,
     )
+    const nul = await cli(
+      'partner',
+      'add',
+      'nul',
+      '--name',
+      'a\u0000b',
+      '--issuer',
+      peer.issuer,
+      '--client-id',
+      'a',
+      '--client-secret',
+      'b',
+    )
+    assert.equal(nul.code, 1, nul.text)
     const listed = await cli('partner', 'list', '--json')
     assert.equal(listed.code, 0)
     assert.ok(!listed.text.includes(SECRET))
