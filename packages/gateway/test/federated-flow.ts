@@ -2,15 +2,25 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
 import { json } from '@atrium/platform/testing'
-import { startGateway } from './support.ts'
+import { type StartOptions, startGateway } from './support.ts'
 
 /** The public origin of test gateways that talk to OAuth peers; the peers send browsers back to it. */
 export const GATEWAY_ORIGIN = 'https://atrium.example'
 export const RETURN_URI = `${GATEWAY_ORIGIN}/auth/v1/federated/return`
 
 /** A gateway with the given OAuth settings, and the calls a browser makes in a federated sign-in. */
-export async function federatedGateway(t: TestContext, dialect: DatabaseDialect, oauth: object, now?: () => number) {
-  const gateway = await startGateway(t, dialect, { settings: { PublicOrigin: GATEWAY_ORIGIN, OAuth: oauth }, now })
+export async function federatedGateway(
+  t: TestContext,
+  dialect: DatabaseDialect,
+  oauth: object,
+  now?: () => number,
+  logger?: StartOptions['logger'],
+) {
+  const gateway = await startGateway(t, dialect, {
+    settings: { PublicOrigin: GATEWAY_ORIGIN, OAuth: oauth },
+    now,
+    logger,
+  })
   const stateCookie = `${gateway.config.Sessions.CookieName}_oauth`
 
   /** GET /federated/start: the provider's address and the state cookie the gateway set. */

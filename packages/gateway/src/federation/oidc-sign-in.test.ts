@@ -3,6 +3,7 @@ import { ContactFlags, errorCodes } from '@atrium/platform'
 import { forEachDialect, json } from '@atrium/platform/testing'
 import { federatedGateway, RETURN_URI } from '../../test/federated-flow.ts'
 import { signInAtProvider, startOidcProvider } from '../../test/oauth-peers.ts'
+import { capturedLog } from '../../test/support.ts'
 import { ContactKind } from '../users/users.repository.ts'
 
 const CLIENT = { clientId: 'atrium-test', clientSecret: 'a-client-secret-of-the-test-provider' }
@@ -181,4 +182,23 @@ forEachDialect('parallel returns of one provider account make one user and one i
     assert.equal(rows.length, 1)
     assert.equal(String(rows[0]?.crm_id), users[0]?.crmId)
   }
+})
+
+forEachDialect('client secrets, codes and states never reach the log', async (t, dialect) => {
+  const peer = await startOidcProvider(t, { ...CLIENT, redirectUri: RETURN_URI, accounts: ACCOUNTS })
+  const log = capturedLog()
+  const provider = { Issuer: peer.issuer, ClientId: CLIENT.clientId, ClientSecret: CLIENT.clientSecret }
+  const gateway = await federatedGateway(t, dialect, { Oidc: provider }, undefined, {
+    level: 'info',
+    stream: log.stream,
+  })
+  const flow = await gateway.start('oidc')
+  const back = await signInAtProvider(String(flow.location), 'alice')
+  const done = await gateway.finish(back, String(flow.cookie))
+  assert.equal(done.status, 302)
+  assert.equal((await gateway.finish(back, String(flow.cookie))).status, 401)
+  const secrets = [CLIENT.clientSecret, back.searchParams.get('code') ?? '', back.searchParams.get('state') ?? '']
+  assert.ok(secrets.every((secret) => secret.length > 8))
+  assert.ok(log.lines.length > 0)
+  for (const secret of secrets) assert.ok(!log.lines.join('').includes(secret), 'a secret was logged')
 })
