@@ -27,7 +27,10 @@ const sessionInfo = {
 }
 const signedOut = { response: { 200: Type.Object({ sessions: Type.Integer({ description: 'Sessions ended.' }) }) } }
 
-const SessionId = Type.String({ pattern: '^[0-9a-f]{1,16}$', description: 'A public id of the session (not its token).' })
+const SessionId = Type.String({
+  pattern: '^[0-9a-f]{1,16}$',
+  description: 'A public id of the session (not its token).',
+})
 const SessionView = Type.Object({
   id: SessionId,
   method: Type.String({
