@@ -22,6 +22,7 @@ import { createProjectDomains } from './domains/domains.repository.ts'
 import { createEventCursors } from './events/event-cursors.repository.ts'
 import { createEventHub } from './events/event-hub.ts'
 import eventsPlugin from './events/events.plugin.ts'
+import federationPlugin from './federation/federation.plugin.ts'
 import downloadsPlugin from './files/downloads.plugin.ts'
 import { createFileCatalogClient } from './files/file-catalog-client.ts'
 import filesPlugin from './files/files.plugin.ts'
@@ -155,6 +156,14 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     publicOrigin: config.PublicOrigin,
     settings: config.WebAuthn,
     decoyKey: config.ServiceSecret,
+  })
+  app.register(federationPlugin, {
+    ...auth,
+    federation: store.federation,
+    publicOrigin: config.PublicOrigin,
+    settings: config.OAuth,
+    cookieName: config.Sessions.CookieName,
+    now: store.now,
   })
   app.register(loginAuditPlugin, {
     ...auth,

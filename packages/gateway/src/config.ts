@@ -1,6 +1,7 @@
 import { createECDH } from 'node:crypto'
 import { commonSettings, loadConfig, RouteFlags, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
+import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
 
 /** A fixed-window request limit: at most `Requests` per window of `WindowSeconds` (0 requests: off). */
@@ -137,6 +138,7 @@ export const gatewaySettings = Type.Object(
       { default: {}, additionalProperties: false },
     ),
     ...fileSettings,
+    ...oauthSettings,
     PushSending: Type.Boolean({
       default: true,
       description: 'Send Web Push and webhooks from this node; enable on exactly one gateway node.',
@@ -513,6 +515,7 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
       ...checkServing(config),
       ...checkNodeNumber(config),
       ...checkFileStorage(config),
+      ...checkOAuth(config),
       ...(config.Events.RetryMinMs > config.Events.RetryMaxMs
         ? ['Events.RetryMinMs: must not exceed Events.RetryMaxMs']
         : []),

@@ -30,6 +30,9 @@ const UNDOCUMENTED = new Set([
   '/private/*',
   '/auth/v1/uploads',
   '/auth/v1/uploads/:id',
+  // The federated return and Telegram's widget page: browser-only steps the spec leaves unshown.
+  '/auth/v1/federated/return',
+  '/auth/v1/federated/telegram',
 ])
 // POST operations that take no body; any other state-changing operation must declare one.
 const BODYLESS = new Set(['post /auth/v1/logout', 'post /auth/v1/logout_all'])
@@ -46,6 +49,8 @@ const PUBLIC = [
   'post /auth/v1/userkey/verify',
   'post /auth/v1/passkeys/authenticate/options',
   'post /auth/v1/passkeys/authenticate/verify',
+  'get /auth/v1/federated/providers',
+  'get /auth/v1/federated/start',
 ]
 
 /**

@@ -13,6 +13,7 @@ import { createUserKeys } from './auth/user-keys.repository.ts'
 import type { GatewayConfig } from './config.ts'
 import { gatewayMigrations } from './db/migrations/index.ts'
 import type { GatewayDatabase } from './db/schema.ts'
+import { createFederation } from './federation/federation.repository.ts'
 import { createRoutes } from './proxy/routes.repository.ts'
 import { createSessions } from './sessions/sessions.repository.ts'
 import { createUsers } from './users/users.repository.ts'
@@ -57,6 +58,7 @@ function createGatewayStore(
     apiKeys: createApiKeys(db, nextTick, now),
     userKeys: createUserKeys(db, nextTick, now),
     passkeys: createPasskeys(db, nextTick, now),
+    federation: createFederation(db, nextTick, now),
     routes: createRoutes(db, nextTick, now, { modules: Object.keys(config.Modules) }),
   }
 }

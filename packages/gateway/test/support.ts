@@ -36,6 +36,8 @@ export interface StartOptions {
   settings?: Record<string, unknown>
   /** Clock for sessions and challenges; the real clock when omitted. */
   now?: () => number
+  /** The gateway's logger (e.g. `{ stream }` of capturedLog()); none when omitted. */
+  logger?: { level?: string; stream: Writable }
 }
 
 /** Starts a gateway on a fresh database of the dialect and an ephemeral loopback port. */
@@ -44,7 +46,7 @@ export async function startGateway(t: TestContext, dialect: DatabaseDialect, opt
     { GatewayDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET, ...options.settings },
     {},
   )
-  const app = await buildGateway(config, { now: options.now })
+  const app = await buildGateway(config, { now: options.now, logger: options.logger })
   const url = await listen(t, app)
   return { app, url, store: app.store, config }
 }

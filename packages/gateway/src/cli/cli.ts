@@ -7,6 +7,7 @@ import { createProjectDomains } from '../domains/domains.repository.ts'
 import { openGatewayStore } from '../store.ts'
 import { appCommands, keyCommands } from './app-key-commands.ts'
 import { type CliContext, type Command, CommandFailed, UsageError } from './command.ts'
+import { partnerCommands } from './partner-commands.ts'
 import { configCommands, domainCommands, routeCommands } from './route-domain-commands.ts'
 import { userCommands } from './user-commands.ts'
 import { webhookCommands } from './webhook-commands.ts'
@@ -56,6 +57,7 @@ const COMMANDS: Command[] = [
   ...configCommands,
   ...webPushCommands,
   ...webhookCommands,
+  ...partnerCommands,
   helpCommand,
 ]
 

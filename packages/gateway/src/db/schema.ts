@@ -307,6 +307,51 @@ export interface WebauthnChallengesTable {
   consumed: number
 }
 
+/** An account at an OAuth provider or partner a user signs in with (docs/gateway.md, "OAuth"). */
+export interface FederatedIdentitiesTable {
+  id: number
+  crm_id: number
+  /** The provider's id in the catalogue: `google`, `github`, `oidc`, `telegram`, a partner's slug. */
+  provider: string
+  /** The provider's stable id of the account (`sub`, GitHub's numeric id, Telegram's user id); unique per provider. */
+  subject: string
+  /** The verified email the provider gave at the first sign-in; '' when none. */
+  email: string
+  created: number
+  last_used: number
+}
+
+/** A partner identity provider added at run time (Federation v2, `atrium partner add`). */
+export interface FederationPartnersTable {
+  id: number
+  /** The id in the catalogue and in /federated/start?provider=; unique. */
+  slug: string
+  name: string
+  logo_url: string
+  /** The OpenID issuer URL; its discovery document names the endpoints. */
+  issuer: string
+  client_id: string
+  client_secret: string
+  /** Space-separated scopes asked for. */
+  scopes: string
+  created: number
+}
+
+/** An OAuth flow under way: single use, short-lived, found by the SHA-256 of its state. */
+export interface FederatedFlowsTable {
+  id: number
+  state_hash: string
+  provider: string
+  /** The PKCE code verifier, sent with the code to the token endpoint. */
+  code_verifier: string
+  /** The OpenID nonce the ID token must carry; '' for providers without ID tokens (GitHub). */
+  nonce: string
+  /** The validated path to go to after sign-in. */
+  return_to: string
+  expires: number
+  consumed: number
+}
+
 export interface GatewayDatabase {
   users: UsersTable
   contacts: ContactsTable
@@ -326,4 +371,7 @@ export interface GatewayDatabase {
   user_key_challenges: UserKeyChallengesTable
   webauthn_credentials: WebauthnCredentialsTable
   webauthn_challenges: WebauthnChallengesTable
+  federated_identities: FederatedIdentitiesTable
+  federation_partners: FederationPartnersTable
+  federated_flows: FederatedFlowsTable
 }

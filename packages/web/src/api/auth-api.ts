@@ -93,6 +93,15 @@ export interface Ceremony<Options> {
   options: Options
 }
 
+/** An entry of the sign-in picker (GET /auth/v1/federated/providers): a configured OAuth method or a partner. */
+export interface FederatedProvider {
+  id: string
+  name: string
+  /** A logo URL; '' for the built-in methods. */
+  logo: string
+  kind: 'oidc' | 'github' | 'telegram'
+}
+
 /**
  * The gateway's sign-in and session operations under /auth/v1 (email OTP with magic link, phone
  * OTP, who-am-I, sign out). A completed sign-in hands its CSRF token to the client.
@@ -116,6 +125,10 @@ export function createAuthApi(client: ApiClient) {
         throw error
       }
     },
+
+    /** The providers the picker offers, read at run time so that a partner added later needs no new build. */
+    federatedProviders: async () =>
+      (await client.get<{ providers: FederatedProvider[] }>('/auth/v1/federated/providers')).providers,
 
     startEmail: (email: string, returnTo: string, info: ClientInfo) =>
       client.post<Challenge>('/auth/v1/email/start', { email, returnTo, client: info }),

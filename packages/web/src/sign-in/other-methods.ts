@@ -1,6 +1,7 @@
 import type { FunctionComponent } from 'preact'
 import type { AuthApi, ClientInfo, SignedIn } from '../api/auth-api.ts'
 import { PasskeySignIn } from '../passkeys/passkey-sign-in.tsx'
+import { ProviderPicker } from './provider-picker.tsx'
 
 /** What a further sign-in method gets from the sign-in page. */
 export interface SignInMethodProps {
@@ -15,4 +16,4 @@ export interface SignInMethodProps {
  * fed by /auth/v1/federated/providers) and passkeys register their components here, and the page
  * shows them under "Other ways to sign in". The section is left out while the list is empty.
  */
-export const OTHER_SIGN_IN_METHODS: FunctionComponent<SignInMethodProps>[] = [PasskeySignIn]
+export const OTHER_SIGN_IN_METHODS: FunctionComponent<SignInMethodProps>[] = [ProviderPicker, PasskeySignIn]

@@ -8,6 +8,7 @@ import * as challengeClients from './0006-challenge-clients.ts'
 import * as uploads from './0007-uploads.ts'
 import * as userKeys from './0008-user-keys.ts'
 import * as webauthn from './0009-webauthn.ts'
+import * as federation from './0010-federation.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
@@ -20,4 +21,5 @@ export const gatewayMigrations: Migrations = {
   '0007-uploads': uploads,
   '0008-user-keys': userKeys,
   '0009-webauthn': webauthn,
+  '0010-federation': federation,
 }

@@ -1,0 +1,221 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { ApiError, ContactFlags, type Service } from '@atrium/platform'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
+import { readCookie } from '../auth/authenticate.ts'
+import { returnUrl, validateReturnAddress } from '../auth/return-address.ts'
+import type { SignIn } from '../auth/sign-in.ts'
+import type { GatewayConfig } from '../config.ts'
+import { ContactKind, normalizeEmail, type Users } from '../users/users.repository.ts'
+import type { Federation } from './federation.repository.ts'
+import { createOAuthClients, FlowRefused, type Profile } from './oauth-client.ts'
+import { configuredProviders, type Provider, partnerProvider } from './providers.ts'
+import { TELEGRAM_FIELDS, type TelegramData, telegramDataProblem } from './telegram.ts'
+import { telegramWidgetPage } from './telegram-page.ts'
+
+export interface FederationPluginOptions {
+  federation: Federation
+  users: Users
+  signIn: SignIn
+  publicOrigin: string
+  settings: GatewayConfig['OAuth']
+  /** Sessions.CookieName; the flow's state cookie is named after it. */
+  cookieName: string
+  now: () => number
+}
+
+const ProviderView = Type.Object({
+  id: Type.String({ description: 'Pass as `provider` to /federated/start.' }),
+  name: Type.String({ description: 'The name to show.' }),
+  logo: Type.String({ description: 'A logo URL; empty for the built-in methods.' }),
+  kind: Type.Union([Type.Literal('oidc'), Type.Literal('github'), Type.Literal('telegram')]),
+})
+
+const listProviders = {
+  security: [],
+  response: { 200: Type.Object({ providers: Type.Array(ProviderView) }) },
+}
+const start = {
+  security: [],
+  querystring: Type.Object({
+    provider: Type.String({ minLength: 1, maxLength: 64 }),
+    returnTo: Type.Optional(Type.String({ description: 'A path on this site to go to after sign-in (default /).' })),
+  }),
+  response: {
+    302: {
+      description:
+        'To the provider’s sign-in page (Location), with a short-lived HttpOnly cookie holding the flow’s state; it comes back to /auth/v1/federated/return, which sends the browser to returnTo on this site, signed in.',
+      content: { 'text/plain': { schema: Type.String() } },
+    },
+  },
+}
+// The return and the widget page are not in the OpenAPI document (spec: the return's "method and
+// parameters are not shown"); their query carries a code and a state, so requests log at warn only.
+const returnSchema = {
+  hide: true,
+  querystring: Type.Record(Type.String(), Type.String()),
+}
+const telegramPage = { hide: true, querystring: Type.Object({ state: Type.String({ maxLength: 100 }) }) }
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex')
+}
+
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(Buffer.from(sha256(a), 'hex'), Buffer.from(sha256(b), 'hex'))
+}
+
+function random(): string {
+  return randomBytes(32).toString('base64url')
+}
+
+function auditMethod(provider: Provider): string {
+  return provider.partner
+    ? `federation_${provider.id}`
+    : provider.kind === 'telegram'
+      ? 'telegram'
+      : `oauth_${provider.id}`
+}
+
+/**
+ * OAuth sign-in and Federation v2 (docs/gateway.md, "OAuth and federated sign-in"): the catalogue
+ * of configured providers and partners, a start that sends the browser to the provider with PKCE,
+ * state and nonce (the state also in a short-lived HttpOnly cookie on this browser), and a return
+ * that checks them, finds or makes the user and sends the browser to the return address rebuilt
+ * from PublicOrigin. Telegram's Login Widget takes the same start and return.
+ */
+export default async function federationPlugin(
+  app: Service,
+  { federation, users, signIn, publicOrigin, settings, cookieName, now }: FederationPluginOptions,
+) {
+  const clients = createOAuthClients({ publicOrigin, github: settings.GitHub })
+  const configured = configuredProviders(settings)
+  const stateCookie = `${cookieName}_oauth`
+  const cookieAttributes = `Path=/auth/v1/federated/; HttpOnly; SameSite=Lax${publicOrigin.startsWith('https:') ? '; Secure' : ''}`
+
+  async function catalogue(): Promise<Provider[]> {
+    return [...configured, ...(await federation.partners.list()).map(partnerProvider)]
+  }
+
+  async function providerById(id: string): Promise<Provider | undefined> {
+    return configured.find((provider) => provider.id === id) ?? (await catalogue()).find((p) => p.id === id)
+  }
+
+  /** The user a proven profile signs in: linked before, or linked now by a verified email, or new. */
+  async function userFor(provider: Provider, profile: Profile): Promise<number> {
+    const linked = await federation.identity(provider.id, profile.subject)
+    if (linked) {
+      await federation.markUsed(linked.id)
+      return linked.crm_id
+    }
+    const email = profile.emailVerified ? normalizeEmail(profile.email) : undefined
+    if (!email) return federation.createUserWith(provider.id, profile.subject)
+    const { user } = await users.userForContact(ContactKind.Email, email, ContactFlags.Verified)
+    return federation.link({ crmId: user.crm_id, provider: provider.id, subject: profile.subject, email })
+  }
+
+  app.get('/federated/providers', { schema: listProviders }, async () => ({
+    providers: (await catalogue()).map(({ id, name, logo, kind }) => ({ id, name, logo, kind })),
+  }))
+
+  app.get('/federated/start', { schema: start, config: { signIn: true } }, async (request, reply) => {
+    const returnTo = validateReturnAddress(request.query.returnTo ?? '')
+    const provider = await providerById(request.query.provider)
+    if (!provider) throw new ApiError('NotFound', 'No such sign-in provider; see GET /auth/v1/federated/providers.')
+    const secrets = { state: random(), nonce: random(), codeVerifier: random() }
+    let target: string
+    if (provider.kind === 'telegram') {
+      target = new URL(`/auth/v1/federated/telegram?state=${secrets.state}`, publicOrigin).href
+    } else {
+      try {
+        target = (await clients.authorizationUrl(provider, secrets)).href
+      } catch (error) {
+        request.log.warn({ provider: provider.id, err: (error as Error).message }, 'provider discovery failed')
+        throw new ApiError('BadGateway', `${provider.name} cannot be reached; try again later.`)
+      }
+    }
+    await federation.flows.create({
+      state_hash: sha256(secrets.state),
+      provider: provider.id,
+      code_verifier: secrets.codeVerifier,
+      nonce: provider.kind === 'oidc' ? secrets.nonce : '',
+      return_to: returnTo,
+      expires: now() + settings.FlowTtlSeconds * 1000,
+    })
+    reply.header(
+      'set-cookie',
+      `${stateCookie}=${secrets.state}; ${cookieAttributes}; Max-Age=${settings.FlowTtlSeconds}`,
+    )
+    return reply.redirect(target, 302)
+  })
+
+  app.get(
+    '/federated/telegram',
+    { schema: telegramPage, logLevel: 'warn', config: { signIn: true, envelope: false } },
+    async (request, reply) => {
+      const telegram = configured.find((provider) => provider.kind === 'telegram')
+      if (!telegram) throw new ApiError('NotFound', 'Telegram sign-in is not configured.')
+      const authUrl = new URL(
+        `/auth/v1/federated/return?state=${encodeURIComponent(request.query.state)}`,
+        publicOrigin,
+      )
+      return telegramWidgetPage(reply, { botName: telegram.clientId, authUrl: authUrl.href, title: telegram.name })
+    },
+  )
+
+  async function complete(request: FastifyRequest, reply: FastifyReply, query: Record<string, string>) {
+    const clearState = `${stateCookie}=; ${cookieAttributes}; Max-Age=0`
+    let method = 'oauth'
+    const fail = async (reason: string, message: string): Promise<never> => {
+      await signIn.record(request, { method, success: false, reason, crmId: 0 })
+      reply.header('set-cookie', clearState)
+      throw new ApiError('InvalidCredentials', message)
+    }
+    const state = query.state ?? ''
+    const bound = readCookie(request.headers.cookie, stateCookie)
+    if (state === '' || bound === undefined || !sameSecret(state, bound)) {
+      return fail('state_mismatch', 'This sign-in was not started in this browser; start it again.')
+    }
+    const flow = await federation.flows.consume(sha256(state))
+    if (!flow) return fail('expired_or_used', 'This sign-in has expired or was completed already; start it again.')
+    const provider = await providerById(flow.provider)
+    if (!provider) return fail('unknown_provider', 'The provider of this sign-in is no longer configured.')
+    method = auditMethod(provider)
+    let profile: Profile
+    if (provider.kind === 'telegram') {
+      const data: TelegramData = {}
+      for (const field of TELEGRAM_FIELDS) if (query[field] !== undefined) data[field] = query[field]
+      const problem = telegramDataProblem(data, {
+        botToken: provider.clientSecret,
+        maxAgeSeconds: settings.Telegram.MaxAgeSeconds,
+        now: now(),
+      })
+      if (problem) return fail(problem, 'The Telegram sign-in data does not check out.')
+      const name = [data.first_name, data.last_name].filter(Boolean).join(' ')
+      profile = { subject: data.id ?? '', email: '', emailVerified: false, name }
+    } else {
+      if (query.error)
+        return fail('provider_denied', `${provider.name} did not sign you in (${query.error.slice(0, 64)}).`)
+      try {
+        profile = await clients.complete(provider, new URL(request.url, publicOrigin).search, {
+          state,
+          nonce: flow.nonce,
+          codeVerifier: flow.code_verifier,
+        })
+      } catch (error) {
+        if (error instanceof FlowRefused) return fail(error.reason, error.message)
+        request.log.warn({ provider: provider.id, err: (error as Error).message }, 'federated sign-in failed')
+        return fail('provider_error', `${provider.name} could not complete the sign-in.`)
+      }
+    }
+    const user = await users.get(await userFor(provider, profile))
+    if (!user) return fail('unknown_user', 'The account of this sign-in is gone.')
+    await signIn.finish(request, reply, { user, method, returnTo: flow.return_to })
+    reply.header('set-cookie', clearState)
+    return reply.redirect(returnUrl(publicOrigin, flow.return_to), 302)
+  }
+
+  app.get('/federated/return', { schema: returnSchema, logLevel: 'warn', config: { signIn: true } }, (request, reply) =>
+    complete(request, reply, request.query),
+  )
+}
