@@ -1,4 +1,4 @@
-import { buildInfo, createService, installOpenApi, type Service } from '@atrium/platform'
+import { buildInfo, ContactFlags, createService, installOpenApi, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
 import { loadCountryLookup } from './audit/country.ts'
 import loginAuditPlugin from './audit/login-audit.plugin.ts'
@@ -164,6 +164,11 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     settings: config.OAuth,
     cookieName: config.Sessions.CookieName,
     now: store.now,
+    otherSignInMethods: async (crmId) => {
+      const contacts = await store.users.contactsOf(crmId)
+      const verified = contacts.filter((contact) => (contact.flags & ContactFlags.Verified) !== 0).length
+      return verified + (await store.passkeys.count(crmId)) + (await store.userKeys.count(crmId))
+    },
   })
   app.register(loginAuditPlugin, {
     ...auth,

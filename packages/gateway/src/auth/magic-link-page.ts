@@ -135,6 +135,14 @@ export function magicLinkPage(token: string, action: string): string {
   )
 }
 
+/** What a browser sees when a sign-in through another site (OAuth, a partner) did not complete. */
+export function signInFailedPage(message: string): string {
+  return page(
+    'Sign-in did not complete',
+    `<h1>Sign-in did not complete</h1><p>${escapeHtml(message)}</p><p>${BACK_LINK}</p>`,
+  )
+}
+
 /** What a form post of an expired or used link answers: a page, not the JSON error envelope. */
 export function expiredLinkPage(): string {
   return page(

@@ -3,6 +3,8 @@ import { ApiError, ContactFlags, type Service } from '@atrium/platform'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { readCookie } from '../auth/authenticate.ts'
+import { requireUserSession } from '../auth/caller.ts'
+import { sendPage, signInFailedPage } from '../auth/magic-link-page.ts'
 import { returnUrl, validateReturnAddress } from '../auth/return-address.ts'
 import type { SignIn } from '../auth/sign-in.ts'
 import type { GatewayConfig } from '../config.ts'
@@ -22,6 +24,8 @@ export interface FederationPluginOptions {
   /** Sessions.CookieName; the flow's state cookie is named after it. */
   cookieName: string
   now: () => number
+  /** How many other ways the user has to sign in (verified contacts, passkeys, user keys), for unlinking. */
+  otherSignInMethods: (crmId: number) => Promise<number>
 }
 
 const ProviderView = Type.Object({
@@ -30,6 +34,20 @@ const ProviderView = Type.Object({
   logo: Type.String({ description: 'A logo URL; empty for the built-in methods.' }),
   kind: Type.Union([Type.Literal('oidc'), Type.Literal('github'), Type.Literal('telegram')]),
 })
+
+const IdentityView = Type.Object({
+  id: Type.String(),
+  provider: Type.String({ description: 'The provider’s id in the catalogue.' }),
+  name: Type.String({ description: 'The provider’s name to show (its id once it is no longer configured).' }),
+  email: Type.String({ description: 'The verified email it was linked by; empty when none.' }),
+  created: Type.Integer(),
+  lastUsed: Type.Integer(),
+})
+const listIdentities = { response: { 200: Type.Object({ identities: Type.Array(IdentityView) }) } }
+const unlinkIdentity = {
+  params: Type.Object({ id: Type.String({ pattern: '^[1-9][0-9]{0,15}$' }) }),
+  response: { 200: Type.Object({ removed: Type.Boolean() }) },
+}
 
 const listProviders = {
   security: [],
@@ -86,7 +104,7 @@ function auditMethod(provider: Provider): string {
  */
 export default async function federationPlugin(
   app: Service,
-  { federation, users, signIn, publicOrigin, settings, cookieName, now }: FederationPluginOptions,
+  { federation, users, signIn, publicOrigin, settings, cookieName, now, otherSignInMethods }: FederationPluginOptions,
 ) {
   const clients = createOAuthClients({ publicOrigin, github: settings.GitHub })
   const configured = configuredProviders(settings)
@@ -113,6 +131,38 @@ export default async function federationPlugin(
     const { user } = await users.userForContact(ContactKind.Email, email, ContactFlags.Verified)
     return federation.link({ crmId: user.crm_id, provider: provider.id, subject: profile.subject, email })
   }
+
+  app.get('/federated/identities', { schema: listIdentities }, async (request) => {
+    const caller = requireUserSession(request.caller, 'Linked accounts are listed for a signed-in session.')
+    const identities = await federation.identitiesOf(caller.crmId)
+    const providers = await catalogue()
+    return {
+      identities: identities.map((identity) => ({
+        id: String(identity.id),
+        provider: identity.provider,
+        name: providers.find((provider) => provider.id === identity.provider)?.name ?? identity.provider,
+        email: identity.email,
+        created: identity.created,
+        lastUsed: identity.last_used,
+      })),
+    }
+  })
+
+  // Unlinking never removes the last way a person has to sign in.
+  app.delete('/federated/identities/:id', { schema: unlinkIdentity }, async (request) => {
+    const caller = requireUserSession(request.caller, 'Linked accounts are managed from a signed-in session.')
+    const identities = await federation.identitiesOf(caller.crmId)
+    const identity = identities.find((linked) => String(linked.id) === request.params.id)
+    if (!identity) throw new ApiError('NotFound', 'No such linked account of yours.')
+    if (identities.length === 1 && (await otherSignInMethods(caller.crmId)) === 0) {
+      throw new ApiError(
+        'Conflict',
+        'This is your only way to sign in; add an email, a passkey or another account first.',
+      )
+    }
+    await federation.unlink(caller.crmId, identity.id)
+    return { removed: true }
+  })
 
   app.get('/federated/providers', { schema: listProviders }, async () => ({
     providers: (await catalogue()).map(({ id, name, logo, kind }) => ({ id, name, logo, kind })),
@@ -166,10 +216,12 @@ export default async function federationPlugin(
   async function complete(request: FastifyRequest, reply: FastifyReply, query: Record<string, string>) {
     const clearState = `${stateCookie}=; ${cookieAttributes}; Max-Age=0`
     let method = 'oauth'
-    const fail = async (reason: string, message: string): Promise<never> => {
+    // A browser gets a page that says what happened and leads back to sign-in; a script the envelope.
+    const fail = async (reason: string, message: string): Promise<FastifyReply> => {
       await signIn.record(request, { method, success: false, reason, crmId: 0 })
       reply.header('set-cookie', clearState)
-      throw new ApiError('InvalidCredentials', message)
+      if (!/\btext\/html\b/.test(request.headers.accept ?? '')) throw new ApiError('InvalidCredentials', message)
+      return sendPage(reply.code(401), signInFailedPage(message))
     }
     const state = query.state ?? ''
     const bound = readCookie(request.headers.cookie, stateCookie)

@@ -37,6 +37,16 @@ export function createFederation(
       return db.selectFrom('federated_identities').selectAll().where('crm_id', '=', crmId).orderBy('id').execute()
     },
 
+    /** Unlinks one of the user's provider accounts; false when they have no such link. */
+    async unlink(crmId: number, id: number): Promise<boolean> {
+      const result = await db
+        .deleteFrom('federated_identities')
+        .where('id', '=', id)
+        .where('crm_id', '=', crmId)
+        .executeTakeFirst()
+      return Number(result.numDeletedRows) === 1
+    },
+
     /**
      * Links (provider, subject) to `crmId` unless it is linked already; answers the owner either
      * way. The unique index makes the first of concurrent links win; the others get its owner.

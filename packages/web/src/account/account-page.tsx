@@ -3,6 +3,7 @@ import { ownName } from '../chat/message/names.ts'
 import { PasskeysPanel } from '../passkeys/passkeys-panel.tsx'
 import { Link } from '../router/link.tsx'
 import { MOUNT } from '../router/routes.ts'
+import { LinkedAccountsPanel } from './linked-accounts-panel.tsx'
 import { SessionsPanel } from './sessions-panel.tsx'
 import { UserKeysPanel } from './user-keys-panel.tsx'
 
@@ -13,8 +14,8 @@ interface AccountPageProps {
 }
 
 /**
- * /chat/account: how the user signs in (their verified contacts, passkeys and security keys, keys
- * for scripts) and where they are signed in, with remote sign-out.
+ * /chat/account: how the user signs in (their verified contacts, passkeys and security keys,
+ * accounts at sign-in providers, keys for scripts) and where they are signed in, with remote sign-out.
  */
 export function AccountPage({ me, auth, onSignedOut }: AccountPageProps) {
   return (
@@ -41,6 +42,7 @@ export function AccountPage({ me, auth, onSignedOut }: AccountPageProps) {
       <section class="account-section">
         <PasskeysPanel auth={auth} />
       </section>
+      <LinkedAccountsPanel auth={auth} />
       <UserKeysPanel auth={auth} />
       <SessionsPanel auth={auth} onSignedOut={onSignedOut} />
     </main>

@@ -65,6 +65,16 @@ export interface SessionEntry {
   current: boolean
 }
 
+/** An account at a sign-in provider linked to the user (GET /auth/v1/federated/identities). */
+export interface LinkedAccount {
+  id: string
+  provider: string
+  name: string
+  email: string
+  created: number
+  lastUsed: number
+}
+
 /** A registered Ed25519 key for UserKey sign-in (GET /auth/v1/user-keys). */
 export interface UserKeyView {
   id: string
@@ -176,6 +186,11 @@ export function createAuthApi(client: ApiClient) {
       client.setCsrf('')
       return sessions
     },
+
+    linkedAccounts: async () =>
+      (await client.get<{ identities: LinkedAccount[] }>('/auth/v1/federated/identities')).identities,
+
+    unlinkAccount: (id: string) => client.delete<{ removed: boolean }>(`/auth/v1/federated/identities/${id}`),
 
     userKeys: async () => (await client.get<{ keys: UserKeyView[] }>('/auth/v1/user-keys')).keys,
 

@@ -56,6 +56,14 @@ test('the picker lists a partner added at run time, and a click signs in at it a
     audit.map((row) => [row.method, Number(row.success)]),
     [['federation_partner', 1]],
   )
+  // The account page lists the partner account by the email it was linked by; with that verified
+  // email to sign in by, unlinking it is allowed.
+  await page.getByText('Profile', { exact: true }).click()
+  await page.getByRole('link', { name: 'Account and security' }).click()
+  const linked = page.locator('.credential-list li', { hasText: 'Partner Login' })
+  await linked.filter({ hasText: 'erin@partner.example' }).waitFor()
+  await page.getByRole('button', { name: 'Unlink Partner Login' }).click()
+  await page.getByRole('status').filter({ hasText: 'Partner Login is unlinked.' }).waitFor()
   // The provider's own pages (oidc-provider's development forms) load web fonts and a favicon it lacks.
   const ours = errors.filter((error) => !error.includes(peer.issuer) && !error.includes('fonts.googleapis.com'))
   assert.deepEqual(ours, [])
