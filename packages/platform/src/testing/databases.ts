@@ -6,6 +6,7 @@ import { type TestContext, type TestOptions, test } from 'node:test'
 import { sql } from 'kysely'
 import { Client, escapeIdentifier } from 'pg'
 import { createDatabase, type Database, type DatabaseDialect } from '../database/index.ts'
+import { closeTestServers } from './teardown.ts'
 
 const POSTGRES_SKIPPED = 'DATABASE_URL not set: PostgreSQL run skipped'
 const POSTGRES_REQUIRED = 'DATABASE_URL names no PostgreSQL server; ATRIUM_REQUIRE_POSTGRES=1 requires one'
@@ -56,7 +57,11 @@ export function forEachDialect(
  */
 export async function createTestDatabaseUrl(t: TestContext, dialect: DatabaseDialect): Promise<string> {
   const { url, remove } = await provisionTestDatabase(dialect)
-  t.after(remove)
+  // The servers on it close first, whatever order their hooks were added in (teardown.ts).
+  t.after(async () => {
+    await closeTestServers(t)
+    await remove()
+  })
   return url
 }
 

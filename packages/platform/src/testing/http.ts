@@ -3,10 +3,11 @@ import { type AddressInfo, connect } from 'node:net'
 import type { TestContext } from 'node:test'
 import { connect as tlsConnect } from 'node:tls'
 import type { FastifyInstance } from 'fastify'
+import { closeAfterTest } from './teardown.ts'
 
 /** Listens on an ephemeral loopback port, closes the app after the test, and returns its base URL. */
 export async function listen(t: TestContext, app: FastifyInstance): Promise<string> {
-  t.after(() => app.close())
+  closeAfterTest(t, () => app.close())
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('server has no TCP address')

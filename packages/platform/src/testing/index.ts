@@ -8,4 +8,5 @@ export {
   postgresTestUrl,
 } from './databases.ts'
 export { json, listen, listenRestartable, type RawResponse, requestWithHeaders, sendRaw } from './http.ts'
+export { closeAfterTest, closeTestServers } from './teardown.ts'
 export { until } from './until.ts'
