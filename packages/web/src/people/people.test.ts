@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { until } from '@atrium/platform/testing'
 import { chatView } from '../api/chat-view-fixture.ts'
 import { chatListReducer, EMPTY_CHAT_LIST } from '../chat/chat-list/chat-list-state.ts'
-import { avatarHue, initials } from './initials.ts'
+import { AVATAR_TONE, avatarHue, initials } from './initials.ts'
 import { createPeopleNames, fallbackName, unknownPeopleText } from './people-names.ts'
 
 const chat = (id: string, type: number, peer: string, name: string) => chatView(id, { type, peer, name })
@@ -69,4 +69,23 @@ test('refused ids are said in words', () => {
     'There is nobody with the user id 123 here. Find people by name or email instead.',
   )
   assert.match(unknownPeopleText(['1', '2']), /^There is nobody with the user ids 1, 2 here\./)
+})
+
+/** WCAG relative luminance of an HSL colour (h in degrees, s and l in %). */
+function luminance(h: number, s: number, l: number): number {
+  const a = (s / 100) * Math.min(l / 100, 1 - l / 100)
+  const channel = (n: number) => {
+    const k = (n + h / 30) % 12
+    const c = l / 100 - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
+  }
+  return 0.2126 * channel(0) + 0.7152 * channel(8) + 0.0722 * channel(4)
+}
+
+test('white initials are readable on the avatar of any id: contrast at least 4.5:1 on every hue', () => {
+  const { saturation, lightness } = AVATAR_TONE
+  for (let hue = 0; hue < 360; hue++) {
+    const contrast = 1.05 / (luminance(hue, saturation, lightness) + 0.05)
+    assert.ok(contrast >= 4.5, `hue ${hue}: ${contrast.toFixed(2)}`)
+  }
 })
