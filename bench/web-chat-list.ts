@@ -107,7 +107,8 @@ function readTrace(buffer: Buffer) {
 const cleanups: Array<() => unknown> = []
 const scope: Cleanups = { after: (fn) => void (fn && cleanups.push(fn as () => unknown)) }
 try {
-  const system = await startSystem(scope)
+  // Seeding sends two requests per chat from one session, far past the session's rate limit.
+  const system = await startSystem(scope, 'sqlite', { RateLimits: { Session: { Requests: 1_000_000_000 } } })
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS })
   cleanups.unshift(() => browser.close())
   const started = Date.now()
