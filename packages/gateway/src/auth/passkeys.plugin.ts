@@ -46,6 +46,11 @@ const webauthn = () => import('@simplewebauthn/server')
 /** The login audit's and the session's method of each kind (spec: PassKey, Fido2Key). */
 const METHOD: Record<CredentialKind, string> = { passkey: 'passkey', security_key: 'fido2_key' }
 
+/** The transports an authenticator named at registration (stored comma-separated). */
+function transportsOf(credential: WebauthnCredential): string[] {
+  return credential.transports === '' ? [] : credential.transports.split(',')
+}
+
 function toView(credential: WebauthnCredential) {
   return {
     id: String(credential.id),
@@ -53,7 +58,7 @@ function toView(credential: WebauthnCredential) {
     kind: credential.kind === 'security_key' ? ('security_key' as const) : ('passkey' as const),
     backedUp: credential.backed_up === 1,
     multiDevice: credential.device_type === 'multiDevice',
-    transports: credential.transports === '' ? [] : credential.transports.split(','),
+    transports: transportsOf(credential),
     created: credential.created,
     lastUsed: credential.last_used,
   }
@@ -105,7 +110,7 @@ export default async function passkeysPlugin(
       attestationType: 'none',
       excludeCredentials: existing.map((credential) => ({
         id: credential.credential_id,
-        transports: credential.transports === '' ? [] : credential.transports.split(','),
+        transports: transportsOf(credential),
       })),
       authenticatorSelection:
         kind === 'passkey'
@@ -201,7 +206,7 @@ export default async function passkeysPlugin(
           credentials.length > 0
             ? credentials.map((credential) => ({
                 id: credential.credential_id,
-                transports: credential.transports === '' ? [] : credential.transports.split(','),
+                transports: transportsOf(credential),
               }))
             : [{ id: decoyCredentialId(email) }]
       }

@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, type KeyObject, randomBytes, verify } from 'node:crypto'
+import { createHash, createPublicKey, type KeyObject, verify } from 'node:crypto'
 
 /**
  * The cryptography of UserKey sign-in (docs/gateway.md, "UserKey"): Ed25519 (RFC 8032) public
@@ -67,16 +67,6 @@ function keyObject(rawKey: string): KeyObject {
 /** A short, stable fingerprint to tell keys apart in lists: `SHA256:` and the digest's first 16 bytes. */
 export function keyFingerprint(rawKey: string): string {
   return `SHA256:${createHash('sha256').update(Buffer.from(rawKey, 'base64url')).digest('base64url').slice(0, 22)}`
-}
-
-/** A new random nonce and the hash kept of it. */
-export function newNonce(): { nonce: string; hash: string } {
-  const nonce = randomBytes(32).toString('base64url')
-  return { nonce, hash: nonceHash(nonce) }
-}
-
-export function nonceHash(nonce: string): string {
-  return createHash('sha256').update(nonce).digest('hex')
 }
 
 /** The exact text a key signs (UTF-8, no trailing newline): bound to this gateway's origin and one challenge. */

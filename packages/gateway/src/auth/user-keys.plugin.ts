@@ -2,18 +2,10 @@ import { ApiError, type Service } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Users } from '../users/users.repository.ts'
-import { requireUserSession } from './caller.ts'
+import { hashSecret, newToken, requireUserSession } from './caller.ts'
 import { Client, SignedIn } from './sign-in.schema.ts'
 import type { SignIn } from './sign-in.ts'
-import {
-  challengeText,
-  keyFingerprint,
-  newNonce,
-  nonceHash,
-  normalizePublicKey,
-  parseChallengeText,
-  signatureMatches,
-} from './user-key.ts'
+import { challengeText, keyFingerprint, normalizePublicKey, parseChallengeText, signatureMatches } from './user-key.ts'
 import { MAX_KEYS_PER_USER, type UserKey, type UserKeys } from './user-keys.repository.ts'
 
 export interface UserKeysPluginOptions {
@@ -136,8 +128,8 @@ export default async function userKeysPlugin(
 
   app.post('/userkey/challenge', { schema: challenge, config: { signIn: true } }, async (request) => {
     const key = await userKeys.byPublicKey(publicKeyOf(request.body.publicKey))
-    const { nonce, hash } = newNonce()
-    const row = await userKeys.createChallenge(key?.id ?? 0, hash)
+    const nonce = newToken()
+    const row = await userKeys.createChallenge(key?.id ?? 0, hashSecret(nonce))
     return {
       challenge: challengeText({ origin: publicOrigin, challengeId: row.id, nonce, expires: row.expires }),
       expiresAt: row.expires,
@@ -154,7 +146,7 @@ export default async function userKeysPlugin(
     if (!parsed) return fail('invalid_challenge')
     const row = await userKeys.consumeChallenge({
       id: parsed.challengeId,
-      nonceHash: nonceHash(parsed.nonce),
+      nonceHash: hashSecret(parsed.nonce),
       expires: parsed.expires,
     })
     if (!row) return fail('expired_or_used')

@@ -1,9 +1,8 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { ApiError, ContactFlags, type Service } from '@atrium/platform'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { readCookie } from '../auth/authenticate.ts'
-import { requireUserSession } from '../auth/caller.ts'
+import { hashSecret, newToken, requireUserSession, secretMatches } from '../auth/caller.ts'
 import { sendPage, signInFailedPage } from '../auth/magic-link-page.ts'
 import { returnUrl, validateReturnAddress } from '../auth/return-address.ts'
 import type { SignIn } from '../auth/sign-in.ts'
@@ -74,18 +73,6 @@ const returnSchema = {
   querystring: Type.Record(Type.String(), Type.String()),
 }
 const telegramPage = { hide: true, querystring: Type.Object({ state: Type.String({ maxLength: 100 }) }) }
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex')
-}
-
-function sameSecret(a: string, b: string): boolean {
-  return timingSafeEqual(Buffer.from(sha256(a), 'hex'), Buffer.from(sha256(b), 'hex'))
-}
-
-function random(): string {
-  return randomBytes(32).toString('base64url')
-}
 
 function auditMethod(provider: Provider): string {
   return provider.partner
@@ -172,7 +159,7 @@ export default async function federationPlugin(
     const returnTo = validateReturnAddress(request.query.returnTo ?? '')
     const provider = await providerById(request.query.provider)
     if (!provider) throw new ApiError('NotFound', 'No such sign-in provider; see GET /auth/v1/federated/providers.')
-    const secrets = { state: random(), nonce: random(), codeVerifier: random() }
+    const secrets = { state: newToken(), nonce: newToken(), codeVerifier: newToken() }
     let target: string
     if (provider.kind === 'telegram') {
       target = new URL(`/auth/v1/federated/telegram?state=${secrets.state}`, publicOrigin).href
@@ -185,7 +172,7 @@ export default async function federationPlugin(
       }
     }
     await federation.flows.create({
-      state_hash: sha256(secrets.state),
+      state_hash: hashSecret(secrets.state),
       provider: provider.id,
       code_verifier: secrets.codeVerifier,
       nonce: provider.kind === 'oidc' ? secrets.nonce : '',
@@ -225,10 +212,10 @@ export default async function federationPlugin(
     }
     const state = query.state ?? ''
     const bound = readCookie(request.headers.cookie, stateCookie)
-    if (state === '' || bound === undefined || !sameSecret(state, bound)) {
+    if (state === '' || bound === undefined || !secretMatches(state, hashSecret(bound))) {
       return fail('state_mismatch', 'This sign-in was not started in this browser; start it again.')
     }
-    const flow = await federation.flows.consume(sha256(state))
+    const flow = await federation.flows.consume(hashSecret(state))
     if (!flow) return fail('expired_or_used', 'This sign-in has expired or was completed already; start it again.')
     const provider = await providerById(flow.provider)
     if (!provider) return fail('unknown_provider', 'The provider of this sign-in is no longer configured.')
