@@ -3,8 +3,8 @@ import { createDatabase, timetickAt } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
-import { openPrivateChat, setDisplayName } from './steps.ts'
-import { launchBrowser, openPage, type System, signInByEmail, startSystem } from './system.ts'
+import { openPrivateChat, signedInPerson } from './steps.ts'
+import { launchBrowser, type System, startSystem } from './system.ts'
 
 // openPage's browsers: British English in Berlin. Expected words are computed here the same way.
 const LOCALE = 'en-GB'
@@ -59,14 +59,9 @@ forEachDialect(
     const browser = await launchBrowser(t)
     if (!browser) return
     const system = await startSystem(t, dialect)
-    const alice = await openPage(browser)
-    const bob = await openPage(browser)
-    await alice.page.goto(`${system.url}/chat/`)
-    await signInByEmail(alice.page, system, 'alice@example.com')
-    await setDisplayName(alice.page, 'Alice')
-    await bob.page.goto(`${system.url}/chat/`)
-    const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
-    await setDisplayName(bob.page, 'Bob')
+    const alice = await signedInPerson(browser, system, 'alice@example.com', 'Alice')
+    const bob = await signedInPerson(browser, system, 'bob@example.com', 'Bob')
+    const bobId = bob.crmId
 
     const chatId = await openPrivateChat(alice.page, bobId)
 

@@ -1,5 +1,5 @@
-import type { Page } from 'playwright-core'
-import { choosePerson } from './system.ts'
+import type { Browser, Page } from 'playwright-core'
+import { choosePerson, openPage, type System, signInByEmail } from './system.ts'
 
 /** Steps a person takes in the messenger that many browser tests share. */
 
@@ -35,4 +35,13 @@ export async function send(page: Page, text: string, shown = text): Promise<stri
 /** The texts of the messages shown in the open conversation, oldest first. */
 export async function shownMessages(page: Page): Promise<string[]> {
   return page.locator('.messages .message-content').allInnerTexts()
+}
+
+/** A new browser page signed in by email code as `email`, named `name`; with the person's CRM id. */
+export async function signedInPerson(browser: Browser, system: System, email: string, name: string) {
+  const opened = await openPage(browser)
+  await opened.page.goto(`${system.url}/chat/`)
+  const crmId = await signInByEmail(opened.page, system, email)
+  await setDisplayName(opened.page, name)
+  return { ...opened, crmId }
 }

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
-import { openPrivateChat, setDisplayName } from './steps.ts'
-import { launchBrowser, openPage, signInByEmail, startSystem } from './system.ts'
+import { openPrivateChat, signedInPerson } from './steps.ts'
+import { launchBrowser, startSystem } from './system.ts'
 
 /** The typing line's text once it equals `text` (polling the page, no sleeps). */
 async function typingLine(page: Page, text: string, timeout = 10_000) {
@@ -18,14 +18,9 @@ test('typing shows in the other browser and ends by itself or with the message; 
   const browser = await launchBrowser(t)
   if (!browser) return
   const system = await startSystem(t)
-  const alice = await openPage(browser)
-  const bob = await openPage(browser)
-  await alice.page.goto(`${system.url}/chat/`)
-  await signInByEmail(alice.page, system, 'alice@example.com')
-  await setDisplayName(alice.page, 'Alice')
-  await bob.page.goto(`${system.url}/chat/`)
-  const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
-  await setDisplayName(bob.page, 'Bob')
+  const alice = await signedInPerson(browser, system, 'alice@example.com', 'Alice')
+  const bob = await signedInPerson(browser, system, 'bob@example.com', 'Bob')
+  const bobId = bob.crmId
 
   const chatId = await openPrivateChat(alice.page, bobId)
   await alice.page.getByRole('textbox', { name: 'Message' }).fill('Hi Bob')
