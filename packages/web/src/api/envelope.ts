@@ -4,9 +4,14 @@ import { wordsFor } from './failure-words.ts'
 /** How a request failed: an error code's name from the server, or a failure before any envelope arrived. */
 export type FailureKind = ErrorName | 'Network' | 'BadResponse'
 
-const NAMES_BY_CODE = new Map<number, ErrorName>(
+const NAMES_BY_CODE: ReadonlyMap<number, ErrorName> = new Map<number, ErrorName>(
   Object.entries(errorCodes).map(([name, { code }]) => [code, name as ErrorName]),
 )
+
+/** The name of an envelope's error code in the platform's table, or undefined for a code it lacks. */
+export function errorName(code: number): ErrorName | undefined {
+  return NAMES_BY_CODE.get(code)
+}
 
 /**
  * A failed request. `code` is the envelope's error code (0 when no envelope arrived) and `kind`
@@ -64,7 +69,7 @@ export async function readEnvelope<T>(response: Response): Promise<T> {
   if (body.error) {
     const code = typeof body.error.code === 'number' ? body.error.code : 0
     const message = typeof body.error.message === 'string' ? body.error.message : `Request failed (${response.status}).`
-    const kind: FailureKind = NAMES_BY_CODE.get(code) ?? 'BadResponse'
+    const kind: FailureKind = errorName(code) ?? 'BadResponse'
     throw new RequestError(kind, message, { code, status: response.status, requestId, details: body.error.details })
   }
   if (!response.ok) {

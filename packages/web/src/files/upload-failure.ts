@@ -1,5 +1,5 @@
-import { type ErrorName, errorCodes } from '@atrium/platform/errors'
-import { RequestError } from '../api/envelope.ts'
+import type { ErrorName } from '@atrium/platform/errors'
+import { errorName, RequestError } from '../api/envelope.ts'
 import { wordsFor } from '../api/failure-words.ts'
 
 /** Why an upload stopped, in words for the person, and whether it can go on from where it stopped. */
@@ -12,10 +12,6 @@ export interface UploadFailure {
   /** The error code's name from the envelope, '' when there was none. */
   kind: ErrorName | ''
 }
-
-const NAMES_BY_CODE = new Map<number, ErrorName>(
-  Object.entries(errorCodes).map(([name, { code }]) => [code, name as ErrorName]),
-)
 
 /** Refusals that the same file will meet again: the person has to change something first. */
 const FINAL: ReadonlySet<ErrorName> = new Set<ErrorName>([
@@ -55,7 +51,7 @@ export function uploadFailure(status: number, body: string, online = true): Uplo
     return { message: 'The connection was interrupted.', resumable: true, offline: false, kind: '' }
   }
   const error = envelopeError(body)
-  const kind = error ? (NAMES_BY_CODE.get(error.code) ?? '') : ''
+  const kind = error ? (errorName(error.code) ?? '') : ''
   if (kind === 'SessionRequired' || kind === 'Unauthenticated') {
     return { message: 'You were signed out. Sign in again to upload.', resumable: false, offline: false, kind }
   }
