@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks'
 import type { ChatApi } from '../api/chat-api.ts'
 import type { EscalationView } from '../api/contexts-api.ts'
 import type { EventBus } from '../chat/live/event-bus.ts'
+import { fallbackName } from '../people/people-names.ts'
 import { Link } from '../router/link.tsx'
 import { routePath } from '../router/routes.ts'
 
@@ -66,7 +67,7 @@ export function SupportEscalations({ api, bus }: SupportEscalationsProps) {
         {escalations.map((escalation) => (
           <li key={escalation.chat_id}>
             <Link href={routePath({ name: 'messenger', chatId: escalation.chat_id })}>
-              {escalation.customer_name || `User ${escalation.customer}`}
+              {escalation.customer_name || fallbackName(escalation.customer)}
             </Link>{' '}
             <span class="escalation-wait">waiting {waited(escalation.waiting_seconds)}</span>
             <span class="escalation-text">{escalation.content}</span>

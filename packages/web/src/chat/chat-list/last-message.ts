@@ -1,6 +1,7 @@
 import { ChatMessFlags } from '@atrium/platform/flags'
 import type { ChatView, LastMessagePreview } from '../../api/chat-types.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
+import { fallbackName } from '../../people/people-names.ts'
 import { ChatType } from '../message/names.ts'
 
 /** Characters of the text a preview keeps, as the chat module cuts it. */
@@ -13,7 +14,7 @@ export const PREVIEW_LENGTH = 200
 export function previewSender(chat: ChatView, preview: LastMessagePreview, me: string): string {
   if (preview.sender === me) return 'You'
   if (chat.type !== ChatType.Group) return ''
-  return preview.sender_name || `User ${preview.sender}`
+  return preview.sender_name || fallbackName(preview.sender)
 }
 
 /** What a list row says of the message, on one line: its text, or what it is when it has none. */
