@@ -7,7 +7,8 @@ import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import preact from '@preact/preset-vite'
-import { build, type InlineConfig } from 'vite'
+import { build as bundle } from 'esbuild'
+import { build, type InlineConfig, type Plugin } from 'vite'
 
 /** The web package's directory (Vite's root: index.html, public/, src/). */
 export const WEB_ROOT = fileURLToPath(new URL('.', import.meta.url))
@@ -22,6 +23,32 @@ export const DEFAULT_CLIENT_DIR = join(WEB_ROOT, 'dist', 'chat')
 const SOURCES = ['index.html', 'public', 'src', 'build-client.ts', 'vite.config.ts', 'package.json']
 const NOT_SOURCE = /(\.test\.ts|[\\/]e2e)$/
 
+/**
+ * Puts the start-up requests (src/early-requests.ts) into index.html as a classic inline script, so
+ * they start while the HTML is parsed, before the client's own script has arrived. It goes first in
+ * the head: a classic script after a stylesheet would wait for the stylesheet.
+ */
+function earlyRequestsScript(): Plugin {
+  return {
+    name: 'atrium-early-requests',
+    async transformIndexHtml() {
+      const { outputFiles } = await bundle({
+        stdin: {
+          contents: "import { startPageEarlyRequests } from './src/early-requests.ts'\nstartPageEarlyRequests()",
+          resolveDir: WEB_ROOT,
+          loader: 'ts',
+        },
+        bundle: true,
+        write: false,
+        format: 'iife',
+        minify: true,
+        target: 'es2022',
+      })
+      return [{ tag: 'script', children: outputFiles[0]!.text.trim(), injectTo: 'head-prepend' }]
+    },
+  }
+}
+
 /** The Vite settings of the client, writing to `outDir`. */
 export function clientViteConfig(outDir = DEFAULT_CLIENT_DIR): InlineConfig {
   return {
@@ -29,7 +56,7 @@ export function clientViteConfig(outDir = DEFAULT_CLIENT_DIR): InlineConfig {
     root: WEB_ROOT,
     base: CLIENT_MOUNT,
     logLevel: 'warn',
-    plugins: [preact({ prefreshEnabled: false, devToolsEnabled: false })],
+    plugins: [preact({ prefreshEnabled: false, devToolsEnabled: false }), earlyRequestsScript()],
     build: { outDir, emptyOutDir: true, target: 'es2022', sourcemap: true, reportCompressedSize: false },
   }
 }

@@ -13,15 +13,12 @@ import { MessageScreen } from './screens/message-screen.tsx'
 import { Unavailable } from './screens/unavailable.tsx'
 import type { Services } from './services.ts'
 import { SignInPage } from './sign-in/sign-in-page.tsx'
-import type { StartUpRequests } from './start-up.ts'
 
 interface AppProps {
   services: Services
   config: ClientConfig
   /** The signed-in user at start, if any. */
   initialUser: UserView | undefined
-  /** What start-up asked for beside the session (the chat list, the open chat's first page). */
-  startUp?: StartUpRequests
   /** Told when the user signs in or out (main.tsx keeps a hint for the next start). */
   onSession?: (signedIn: boolean) => void
 }
@@ -38,7 +35,7 @@ function here(): string {
 }
 
 /** The client: picks the screen of the route (spec: "Chat client routes") for the signed-in user and the mode. */
-export function App({ services, config, initialUser, startUp, onSession }: AppProps) {
+export function App({ services, config, initialUser, onSession }: AppProps) {
   const route = useRoute()
   const [user, setUser] = useState(initialUser)
   const features = featuresOf(config)
@@ -68,7 +65,6 @@ export function App({ services, config, initialUser, startUp, onSession }: AppPr
       features={features}
       uploadChunkSize={config.files.chunkSize}
       chatId={chatId}
-      startUp={startUp}
       onSignedOut={signedOut}
       aside={contexts.escalations}
     />

@@ -3,33 +3,29 @@ import { deviceGuid } from './api/device.ts'
 import { failureText } from './api/envelope.ts'
 import { App } from './app.tsx'
 import { loadClientConfig } from './config/client-config.ts'
+import { EARLY_LIFETIME_MS, earlyFetch } from './early-requests.ts'
 import { MessageScreen } from './screens/message-screen.tsx'
 import { createServices } from './services.ts'
-import { rememberSignedIn, startUpRequests } from './start-up.ts'
+import { localStorageOrNone, rememberSignedIn } from './start-up.ts'
 import './styles.css'
 import './files/files.css'
 import './chat/chat-list/chat-list.css'
 import './chat/conversation/conversation.css'
 import './people/people.css'
 
-function localStorageOrNone(): Storage | undefined {
-  try {
-    return window.localStorage
-  } catch {
-    return undefined
-  }
-}
-
 /**
- * Starts the client: the configuration and the session are read in parallel (with the chat list
- * when this browser was signed in before, see start-up.ts), then the route's screen shows.
+ * Starts the client: the configuration and the session are read in parallel, then the route's
+ * screen shows. The first calls take what index.html's start-up script already asked for (the
+ * session, config.json and, when this browser was signed in before, the chat list and the open
+ * chat's first page; see early-requests.ts).
  */
 async function start(root: HTMLElement) {
   const storage = localStorageOrNone()
-  const services = createServices(deviceGuid(storage))
-  const startUp = startUpRequests(storage, location, services.chat)
+  const send = earlyFetch(window.atriumEarly, (...args) => fetch(...args))
+  setTimeout(() => window.atriumEarly?.clear(), EARLY_LIFETIME_MS)
+  const services = createServices(deviceGuid(storage), '', send)
   const [{ config, problems }, session] = await Promise.all([
-    loadClientConfig(`${import.meta.env.BASE_URL}config.json`),
+    loadClientConfig(`${import.meta.env.BASE_URL}config.json`, send),
     services.auth.session().then(
       (value) => ({ value }),
       (error: unknown) => ({ error }),
@@ -48,7 +44,7 @@ async function start(root: HTMLElement) {
     )
     return
   }
-  // Signed out with the hint set (a stale hint): what start-up asked for (a 401) is dropped.
+  // Signed out with the hint set (a stale hint): the chat list start-up asked for (a 401) is never taken.
   const signedIn = session.value !== undefined
   rememberSignedIn(storage, signedIn)
   render(
@@ -56,7 +52,6 @@ async function start(root: HTMLElement) {
       services={services}
       config={config}
       initialUser={session.value?.user}
-      startUp={signedIn ? startUp : undefined}
       onSession={(signedIn) => rememberSignedIn(storage, signedIn)}
     />,
     root,

@@ -11,9 +11,12 @@ export interface Services {
   subscribeUrl: string
 }
 
-/** The services of a page served by the gateway itself (same origin). */
-export function createServices(deviceGuid: string, base = ''): Services {
-  const client = createApiClient({ base, deviceGuid })
+/**
+ * The services of a page served by the gateway itself (same origin); `send` is the fetch they use
+ * (the page's, taking the answers its start-up script asked for early).
+ */
+export function createServices(deviceGuid: string, base = '', send?: typeof fetch): Services {
+  const client = createApiClient({ base, deviceGuid, fetch: send })
   return {
     client,
     auth: createAuthApi(client),

@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ChatView, MessagePage } from './api/chat-types.ts'
-import { PAGE } from './chat/conversation/conversation-state.ts'
-import { prefetched, probablySignedIn, rememberSignedIn, SIGNED_IN_KEY, startUpRequests } from './start-up.ts'
+import {
+  OPENED_CHATS_KEPT,
+  OPENED_CHATS_KEY,
+  openedChat,
+  probablySignedIn,
+  rememberOpenedChat,
+  rememberSignedIn,
+  SIGNED_IN_KEY,
+} from './start-up.ts'
 
 function memoryStorage() {
   const items = new Map<string, string>()
@@ -45,75 +51,31 @@ test('without storage, or with storage that refuses, there is no hint and no err
   rememberSignedIn(refusing, false)
 })
 
-/** The two chat operations start-up may call, recording the calls. */
-function recordingApi(chats: ChatView[]) {
-  const calls: string[] = []
-  const page: MessagePage = { messages: [], has_more: false }
-  return {
-    calls,
-    page,
-    async getChatsWithHidden() {
-      calls.push('get_chats')
-      return chats
-    },
-    async getChatMessages(chatId: string, cursor: { limit?: number } = {}) {
-      calls.push(`get_chat_messages ${chatId} ${cursor.limit}`)
-      return page
-    },
-  }
-}
+test('the chat each opened path showed is remembered, newest first and at most OPENED_CHATS_KEPT, and forgotten at sign-out', () => {
+  const storage = memoryStorage()
+  assert.equal(openedChat(storage, '42'), undefined)
+  rememberOpenedChat(storage, '42', '42')
+  rememberOpenedChat(storage, '77', '43') // a private chat opened by the peer's CRM id
+  assert.equal(openedChat(storage, '42'), '42')
+  assert.equal(openedChat(storage, '77'), '43')
 
-const at = (pathname: string, search = '') => ({ pathname, search })
+  for (let i = 0; i < OPENED_CHATS_KEPT; i++) rememberOpenedChat(storage, `${1000 + i}`, `${2000 + i}`)
+  assert.equal(openedChat(storage, '42'), undefined, 'the oldest paths fall out')
+  assert.equal(openedChat(storage, `${1000 + OPENED_CHATS_KEPT - 1}`), `${2000 + OPENED_CHATS_KEPT - 1}`)
+  assert.equal(JSON.parse(storage.items.get(OPENED_CHATS_KEY)!).length, OPENED_CHATS_KEPT)
 
-test('the chat list is asked for at start only with the hint and on a messenger path', async () => {
-  const api = recordingApi([])
-  const signedIn = memoryStorage()
-  rememberSignedIn(signedIn, true)
-
-  assert.equal(startUpRequests(memoryStorage(), at('/chat/'), api).chats.take(), undefined)
-  assert.equal(startUpRequests(signedIn, at('/chat/sign-in'), api).chats.take(), undefined)
-  assert.equal(startUpRequests(signedIn, at('/chat/', '?code=abc'), api).chats.take(), undefined)
-  assert.deepEqual(api.calls, [])
-
-  assert.deepEqual(await startUpRequests(signedIn, at('/chat/'), api).chats.take(), [])
-  assert.deepEqual(api.calls, ['get_chats'])
+  rememberSignedIn(storage, true)
+  rememberSignedIn(storage, false)
+  assert.equal(storage.items.has(OPENED_CHATS_KEY), false)
+  assert.equal(openedChat(storage, '1000'), undefined)
 })
 
-test("the first page of the path's chat is asked for as soon as the list holds it, for one taker", async () => {
-  const api = recordingApi([{ id: '42', type: 2 } as ChatView, { id: '43', type: 1, peer: '77' } as ChatView])
-  const signedIn = memoryStorage()
-  rememberSignedIn(signedIn, true)
-
-  const requests = startUpRequests(signedIn, at('/chat/c/42'), api)
-  await requests.chats.take()
-  assert.deepEqual(api.calls, ['get_chats', `get_chat_messages 42 ${PAGE}`])
-  assert.equal(requests.firstPage('43'), undefined)
-  assert.equal(await requests.firstPage('42'), api.page)
-  assert.equal(requests.firstPage('42'), undefined)
-
-  // A peer's CRM id, or a chat the list does not hold: the conversation asks for itself.
-  api.calls.length = 0
-  await startUpRequests(signedIn, at('/chat/c/77'), api).chats.take()
-  await startUpRequests(signedIn, at('/chat/c/99'), api).chats.take()
-  assert.deepEqual(api.calls, ['get_chats', 'get_chats'])
-})
-
-test('a prefetched request goes to its first taker only; an untaken failure stays silent', async () => {
-  const value = prefetched(Promise.resolve('list'))
-  assert.equal(await value.take(), 'list')
-  assert.equal(value.take(), undefined)
-
-  let unhandled = 0
-  const count = () => unhandled++
-  process.on('unhandledRejection', count)
-  try {
-    prefetched(Promise.reject(new Error('401 SessionRequired')))
-    await new Promise((resolve) => setTimeout(resolve, 10))
-    assert.equal(unhandled, 0)
-  } finally {
-    process.off('unhandledRejection', count)
+test('a damaged opened-chats hint, or storage that refuses, is read as no hint', () => {
+  const storage = memoryStorage()
+  for (const value of ['not json', '{"42":"42"}', '[["42"]]', '[[42, 42]]', 'null']) {
+    storage.setItem(OPENED_CHATS_KEY, value)
+    assert.equal(openedChat(storage, '42'), undefined, value)
   }
-
-  const failing = prefetched(Promise.reject(new Error('500')))
-  await assert.rejects(failing.take()!, /500/)
+  assert.equal(openedChat(refusing, '42'), undefined)
+  rememberOpenedChat(refusing, '42', '42')
 })

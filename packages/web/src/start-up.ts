@@ -1,13 +1,9 @@
 /**
- * Requests the client starts before it knows who is signed in, to save a round trip on the way to
- * the first render (bench/web-render.ts): with a hint that this browser had a session, the chat
- * list is asked for beside the session itself, and the open chat's first page as soon as the list
- * names it.
+ * Hints the page's inline start-up script reads (early-requests.ts) to save round trips on the way
+ * to the first render: that this browser was signed in when it last looked (ask for the chat list
+ * beside the session), and which chat each recently opened path showed (ask for its first page
+ * at once).
  */
-import type { ChatApi } from './api/chat-api.ts'
-import type { ChatView, MessagePage } from './api/chat-types.ts'
-import { PAGE } from './chat/conversation/conversation-state.ts'
-import { parseRoute } from './router/routes.ts'
 
 /** Non-secret: only says this browser was signed in when it last looked. */
 export const SIGNED_IN_KEY = 'atrium.signedIn'
@@ -27,64 +23,60 @@ export function probablySignedIn(storage: HintStorage | undefined): boolean {
 export function rememberSignedIn(storage: HintStorage | undefined, signedIn: boolean): void {
   try {
     if (signedIn) storage?.setItem(SIGNED_IN_KEY, '1')
-    else storage?.removeItem(SIGNED_IN_KEY)
+    else {
+      storage?.removeItem(SIGNED_IN_KEY)
+      // The next person to sign in on this browser has other chats.
+      storage?.removeItem(OPENED_CHATS_KEY)
+    }
   } catch {
     // Only a hint: without it the list is requested after the session, as without storage.
   }
 }
 
-/** A request started ahead of the screen that needs it: the first taker gets it, later ones ask afresh. */
-export interface Prefetched<T> {
-  take(): Promise<T> | undefined
-}
+/** Non-secret: the chat ids recently opened paths showed, `[[path id, chat id], …]`, newest first. */
+export const OPENED_CHATS_KEY = 'atrium.openedChats'
 
-/** Holds `promise` for one taker; a failure nobody takes stays silent (no unhandled rejection). */
-export function prefetched<T>(promise: Promise<T> | undefined): Prefetched<T> {
-  let pending = promise
-  pending?.catch(() => {})
-  return {
-    take() {
-      const taken = pending
-      pending = undefined
-      return taken
-    },
+/** How many opened paths are remembered. */
+export const OPENED_CHATS_KEPT = 20
+
+function openedChats(storage: HintStorage | undefined): Array<[string, string]> {
+  try {
+    const value: unknown = JSON.parse(storage?.getItem(OPENED_CHATS_KEY) ?? '[]')
+    if (!Array.isArray(value)) return []
+    return value.filter(
+      (entry): entry is [string, string] =>
+        Array.isArray(entry) && typeof entry[0] === 'string' && typeof entry[1] === 'string',
+    )
+  } catch {
+    return []
   }
-}
-
-/** What start-up asked for ahead of the screens; empty when the hint or the path did not call for it. */
-export interface StartUpRequests {
-  /** The chat list, for the messenger's first load. */
-  chats: Prefetched<ChatView[]>
-  /** The first page of the chat in the path, asked for as soon as the list named it. */
-  firstPage(chatId: string): Promise<MessagePage> | undefined
 }
 
 /**
- * With the signed-in hint and a messenger path, asks for the chat list at once and, when it
- * arrives and holds the path's chat (by chat id; a peer's CRM id waits for the messenger), for
- * that chat's first page in the same tick, rather than after the messenger has rendered.
+ * The chat `/chat/c/{pathId}` showed when last opened (the same id for a group or channel, the
+ * private chat for a peer's CRM id), or undefined.
  */
-export function startUpRequests(
-  storage: HintStorage | undefined,
-  where: { pathname: string; search: string },
-  api: Pick<ChatApi, 'getChatsWithHidden' | 'getChatMessages'>,
-): StartUpRequests {
-  const route = parseRoute(where.pathname, where.search)
-  if (!probablySignedIn(storage) || route.name !== 'messenger') {
-    return { chats: prefetched<ChatView[]>(undefined), firstPage: () => undefined }
+export function openedChat(storage: HintStorage | undefined, pathId: string): string | undefined {
+  return openedChats(storage).find(([path]) => path === pathId)?.[1]
+}
+
+/** Records the chat a path showed, keeping the OPENED_CHATS_KEPT most recent paths. */
+export function rememberOpenedChat(storage: HintStorage | undefined, pathId: string, chatId: string): void {
+  const entries = openedChats(storage)
+  if (entries[0]?.[0] === pathId && entries[0][1] === chatId) return
+  const kept = [[pathId, chatId], ...entries.filter(([path]) => path !== pathId)].slice(0, OPENED_CHATS_KEPT)
+  try {
+    storage?.setItem(OPENED_CHATS_KEY, JSON.stringify(kept))
+  } catch {
+    // Only a hint: without it the first page waits for the chat list.
   }
-  const chats = api.getChatsWithHidden()
-  let page: { chatId: string; request: Prefetched<MessagePage> } | undefined
-  const { chatId } = route
-  chats.then(
-    (list) => {
-      if (chatId && list.some((chat) => chat.id === chatId))
-        page = { chatId, request: prefetched(api.getChatMessages(chatId, { limit: PAGE })) }
-    },
-    () => {},
-  )
-  return {
-    chats: prefetched(chats),
-    firstPage: (id) => (page?.chatId === id ? page.request.take() : undefined),
+}
+
+/** The page's local storage, or undefined where reading it throws (blocked storage). */
+export function localStorageOrNone(): Storage | undefined {
+  try {
+    return window.localStorage
+  } catch {
+    return undefined
   }
 }

@@ -1,4 +1,5 @@
 import { isFailure, RequestError, readEnvelope } from './envelope.ts'
+import { apiHeaders } from './request-headers.ts'
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 
@@ -27,7 +28,7 @@ export function createApiClient({
   let csrf = ''
 
   async function request<T>(method: Method, path: string, body?: object): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json', 'x-device-guid': deviceGuid }
+    const headers = apiHeaders(deviceGuid)
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (method !== 'GET' && csrf) headers['x-csrf-token'] = csrf
     let response: Response

@@ -10,7 +10,7 @@ import { createPeopleNames, PeopleNamesContext } from '../people/people-names.ts
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import type { Services } from '../services.ts'
-import type { StartUpRequests } from '../start-up.ts'
+import { localStorageOrNone, rememberOpenedChat } from '../start-up.ts'
 import { ChatList } from './chat-list/chat-list.tsx'
 import { chatListReducer, EMPTY_CHAT_LIST } from './chat-list/chat-list-state.ts'
 import { NewPrivateChat } from './chat-list/new-private-chat.tsx'
@@ -30,8 +30,6 @@ interface MessengerProps {
   uploadChunkSize: number
   /** From /chat/c/{chatId}: a chat id, or the peer's CRM id of a private chat (notification links). */
   chatId: string | undefined
-  /** The chat list and first page start-up already asked for, taken instead of new requests. */
-  startUp?: StartUpRequests
   onSignedOut: () => void
   /** More of the sidebar above the chat list (the support team's escalations), given the live events. */
   aside?: (bus: EventBus) => JSX.Element
@@ -71,16 +69,7 @@ function useOnline(): boolean {
  * The messenger at /chat/ and /chat/c/{chatId}: the chat list with unread badges beside the open
  * conversation, kept current by the gateway's live events.
  */
-export function Messenger({
-  services,
-  me,
-  features,
-  uploadChunkSize,
-  chatId,
-  startUp,
-  onSignedOut,
-  aside,
-}: MessengerProps) {
+export function Messenger({ services, me, features, uploadChunkSize, chatId, onSignedOut, aside }: MessengerProps) {
   const { chat: api, auth } = services
   const [list, dispatch] = useReducer(chatListReducer, EMPTY_CHAT_LIST)
   const [status, setStatus] = useState<LiveStatus>('connecting')
@@ -111,14 +100,21 @@ export function Messenger({
   const openChatId = useRef<string | undefined>(undefined)
   openChatId.current = openChat?.id
 
+  // Remembered so that a reload of this path asks for the chat's first page at once (early-requests.ts).
+  useEffect(() => {
+    if (chatId && openChat) rememberOpenedChat(localStorageOrNone(), chatId, openChat.id)
+  }, [chatId, openChat?.id])
+
   // The list, at start and whenever live events say it is out of date. A layout effect, so the
   // request leaves before the first paint rather than a frame after it (the first render of a
-  // conversation waits for it; bench/web-render.ts). The first load takes the request start-up
-  // may have sent beside the session (start-up.ts), if there is one.
+  // conversation waits for it; bench/web-render.ts). The first load takes the answer index.html's
+  // start-up script asked for (early-requests.ts), if there is one.
   useLayoutEffect(() => {
     if (list.loaded && !list.reload) return
-    const request = (!list.loaded && startUp?.chats.take()) || api.getChatsWithHidden()
-    request.then((chats) => dispatch({ type: 'loaded', chats })).catch((failure) => setError(failureText(failure)))
+    api
+      .getChatsWithHidden()
+      .then((chats) => dispatch({ type: 'loaded', chats }))
+      .catch((failure) => setError(failureText(failure)))
   }, [api, list.reload])
 
   useEffect(() => {
@@ -239,7 +235,6 @@ export function Messenger({
                   me={me}
                   bus={bus}
                   onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
-                  firstPage={startUp?.firstPage}
                   uploader={uploader}
                   typing={typing}
                 />

@@ -143,6 +143,9 @@ export function featuresOf({ mode, contexts }: ClientConfig): Features {
   }
 }
 
+/** How config.json is asked for: revalidated, so an operator's edit shows on the next load. */
+export const CONFIG_INIT: RequestInit = { headers: { accept: 'application/json' }, cache: 'no-cache' }
+
 /**
  * Loads `url` (the client's config.json). A missing file means the defaults; a file that is not
  * JSON is a problem reported like a wrong field.
@@ -153,7 +156,7 @@ export async function loadClientConfig(
 ): Promise<{ config: ClientConfig; problems: string[] }> {
   let response: Response
   try {
-    response = await send(url, { headers: { accept: 'application/json' }, cache: 'no-cache' })
+    response = await send(url, CONFIG_INIT)
   } catch {
     return { config: DEFAULT_CONFIG, problems: [`${url} could not be loaded; using the defaults`] }
   }

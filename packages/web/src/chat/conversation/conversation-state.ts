@@ -11,8 +11,7 @@ export interface ConversationState {
   loaded: boolean
 }
 
-/** Messages per page of history. */
-export const PAGE = 50
+export { PAGE } from './page-size.ts'
 
 export const EMPTY_CONVERSATION: ConversationState = { messages: [], hasOlder: false, loaded: false }
 

@@ -1,7 +1,7 @@
-import { useCallback, useEffect, useReducer, useRef, useState } from 'preact/hooks'
+import { useCallback, useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
-import type { ChatView, MessagePage, MessageView } from '../../api/chat-types.ts'
+import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
 import type { Uploader } from '../../files/uploader.ts'
 import { useAttachments } from '../../files/use-attachments.ts'
@@ -41,8 +41,6 @@ interface ConversationProps {
   bus: EventBus
   /** The chat was marked read; `unread` is what the server says is left. */
   onRead: (unread: number) => void
-  /** The first page if start-up already asked for it (start-up.ts). */
-  firstPage?: (chatId: string) => Promise<MessagePage> | undefined
   /** Uploads attached files to the gateway. */
   uploader: Uploader
   /** Who is typing where, from the live stream's typing frames. */
@@ -69,7 +67,7 @@ function holds(state: ConversationState, messageId: string): boolean {
  * One open chat: its history (paged back on demand), live arrivals, the composer, and the read
  * marker moved whenever the reader can see the newest message.
  */
-export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader, typing }: ConversationProps) {
+export function Conversation({ api, chat, me, bus, onRead, uploader, typing }: ConversationProps) {
   const typers = useTyping(typing, chat.id)
   const peerOnline = usePeerPresence(api, chat, typers)
   const typed = useTypingSender(api, chat.id)
@@ -101,9 +99,11 @@ export function Conversation({ api, chat, me, bus, onRead, firstPage, uploader, 
       : undefined,
   )
 
-  useEffect(() => {
-    const request = firstPage?.(chat.id) ?? api.getChatMessages(chat.id, { limit: PAGE })
-    request
+  // A layout effect, so the first page is asked for (or taken from the start-up requests) before
+  // the "Loading messages…" frame is painted rather than after it (bench/web-render.ts).
+  useLayoutEffect(() => {
+    api
+      .getChatMessages(chat.id, { limit: PAGE })
       .then((page) => {
         apply({ type: 'latest', messages: page.messages, hasMore: page.has_more })
         // A message announced while the page was on its way may be newer than the page.
