@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { forEachDialect } from '@atrium/platform/testing'
 import {
   PEER_CREDENTIALS,
@@ -101,4 +104,18 @@ forEachDialect('wrong credentials answer DeliveryFailed without naming them', as
     assert.ok(!JSON.stringify(response).includes(PEER_CREDENTIALS[provider].authToken))
     assert.equal(peer.received.length, 1)
   }
+})
+
+forEachDialect('in development without SmsSender, SendSMS writes the text into the outbox', async (t, dialect) => {
+  const outbox = await mkdtemp(join(tmpdir(), 'atrium-sms-outbox-'))
+  t.after(() => rm(outbox, { recursive: true, force: true }))
+  const chat = await startChat(t, dialect, { Outbox: { Path: outbox } })
+
+  const response = await chat.call('POST', '/private/v1/SendSMS', {}, { to: TO, text: TEXT })
+
+  assert.equal(response.status, 200, JSON.stringify(response.error))
+  assert.deepEqual(response.result, { provider: 'outbox', message_id: '', to: MASKED })
+  const [file] = (await readdir(outbox)).filter((name) => name.endsWith('.txt'))
+  assert.ok(file, 'a .txt in the outbox')
+  assert.equal(await readFile(join(outbox, file), 'utf8'), `Channel: sms\nTo: ${TO}\n\n${TEXT}\n`)
 })
