@@ -12,11 +12,11 @@ import {
 } from './sms-provider.ts'
 import type { SmsCredentials, SmsProviderSettings } from './sms-settings.ts'
 
-// SMS API status codes that refuse the number: invalid message (unknown prefix), number barred,
-// non-whitelisted destination (demo accounts), number de-activated. 1 (throttled) and 5
-// (internal error) are the provider being unavailable; the rest concern our account.
-const RECIPIENT_STATUSES = new Set(['6', '7', '29', '33'])
-const UNAVAILABLE_STATUSES = new Set(['1', '5'])
+// SMS API status codes that refuse the number: invalid message (unrecognised number prefix) and
+// number barred. 1 (throttled), 5 (internal error) and 10 (too many binds: back off and retry)
+// are the provider being unavailable; the rest concern our account or request.
+const RECIPIENT_STATUSES = new Set(['6', '7'])
+const UNAVAILABLE_STATUSES = new Set(['1', '5', '10'])
 
 const STATUSES: Record<string, SmsStatus> = {
   accepted: 'sent',
