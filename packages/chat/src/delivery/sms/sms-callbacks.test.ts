@@ -258,3 +258,36 @@ forEachDialect('an oversized callback body is refused before it is read', async 
   assert.equal(answer.body.error.code, 1002)
   assert.equal((await status()).status, 'queued')
 })
+
+forEachDialect('a Vonage receipt by GET, signed with the default md5hash method, is stored', async (t, dialect) => {
+  const peer = await startSmsProviderPeer(t, 'vonage', PEER_CREDENTIALS.vonage)
+  const chat = await startChat(
+    t,
+    dialect,
+    smsSettingsFor('vonage', peer, { CallbackBaseUrl: PUBLIC_ORIGIN, CallbackKey: VONAGE_SECRET }),
+  )
+  await chat.call('POST', '/private/v1/SendSMS', {}, { to: TO, text: 'a & b = c' })
+  const { messageId, fields } = peer.only()
+  const params: Record<string, string> = {
+    messageId,
+    msisdn: TO.slice(1),
+    status: 'delivered',
+    'err-code': '0',
+    'client-ref': String(fields['client-ref']),
+    timestamp: String(Math.floor(Date.now() / 1000)),
+  }
+  params.sig = providerSignatures.vonage(VONAGE_SECRET, 'md5hash', params)
+  const query = new URLSearchParams(params)
+
+  for (const [sig, expected] of [
+    ['0'.repeat(32), 403],
+    [params.sig, 200],
+  ] as const) {
+    query.set('sig', sig)
+    const path = `${new URL(String(fields.callback)).pathname}?${query}`
+    const response = await fetch(`${chat.base}${path}`, { headers: signedHeaders(SERVICE_SECRET, 'GET', path) })
+    assert.equal(response.status, expected, sig)
+  }
+  const status = await chat.call('GET', '/private/v1/SmsStatus', {}, { provider: 'vonage', message_id: messageId })
+  assert.equal(status.result.status, 'delivered')
+})

@@ -119,3 +119,22 @@ forEachDialect('in development without SmsSender, SendSMS writes the text into t
   assert.ok(file, 'a .txt in the outbox')
   assert.equal(await readFile(join(outbox, file), 'utf8'), `Channel: sms\nTo: ${TO}\n\n${TEXT}\n`)
 })
+
+forEachDialect('one record per provider message id, held by the database under parallel sends', async (t, dialect) => {
+  const peer = await startSmsProviderPeer(t, 'twilio', PEER_CREDENTIALS.twilio)
+  const chat = await startChat(t, dialect, smsSettingsFor('twilio', peer))
+  // A provider that answers the same message id twice (a deduplicated retry).
+  const sid = `SM${'7e'.repeat(16)}`
+  const answer = { status: 201, body: { sid, status: 'queued' } }
+  peer.answerNext(answer, answer, answer, answer)
+
+  const responses = await Promise.all(
+    [1, 2, 3, 4].map(() => chat.call('POST', '/private/v1/SendSMS', {}, { to: TO, text: 'hello' })),
+  )
+
+  for (const response of responses)
+    assert.deepEqual(response.result, { provider: 'twilio', message_id: sid, to: MASKED })
+  assert.equal(peer.received.length, 4)
+  const status = await chat.call('GET', '/private/v1/SmsStatus', {}, { provider: 'twilio', message_id: sid })
+  assert.equal(status.result.status, 'queued')
+})
