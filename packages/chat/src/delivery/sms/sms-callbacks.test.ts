@@ -291,3 +291,30 @@ forEachDialect('a Vonage receipt by GET, signed with the default md5hash method,
   const status = await chat.call('GET', '/private/v1/SmsStatus', {}, { provider: 'vonage', message_id: messageId })
   assert.equal(status.result.status, 'delivered')
 })
+
+forEachDialect(
+  'a signed report with NUL or an overlong id is refused before the database sees it',
+  async (t, dialect) => {
+    const { sent, deliver, status } = await startWithCallbacks(t, dialect, 'twilio')
+    const { authToken } = PEER_CREDENTIALS.twilio
+    const bad: Record<string, string>[] = [
+      { MessageSid: sent.messageId, MessageStatus: 'failed', ErrorCode: '300\u00000' },
+      { MessageSid: `${sent.messageId}\u0000`, MessageStatus: 'failed', ErrorCode: '' },
+      { MessageSid: 'S'.repeat(101), MessageStatus: 'failed', ErrorCode: '' },
+    ]
+    for (const fields of bad) {
+      const form = new URLSearchParams(fields)
+      const answer = await deliver({
+        url: sent.callbackUrl,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': providerSignatures.twilio(authToken, sent.callbackUrl, form),
+        },
+        body: form.toString(),
+      })
+      assert.equal(answer.status, 400, JSON.stringify(answer.body))
+      assert.equal(answer.body.error.code, 1000)
+    }
+    assert.equal((await status()).status, 'queued')
+  },
+)
