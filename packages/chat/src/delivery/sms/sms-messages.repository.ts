@@ -15,7 +15,7 @@ export interface SentSms {
 /** Sent SMS and their delivery statuses (table sms_messages). */
 export function createSmsMessagesRepository(db: Kysely<ChatDatabase>) {
   return {
-    /** Records a message the provider accepted, as queued. */
+    /** Records a message the provider accepted, as queued; an id already recorded is kept as it is. */
     async record({ timetick, provider, messageId, toMasked, crmId }: SentSms): Promise<void> {
       await db
         .insertInto('sms_messages')
@@ -31,6 +31,9 @@ export function createSmsMessagesRepository(db: Kysely<ChatDatabase>) {
           provider_status: '',
           error_code: '',
         })
+        // One row per provider message, held by the unique index: a provider repeating an id
+        // (or a retried send it deduplicated) keeps the first record.
+        .onConflict((conflict) => conflict.columns(['provider', 'message_id']).doNothing())
         .execute()
     },
 

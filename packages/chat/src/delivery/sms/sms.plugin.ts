@@ -62,6 +62,20 @@ export interface SmsCallbacksPluginOptions {
   now: () => number
 }
 
+/** Printable ASCII: what providers use for message ids and error codes. */
+const PRINTABLE = /^[\x20-\x7e]*$/
+
+function isStorable({ messageId, errorCode, providerStatus }: StatusReport): boolean {
+  return (
+    messageId.length <= 100 &&
+    errorCode.length <= 50 &&
+    providerStatus.length <= 50 &&
+    PRINTABLE.test(messageId) &&
+    PRINTABLE.test(errorCode) &&
+    PRINTABLE.test(providerStatus)
+  )
+}
+
 /** Largest callback body accepted, in bytes (providers send well under 8 KB). */
 const MAX_CALLBACK_BYTES = 64 * 1024
 
@@ -112,6 +126,12 @@ export async function smsCallbacksPlugin(
         request.log.warn({ provider: name, reason }, 'SMS status callback refused')
         throw new ApiError('SmsCallbackRejected', `The ${name} callback is not signed by ${name}: ${reason}.`)
       }
+      // Signed, but still checked before either database sees it (PostgreSQL refuses NUL in text).
+      if (!reports.every(isStorable))
+        throw new ApiError(
+          'InvalidRequest',
+          `The ${name} report has a message id or error code that is not printable text.`,
+        )
       let updated = 0
       for (const report of reports) if (await messages.applyReport(name, report, nextTick())) updated++
       request.log.info(
