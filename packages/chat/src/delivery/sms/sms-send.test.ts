@@ -100,7 +100,7 @@ forEachDialect('wrong credentials answer DeliveryFailed without naming them', as
 
     assert.equal(response.status, 502, provider)
     assert.equal(response.error?.code, 3010, provider)
-    assert.equal(response.error?.message, 'The sms delivery failed; try again later.')
+    assert.equal(response.error?.message, 'The SMS delivery failed; try again later.')
     assert.ok(!JSON.stringify(response).includes(PEER_CREDENTIALS[provider].authToken))
     assert.equal(peer.received.length, 1)
   }

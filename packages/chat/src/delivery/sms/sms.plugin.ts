@@ -32,7 +32,7 @@ export default async function smsPlugin(app: Service, { sms, messages, outbox }:
       if (!(error instanceof SmsRefusal)) throw error
       if (error.kind === 'recipient')
         throw new ApiError('SmsRecipientRefused', `The SMS provider (${error.provider}) ${error.detail}`)
-      throw new ApiError('DeliveryFailed', 'The sms delivery failed; try again later.')
+      throw new ApiError('DeliveryFailed', 'The SMS delivery failed; try again later.')
     }
   })
 
