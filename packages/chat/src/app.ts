@@ -16,6 +16,11 @@ import type { ChatConfig } from './config.ts'
 import { chatMigrations } from './db/migrations/index.ts'
 import type { ChatDatabase } from './db/schema.ts'
 import deliveryPlugin from './delivery/delivery.plugin.ts'
+import { createOutbox } from './delivery/outbox.ts'
+import smsPlugin, { smsCallbacksPlugin } from './delivery/sms/sms.plugin.ts'
+import { createSmsDelivery } from './delivery/sms/sms-delivery.ts'
+import { createSmsMessagesRepository } from './delivery/sms/sms-messages.repository.ts'
+import { smsProviderSettings } from './delivery/sms/sms-settings.ts'
 import discussionsPlugin from './discussions/discussions.plugin.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import feedbackPlugin from './feedback/feedback.plugin.ts'
@@ -95,12 +100,32 @@ export async function buildChat(
   app.register(internalPlugin, { prefix: '/private/v1', store, hardDelete: config.HardDelete.Messages })
   app.register(filesPlugin, { prefix: '/private/v1', store })
   app.register(internalSupportPlugin, { prefix: '/private/v1', store, support: config.Support, now })
+  const smsSettings = smsProviderSettings(config)
+  const smsMessages = createSmsMessagesRepository(database.db)
+  const sms =
+    smsSettings.length > 0
+      ? createSmsDelivery({ settings: smsSettings, messages: smsMessages, nextTick: store.nextTick })
+      : undefined
   app.register(deliveryPlugin, {
     prefix: '/private/v1',
     smtp: config.SmtpSettings,
     outboxPath: config.Outbox.Path,
     development: buildInfo === null,
+    sms: sms?.otpSender(app.log),
   })
+  const smsOutbox = buildInfo === null ? createOutbox(config.Outbox.Path) : undefined
+  app.register(smsPlugin, { prefix: '/private/v1', sms, messages: smsMessages, outbox: smsOutbox })
+  if (sms && config.Sms.CallbackBaseUrl) {
+    const callbackBaseUrl = config.Sms.CallbackBaseUrl.replace(/\/+$/, '')
+    app.register(smsCallbacksPlugin, {
+      prefix: '/sms/v1',
+      sms,
+      messages: smsMessages,
+      callbackBaseUrl,
+      nextTick: store.nextTick,
+      now,
+    })
+  }
   app.register(eventsPlugin, {
     prefix: '/private/v1',
     events: store.events,

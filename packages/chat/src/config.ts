@@ -1,5 +1,54 @@
 import { commonSettings, loadConfig, moduleEventsSettings, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
+import { smsSettingsProblems } from './delivery/sms/sms-settings.ts'
+
+const SMS_SENDERS = [
+  Type.Literal(''),
+  Type.Literal('twilio'),
+  Type.Literal('vonage'),
+  Type.Literal('plivo'),
+  Type.Literal('sinch'),
+  Type.Literal('telnyx'),
+]
+
+// One provider's credentials: the spec names AccountId, AuthToken and From; the rest is what the
+// five providers need besides (docs/delivery.md#sms says what each field means per provider).
+const smsCredentials = {
+  AccountId: Type.String({
+    default: '',
+    description:
+      'Provider account: Twilio Account SID, Vonage API key, Plivo Auth ID, Sinch service plan id; Telnyx: messaging profile id (optional).',
+  }),
+  AuthToken: Type.String({
+    default: '',
+    description:
+      'Provider secret: Twilio auth token, Vonage API secret, Plivo auth token, Sinch API token, Telnyx API key.',
+  }),
+  From: Type.String({ default: '', description: 'Sender number (E.164) or alphanumeric sender id.' }),
+  ApiBaseUrl: Type.String({
+    default: '',
+    description:
+      "Provider API origin; empty: the provider's public API (Sinch: `https://us.sms.api.sinch.com`; set `https://eu.sms.api.sinch.com` for the EU).",
+  }),
+  CallbackKey: Type.String({
+    default: '',
+    description:
+      'Checks delivery-status callbacks: Vonage signature secret, Telnyx public key (base64), Sinch a secret of ours (32+ characters) that signs callback URLs; Twilio and Plivo sign with AuthToken.',
+  }),
+  SignatureMethod: Type.Union(
+    [
+      Type.Literal('md5hash'),
+      Type.Literal('md5'),
+      Type.Literal('sha1'),
+      Type.Literal('sha256'),
+      Type.Literal('sha512'),
+    ],
+    {
+      default: 'md5hash',
+      description: "Vonage only: the signature method chosen in Vonage's dashboard for signed delivery receipts.",
+    },
+  ),
+}
 
 /** Every chat module setting; docs/configuration.md is generated from this declaration. */
 export const chatSettings = Type.Object(
@@ -56,12 +105,36 @@ export const chatSettings = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
-    SmsSender: Type.String({ default: '', description: 'Selected SMS provider; empty: SMS delivery is off.' }),
+    SmsSender: Type.Union(SMS_SENDERS, {
+      default: '',
+      description:
+        'Selected SMS provider: `twilio`, `vonage`, `plivo`, `sinch` or `telnyx` (docs/delivery.md#sms); empty: SMS delivery is off (in development texts go to the outbox).',
+    }),
     Sms: Type.Object(
       {
-        AccountId: Type.String({ default: '', description: 'SMS provider account id.' }),
-        AuthToken: Type.String({ default: '', description: 'SMS provider auth token.' }),
-        From: Type.String({ default: '', description: 'SMS sender number.' }),
+        ...smsCredentials,
+        CallbackBaseUrl: Type.String({
+          default: '',
+          description:
+            'Public origin of the gateway (e.g. `https://example.com`) whose route map sends `/sms/` to this module: providers post delivery statuses to `<CallbackBaseUrl>/sms/v1/status/<provider>`, and signatures are checked against that URL. Empty: no status callbacks are requested.',
+        }),
+        TimeoutMs: Type.Integer({
+          default: 10000,
+          minimum: 100,
+          maximum: 60000,
+          description: 'How long one provider may take to accept a message before it counts as not answering.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    SmsFailover: Type.Object(
+      {
+        Sender: Type.Union(SMS_SENDERS, {
+          default: '',
+          description:
+            'Second SMS provider, tried when the first does not answer, answers 5xx or 429, or refuses for a reason of its own (not for a refused number); empty: no failover.',
+        }),
+        ...smsCredentials,
       },
       { default: {}, additionalProperties: false },
     ),
@@ -101,9 +174,11 @@ export function loadChatConfig(file: unknown, env: Record<string, string | undef
     source: 'chat',
     file,
     env,
-    refine: (config) =>
-      config.Events.DefaultLimit > config.Events.MaxLimit
+    refine: (config) => [
+      ...(config.Events.DefaultLimit > config.Events.MaxLimit
         ? ['Events.DefaultLimit: must not exceed Events.MaxLimit']
-        : [],
+        : []),
+      ...smsSettingsProblems(config),
+    ],
   })
 }

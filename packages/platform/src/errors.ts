@@ -181,6 +181,17 @@ export const errorCodes = {
     status: 404,
     meaning: 'No such user: the chat module knows no person with this id (the gateway has not registered them).',
   },
+  SmsRecipientRefused: {
+    code: 3040,
+    status: 422,
+    meaning: 'The SMS provider refused the number: invalid, not a mobile, unreachable, or unsubscribed (replied STOP).',
+  },
+  SmsNotConfigured: { code: 3041, status: 503, meaning: 'SMS delivery is off: the chat module has no SmsSender.' },
+  SmsCallbackRejected: {
+    code: 3042,
+    status: 403,
+    meaning: "A delivery-status callback's signature is missing, wrong or stale; nothing was stored.",
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

@@ -124,6 +124,20 @@ export interface ChatProfilesTable {
   timetick_update: number
 }
 
+/** A sent SMS and its latest delivery status (delivery/sms). */
+export interface SmsMessagesTable {
+  timetick: number
+  timetick_update: number
+  provider: string
+  message_id: string
+  to_masked: string
+  crm_id: number
+  status: string
+  status_rank: number
+  provider_status: string
+  error_code: string
+}
+
 export interface ChatDatabase {
   chats: ChatsTable
   chat_members: ChatMembersTable
@@ -134,4 +148,5 @@ export interface ChatDatabase {
   guests: GuestsTable
   chat_profiles: ChatProfilesTable
   file_releases: FileReleasesTable
+  sms_messages: SmsMessagesTable
 }
