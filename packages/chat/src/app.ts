@@ -29,6 +29,10 @@ import { internalProfilesPlugin, profilesPlugin } from './profiles/profiles.plug
 import searchPlugin from './search/search.plugin.ts'
 import { createStore } from './store.ts'
 import supportPlugin, { internalSupportPlugin } from './support/support.plugin.ts'
+import { createTelegram } from './telegram/telegram.ts'
+import telegramPlugin from './telegram/telegram.plugin.ts'
+import telegramInternalPlugin from './telegram/telegram-internal.plugin.ts'
+import telegramWebhookPlugin from './telegram/telegram-webhook.plugin.ts'
 import unreadPlugin from './unread/unread.plugin.ts'
 
 export interface ChatOptions {
@@ -75,6 +79,9 @@ export async function buildChat(
   installAcceptedText(app)
 
   const resolveCaller = createCallerResolver(store.invites)
+  const telegram = createTelegram({ config, store, db: database.db, log: app.log, now })
+  app.addHook('onReady', () => telegram.start())
+  app.addHook('preClose', () => telegram.stop())
   app.register(
     async function chatOperations(msg: Service) {
       msg.register(chatsPlugin, { store, resolveCaller, hardDelete: config.HardDelete.Chats })
@@ -88,6 +95,13 @@ export async function buildChat(
       msg.register(searchPlugin, { store, resolveCaller })
       msg.register(supportPlugin, { store, resolveCaller, support: config.Support, now })
       msg.register(discussionsPlugin, { store, resolveCaller })
+      msg.register(telegramPlugin, {
+        links: telegram.links,
+        bot: telegram.bot,
+        resolveCaller,
+        linkTtlMinutes: config.Telegram.LinkTtlMinutes,
+        now,
+      })
     },
     { prefix: '/msg/v1' },
   )
@@ -100,7 +114,12 @@ export async function buildChat(
     smtp: config.SmtpSettings,
     outboxPath: config.Outbox.Path,
     development: buildInfo === null,
+    telegram: telegram.otpSender,
+    telegramChatOf: telegram.chatOf,
   })
+  app.register(telegramInternalPlugin, { prefix: '/private/v1', links: telegram.links, bot: telegram.bot })
+  if (telegram.bot && config.Telegram.Updates === 'webhook')
+    app.register(telegramWebhookPlugin, { prefix: '/telegram/v1', bot: telegram.bot, secret: config.Telegram.WebhookSecret })
   app.register(eventsPlugin, {
     prefix: '/private/v1',
     events: store.events,

@@ -1,5 +1,6 @@
 import { commonSettings, loadConfig, moduleEventsSettings, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
+import { telegramSettings, telegramSettingsProblems } from './telegram/telegram.config.ts'
 
 /** Every chat module setting; docs/configuration.md is generated from this declaration. */
 export const chatSettings = Type.Object(
@@ -65,7 +66,11 @@ export const chatSettings = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
-    TelegramBot: Type.String({ default: '', description: 'Telegram bot token; empty: Telegram delivery is off.' }),
+    TelegramBot: Type.String({
+      default: '',
+      description: 'Telegram bot token from @BotFather; empty: Telegram delivery is off (docs/delivery.md, "Telegram").',
+    }),
+    Telegram: telegramSettings,
     Support: Type.Object(
       {
         TeamCrmIds: Type.Array(Type.String({ pattern: '^[1-9][0-9]{0,15}$' }), {
@@ -101,9 +106,11 @@ export function loadChatConfig(file: unknown, env: Record<string, string | undef
     source: 'chat',
     file,
     env,
-    refine: (config) =>
-      config.Events.DefaultLimit > config.Events.MaxLimit
+    refine: (config) => [
+      ...(config.Events.DefaultLimit > config.Events.MaxLimit
         ? ['Events.DefaultLimit: must not exceed Events.MaxLimit']
-        : [],
+        : []),
+      ...telegramSettingsProblems(config.TelegramBot, config.Telegram),
+    ],
   })
 }

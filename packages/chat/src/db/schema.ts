@@ -124,6 +124,27 @@ export interface ChatProfilesTable {
   timetick_update: number
 }
 
+/** A person's linked Telegram chat (telegram/): one per person, one person per Telegram chat. */
+export interface TelegramLinksTable {
+  member: number
+  /** The private chat with the bot, which is the Telegram user's id. */
+  telegram_chat_id: number
+  /** The Telegram user's name as Telegram gave it at linking, e.g. `Ada Lovelace (@ada)`. */
+  telegram_name: string
+  /** 1 when the person wants chat notifications in Telegram. */
+  notify: number
+  /** When the link was made, epoch ms. */
+  linked: number
+}
+
+/** One-time tokens of the `/start <token>` deep link, stored as their SHA-256 in hex. */
+export interface TelegramLinkTokensTable {
+  token_hash: string
+  member: number
+  /** Epoch ms after which the token is refused. */
+  expires: number
+}
+
 export interface ChatDatabase {
   chats: ChatsTable
   chat_members: ChatMembersTable
@@ -134,4 +155,6 @@ export interface ChatDatabase {
   guests: GuestsTable
   chat_profiles: ChatProfilesTable
   file_releases: FileReleasesTable
+  telegram_links: TelegramLinksTable
+  telegram_link_tokens: TelegramLinkTokensTable
 }
