@@ -9,6 +9,8 @@ export const BOT_USERNAME = 'atrium_test_bot'
 /** One Bot API call the server received, with its decoded parameters. */
 export interface BotApiCall {
   method: string
+  /** The token in the path. */
+  token: string
   params: Record<string, unknown>
   contentType: string
 }
@@ -62,7 +64,7 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
     if (!match) return fail(response, 404, 'Not Found')
     const [, given, method] = match as unknown as [string, string, string]
     const params = await readParams(request)
-    calls.push({ method, params, contentType: String(request.headers['content-type'] ?? '') })
+    calls.push({ method, token: given, params, contentType: String(request.headers['content-type'] ?? '') })
     if (given !== token) return fail(response, 401, 'Unauthorized')
     if (state.down) {
       response.writeHead(502)

@@ -47,9 +47,11 @@ export async function startTelegramChat(t: TestContext, dialect: DatabaseDialect
   return {
     api,
     chat,
-    /** Posts one update to the webhook with the given secret header (omitted: none). */
-    update(update: object, secret: string | undefined = WEBHOOK_SECRET): Promise<CallResult> {
-      const headers: Record<string, string> = secret === undefined ? {} : { 'X-Telegram-Bot-Api-Secret-Token': secret }
+    /** Closes the chat module before the test ends (also closed after it). */
+    close: () => app.close(),
+    /** Posts one update to the webhook with the secret header (null: without the header). */
+    update(update: object, secret: string | null = WEBHOOK_SECRET): Promise<CallResult> {
+      const headers: Record<string, string> = secret === null ? {} : { 'X-Telegram-Bot-Api-Secret-Token': secret }
       return chat.call('POST', '/telegram/v1/webhook', headers, update)
     },
     /** The texts the bot sent to one Telegram chat, in order. */
