@@ -25,7 +25,6 @@ interface MessageData {
   sender: string
   content: string
   flags: number
-  link_kind: string
   file?: { name: string }
 }
 
@@ -38,11 +37,6 @@ function excerptOf(message: MessageData): string {
   if (hasFlag(message.flags, ChatMessFlags.Widget)) return '🧩 Widget'
   const text = message.content.trim()
   return text.length > EXCERPT ? `${text.slice(0, EXCERPT - 1)}…` : text
-}
-
-/** Whether a new message is something a person is told about: reactions and deleted rows are not. */
-function isNotifiable(message: MessageData): boolean {
-  return message.link_kind !== 'reaction' && !hasFlag(message.flags, ChatMessFlags.Deleted)
 }
 
 /**
@@ -84,7 +78,8 @@ export function createTelegramNotifier(options: TelegramNotifierOptions) {
   async function deliver(found: Notice[]): Promise<void> {
     const parsed = found
       .map((notice) => ({ notice, message: JSON.parse(notice.data) as MessageData }))
-      .filter(({ notice, message }) => String(notice.member) !== message.sender && isNotifiable(message))
+      // Reactions are ReactionChanged events, edits MessageEdited: only new messages come here.
+      .filter(({ notice, message }) => String(notice.member) !== message.sender)
     if (parsed.length === 0) return
     const senders = [...new Set(parsed.map(({ message }) => Number(message.sender)))]
     const [names, chats] = await Promise.all([
