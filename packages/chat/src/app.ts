@@ -29,8 +29,8 @@ import { internalProfilesPlugin, profilesPlugin } from './profiles/profiles.plug
 import searchPlugin from './search/search.plugin.ts'
 import { createStore } from './store.ts'
 import supportPlugin, { internalSupportPlugin } from './support/support.plugin.ts'
-import { createTelegram } from './telegram/telegram.ts'
 import telegramPlugin from './telegram/telegram.plugin.ts'
+import { createTelegram } from './telegram/telegram.ts'
 import telegramInternalPlugin from './telegram/telegram-internal.plugin.ts'
 import telegramWebhookPlugin from './telegram/telegram-webhook.plugin.ts'
 import unreadPlugin from './unread/unread.plugin.ts'
@@ -119,7 +119,11 @@ export async function buildChat(
   })
   app.register(telegramInternalPlugin, { prefix: '/private/v1', links: telegram.links, bot: telegram.bot })
   if (telegram.bot && config.Telegram.Updates === 'webhook')
-    app.register(telegramWebhookPlugin, { prefix: '/telegram/v1', bot: telegram.bot, secret: config.Telegram.WebhookSecret })
+    app.register(telegramWebhookPlugin, {
+      prefix: '/telegram/v1',
+      bot: telegram.bot,
+      secret: config.Telegram.WebhookSecret,
+    })
   app.register(eventsPlugin, {
     prefix: '/private/v1',
     events: store.events,

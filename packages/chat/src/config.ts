@@ -68,7 +68,8 @@ export const chatSettings = Type.Object(
     ),
     TelegramBot: Type.String({
       default: '',
-      description: 'Telegram bot token from @BotFather; empty: Telegram delivery is off (docs/delivery.md, "Telegram").',
+      description:
+        'Telegram bot token from @BotFather; empty: Telegram delivery is off (docs/delivery.md, "Telegram").',
     }),
     Telegram: telegramSettings,
     Support: Type.Object(

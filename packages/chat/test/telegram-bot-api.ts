@@ -105,8 +105,7 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
         webhook = ''
         return ok(response, true)
       case 'getUpdates': {
-        if (webhook !== '')
-          return fail(response, 409, "Conflict: can't use getUpdates method while webhook is active")
+        if (webhook !== '') return fail(response, 409, "Conflict: can't use getUpdates method while webhook is active")
         const offset = Number(params.offset ?? 0)
         // Confirmed updates (below offset) are forgotten, as Telegram does.
         for (let i = updates.length - 1; i >= 0; i--) if (updates[i]!.update_id < offset) updates.splice(i, 1)

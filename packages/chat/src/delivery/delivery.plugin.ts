@@ -114,7 +114,8 @@ export default async function deliveryPlugin(
       } catch (error) {
         request.log.warn({ channel: 'telegram', failure: failureOf(error) }, 'delivery failed; trying the next channel')
         choice = chooseOtpChannel(destinations, { ...available, telegram: false })
-        if (choice.channel === null) throw new ApiError('DeliveryFailed', 'The telegram delivery failed; try again later.')
+        if (choice.channel === null)
+          throw new ApiError('DeliveryFailed', 'The telegram delivery failed; try again later.')
       }
     }
     if (choice.channel === null) throw new ApiError('NoDeliveryChannel', choice.reason)

@@ -71,7 +71,11 @@ export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
     /** Names and types of chats, by id. */
     async chats(ids: number[]): Promise<Map<number, { name: string; type: number }>> {
       if (ids.length === 0) return new Map()
-      const rows = await db.selectFrom('chats').select(['timetick', 'name', 'type']).where('timetick', 'in', ids).execute()
+      const rows = await db
+        .selectFrom('chats')
+        .select(['timetick', 'name', 'type'])
+        .where('timetick', 'in', ids)
+        .execute()
       return new Map(rows.map((row) => [row.timetick, { name: row.name, type: row.type }]))
     },
   }

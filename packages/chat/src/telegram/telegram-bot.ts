@@ -10,6 +10,9 @@ export const TELEGRAM_TEXT_MAX = 4096
 /** The start parameter of a deep link: up to 64 of A–Z, a–z, 0–9, `_` and `-` (Bot API "Deep linking"). */
 const START_TOKEN = /^[A-Za-z0-9_-]{1,64}$/
 const NAME_MAX = 200
+// A name with control characters could break the layout of the account page.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters removed
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g
 // Telegram announces new-member and blocked-bot changes as my_chat_member; both matter here.
 const ALLOWED_UPDATES = ['message', 'my_chat_member'] as const
 const POLL_RETRY_MS = 30_000
@@ -31,8 +34,7 @@ export interface SendOptions {
 export function telegramNameOf(user: User): string {
   const full = [user.first_name, user.last_name].filter(Boolean).join(' ')
   const name = user.username ? `${full} (@${user.username})` : full
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
-  return name.replace(/[\u0000-\u001f\u007f]/g, ' ').trim().slice(0, NAME_MAX)
+  return name.replace(CONTROL_CHARACTERS, ' ').trim().slice(0, NAME_MAX)
 }
 
 const replies = {
@@ -65,7 +67,8 @@ async function refusalOf(error: unknown, chatId: number, links: TelegramReposito
       log.info({ member, reason: error.description }, 'Telegram: the chat is gone; its link was removed')
       return new ApiError('TelegramBlocked')
     }
-    if (error.error_code === 400) return new ApiError('TelegramRejected', `Telegram refused the message: ${error.description}`)
+    if (error.error_code === 400)
+      return new ApiError('TelegramRejected', `Telegram refused the message: ${error.description}`)
     if (error.error_code === 401)
       log.error('Telegram: the Bot API refused the token (401); check TelegramBot with @BotFather')
     const retryAfter = error.parameters.retry_after
@@ -74,7 +77,10 @@ async function refusalOf(error: unknown, chatId: number, links: TelegramReposito
       retryAfter ? `Telegram asks to wait ${retryAfter} s before sending again.` : undefined,
     )
   }
-  log.warn({ failure: error instanceof HttpError ? String(error.error) : String(error) }, 'Telegram: the Bot API did not answer')
+  log.warn(
+    { failure: error instanceof HttpError ? String(error.error) : String(error) },
+    'Telegram: the Bot API did not answer',
+  )
   return new ApiError('TelegramUnavailable')
 }
 

@@ -72,7 +72,8 @@ export function createTelegramNotifier(options: TelegramNotifierOptions) {
 
   function forget(): void {
     const at = now()
-    for (const [key, state] of throttle) if (at - state.last >= intervalSeconds * 1000 && state.held === 0) throttle.delete(key)
+    for (const [key, state] of throttle)
+      if (at - state.last >= intervalSeconds * 1000 && state.held === 0) throttle.delete(key)
   }
 
   async function deliver(found: Notice[]): Promise<void> {

@@ -30,21 +30,24 @@ async function start(t: TestContext, dialect: DatabaseDialect, notify: number[],
   return { ...started, notices, advance: (ms: number) => (clock += ms) }
 }
 
-forEachDialect('a new message notifies the other members who want it, with the sender and a link', async (t, dialect) => {
-  const { chat, notices } = await start(t, dialect, [1, 2])
-  const team = await createGroup(chat.user(1), [2, 3], 2, 'Team')
+forEachDialect(
+  'a new message notifies the other members who want it, with the sender and a link',
+  async (t, dialect) => {
+    const { chat, notices } = await start(t, dialect, [1, 2])
+    const team = await createGroup(chat.user(1), [2, 3], 2, 'Team')
 
-  await chat.user(1).ok('send_message', { chat_id: team, content: 'Lunch at noon?' })
+    await chat.user(1).ok('send_message', { chat_id: team, content: 'Lunch at noon?' })
 
-  await until(() => notices(BOB_TG.id).length === 1, 'Bob’s notification')
-  assert.deepEqual(notices(BOB_TG.id), [`Alice in Team:\nLunch at noon?\n\nhttps://example.test/chat/c/${team}`])
-  // Bob's own answer notifies Alice, never Bob; Carol never turned notifications on.
-  await chat.user(2).ok('send_message', { chat_id: team, content: 'Yes' })
-  await until(() => notices(ALICE_TG.id).length === 1, 'Alice’s notification')
-  assert.match(notices(ALICE_TG.id)[0] ?? '', /^Bob in Team:\nYes\n/)
-  assert.equal(notices(BOB_TG.id).length, 1)
-  assert.deepEqual(notices(CAROL_TG.id), [])
-})
+    await until(() => notices(BOB_TG.id).length === 1, 'Bob’s notification')
+    assert.deepEqual(notices(BOB_TG.id), [`Alice in Team:\nLunch at noon?\n\nhttps://example.test/chat/c/${team}`])
+    // Bob's own answer notifies Alice, never Bob; Carol never turned notifications on.
+    await chat.user(2).ok('send_message', { chat_id: team, content: 'Yes' })
+    await until(() => notices(ALICE_TG.id).length === 1, 'Alice’s notification')
+    assert.match(notices(ALICE_TG.id)[0] ?? '', /^Bob in Team:\nYes\n/)
+    assert.equal(notices(BOB_TG.id).length, 1)
+    assert.deepEqual(notices(CAROL_TG.id), [])
+  },
+)
 
 forEachDialect('a private chat names only the sender; names and text go as plain text', async (t, dialect) => {
   const { chat, api, notices } = await start(t, dialect, [2])

@@ -23,55 +23,64 @@ async function withLinkedAlice(t: TestContext, dialect: DatabaseDialect) {
   return { ...started, peer, send }
 }
 
-forEachDialect('SendToTelegram by crm_id sends the text to the linked chat with the fields asked for', async (t, dialect) => {
-  const { api, send } = await withLinkedAlice(t, dialect)
-  const before = api.callsOf('sendMessage').length
+forEachDialect(
+  'SendToTelegram by crm_id sends the text to the linked chat with the fields asked for',
+  async (t, dialect) => {
+    const { api, send } = await withLinkedAlice(t, dialect)
+    const before = api.callsOf('sendMessage').length
 
-  const sent = await send('SendToTelegram', {
-    crm_id: '1',
-    text: '<b>Order 42</b> has shipped',
-    parse_mode: 'HTML',
-    disable_link_preview: true,
-  })
+    const sent = await send('SendToTelegram', {
+      crm_id: '1',
+      text: '<b>Order 42</b> has shipped',
+      parse_mode: 'HTML',
+      disable_link_preview: true,
+    })
 
-  assert.equal(sent.status, 200, JSON.stringify(sent.error))
-  const calls = api.callsOf('sendMessage').slice(before)
-  assert.equal(calls.length, 1)
-  assert.match(calls[0]!.contentType, /^application\/json/)
-  assert.deepEqual(calls[0]!.params, {
-    chat_id: ADA.id,
-    text: '<b>Order 42</b> has shipped',
-    parse_mode: 'HTML',
-    link_preview_options: { is_disabled: true },
-  })
-  assert.equal(sent.result.to, '****001')
-  assert.match(sent.result.message_id, /^[0-9]+$/)
-})
+    assert.equal(sent.status, 200, JSON.stringify(sent.error))
+    const calls = api.callsOf('sendMessage').slice(before)
+    assert.equal(calls.length, 1)
+    assert.match(calls[0]!.contentType, /^application\/json/)
+    assert.deepEqual(calls[0]!.params, {
+      chat_id: ADA.id,
+      text: '<b>Order 42</b> has shipped',
+      parse_mode: 'HTML',
+      link_preview_options: { is_disabled: true },
+    })
+    assert.equal(sent.result.to, '****001')
+    assert.match(sent.result.message_id, /^[0-9]+$/)
+  },
+)
 
-forEachDialect('SendToTelegram to a chat id sends plain text; bad requests are refused before Telegram', async (t, dialect) => {
-  const { api, send } = await withLinkedAlice(t, dialect)
-  const sent = await send('SendToTelegram', { telegram_chat_id: '-100123', text: 'plain *text*' })
-  assert.equal(sent.status, 200, JSON.stringify(sent.error))
-  assert.deepEqual(api.callsOf('sendMessage').at(-1)?.params, { chat_id: -100123, text: 'plain *text*' })
-  const count = api.callsOf('sendMessage').length
+forEachDialect(
+  'SendToTelegram to a chat id sends plain text; bad requests are refused before Telegram',
+  async (t, dialect) => {
+    const { api, send } = await withLinkedAlice(t, dialect)
+    const sent = await send('SendToTelegram', { telegram_chat_id: '-100123', text: 'plain *text*' })
+    assert.equal(sent.status, 200, JSON.stringify(sent.error))
+    assert.deepEqual(api.callsOf('sendMessage').at(-1)?.params, { chat_id: -100123, text: 'plain *text*' })
+    const count = api.callsOf('sendMessage').length
 
-  for (const [body, why] of [
-    [{ crm_id: '1', telegram_chat_id: '5', text: 'x' }, 'both destinations'],
-    [{ text: 'x' }, 'no destination'],
-    [{ crm_id: '1', text: '' }, 'empty text'],
-    [{ crm_id: '1', text: 'x'.repeat(4097) }, 'over 4096 characters'],
-    [{ crm_id: '1', text: 'a\u0000b' }, 'NUL'],
-    [{ crm_id: '1', text: 'x', parse_mode: 'Markdown' }, 'unknown parse mode'],
-    [{ telegram_chat_id: '9999999999999999', text: 'x' }, 'unsafe chat id'],
-    [{ crm_id: '1', text: 'x', extra: 1 }, 'unknown field'],
-  ] as const) {
-    const refused = await send('SendToTelegram', body)
-    assert.equal(refused.status, 400, why)
-    assert.equal(refused.error?.code, errorCodes.InvalidRequest.code, why)
-  }
-  assert.equal(api.callsOf('sendMessage').length, count)
-  assert.equal((await send('SendToTelegram', { crm_id: '2', text: 'x' })).error?.code, errorCodes.TelegramNotLinked.code)
-})
+    for (const [body, why] of [
+      [{ crm_id: '1', telegram_chat_id: '5', text: 'x' }, 'both destinations'],
+      [{ text: 'x' }, 'no destination'],
+      [{ crm_id: '1', text: '' }, 'empty text'],
+      [{ crm_id: '1', text: 'x'.repeat(4097) }, 'over 4096 characters'],
+      [{ crm_id: '1', text: 'a\u0000b' }, 'NUL'],
+      [{ crm_id: '1', text: 'x', parse_mode: 'Markdown' }, 'unknown parse mode'],
+      [{ telegram_chat_id: '9999999999999999', text: 'x' }, 'unsafe chat id'],
+      [{ crm_id: '1', text: 'x', extra: 1 }, 'unknown field'],
+    ] as const) {
+      const refused = await send('SendToTelegram', body)
+      assert.equal(refused.status, 400, why)
+      assert.equal(refused.error?.code, errorCodes.InvalidRequest.code, why)
+    }
+    assert.equal(api.callsOf('sendMessage').length, count)
+    assert.equal(
+      (await send('SendToTelegram', { crm_id: '2', text: 'x' })).error?.code,
+      errorCodes.TelegramNotLinked.code,
+    )
+  },
+)
 
 forEachDialect('a bot blocked by the user answers TelegramBlocked and removes the link', async (t, dialect) => {
   const { api, chat, send } = await withLinkedAlice(t, dialect)
@@ -84,20 +93,23 @@ forEachDialect('a bot blocked by the user answers TelegramBlocked and removes th
   assert.equal((await chat.user(1).read('get_telegram_link')).linked, false)
 })
 
-forEachDialect('Telegram refusing the text, or not answering, maps to clear errors and keeps the link', async (t, dialect) => {
-  const { api, chat, send } = await withLinkedAlice(t, dialect)
+forEachDialect(
+  'Telegram refusing the text, or not answering, maps to clear errors and keeps the link',
+  async (t, dialect) => {
+    const { api, chat, send } = await withLinkedAlice(t, dialect)
 
-  const unparsable = await send('SendToTelegram', { crm_id: '1', text: '<blink>x</blink>', parse_mode: 'HTML' })
-  assert.equal(unparsable.status, 422)
-  assert.equal(unparsable.error?.code, errorCodes.TelegramRejected.code)
-  assert.match(unparsable.error?.message ?? '', /can't parse entities/)
+    const unparsable = await send('SendToTelegram', { crm_id: '1', text: '<blink>x</blink>', parse_mode: 'HTML' })
+    assert.equal(unparsable.status, 422)
+    assert.equal(unparsable.error?.code, errorCodes.TelegramRejected.code)
+    assert.match(unparsable.error?.message ?? '', /can't parse entities/)
 
-  api.state.down = true
-  const down = await send('SendToTelegram', { crm_id: '1', text: 'x' })
-  assert.equal(down.status, 502)
-  assert.equal(down.error?.code, errorCodes.TelegramUnavailable.code)
-  assert.equal((await chat.user(1).read('get_telegram_link')).linked, true)
-})
+    api.state.down = true
+    const down = await send('SendToTelegram', { crm_id: '1', text: 'x' })
+    assert.equal(down.status, 502)
+    assert.equal(down.error?.code, errorCodes.TelegramUnavailable.code)
+    assert.equal((await chat.user(1).read('get_telegram_link')).linked, true)
+  },
+)
 
 forEachDialect('SendOTP goes by Telegram first when the person linked it', async (t, dialect) => {
   const { peer, sentTo, send } = await withLinkedAlice(t, dialect)

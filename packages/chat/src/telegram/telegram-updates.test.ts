@@ -2,11 +2,11 @@ import assert from 'node:assert/strict'
 import test from 'node:test'
 import { errorCodes } from '@atrium/platform'
 import { listen, until } from '@atrium/platform/testing'
-import { buildChat } from '../app.ts'
-import { loadChatConfig } from '../config.ts'
 import { createChatClient, SERVICE_SECRET } from '../../test/support.ts'
 import { BOT_TOKEN, messageUpdate, WEBHOOK_SECRET } from '../../test/telegram-bot-api.ts'
 import { startTelegramChat, startTokenOf } from '../../test/telegram-chat.ts'
+import { buildChat } from '../app.ts'
+import { loadChatConfig } from '../config.ts'
 
 const ADA = { id: 5_550_001, first_name: 'Ada' }
 
@@ -124,7 +124,8 @@ test('settings: a malformed token, and webhook mode without https URL or secret,
         {},
       ),
     (error: Error) =>
-      /Telegram.WebhookUrl: an https URL/.test(error.message) && /Telegram.WebhookSecret: at least 16/.test(error.message),
+      /Telegram.WebhookUrl: an https URL/.test(error.message) &&
+      /Telegram.WebhookSecret: at least 16/.test(error.message),
   )
   assert.throws(
     () => loadChatConfig({ ServiceSecret: SERVICE_SECRET, Telegram: { ApiRoot: 'https://api.telegram.org/' } }, {}),

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { ApiError, type Service } from '@atrium/platform'
 import type { Update } from 'grammy/types'
-import type { TelegramBot } from './telegram-bot.ts'
 import { telegramUpdate } from './telegram.schema.ts'
+import type { TelegramBot } from './telegram-bot.ts'
 
 export interface TelegramWebhookPluginOptions {
   bot: TelegramBot

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { ApiError, type Service } from '@atrium/platform'
 import { requireUser } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
-import type { TelegramBot } from './telegram-bot.ts'
 import { hashLinkToken, type TelegramRepository } from './telegram.repository.ts'
 import { getTelegramLink, linkTelegram, setTelegramNotifications, unlinkTelegram } from './telegram.schema.ts'
+import type { TelegramBot } from './telegram-bot.ts'
 
 export interface TelegramPluginOptions {
   links: TelegramRepository

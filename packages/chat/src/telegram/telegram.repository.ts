@@ -91,7 +91,11 @@ export function createTelegramRepository(db: Kysely<ChatDatabase>) {
      * parallel binds, so the outcome holds under any concurrency. Notifications start off.
      */
     async bind(member: number, telegramChatId: number, telegramName: string, now: number): Promise<BindResult> {
-      const before = await db.selectFrom('telegram_links').select('member').where('member', '=', member).executeTakeFirst()
+      const before = await db
+        .selectFrom('telegram_links')
+        .select('member')
+        .where('member', '=', member)
+        .executeTakeFirst()
       try {
         await db
           .insertInto('telegram_links')

@@ -5,7 +5,9 @@ import { TELEGRAM_TEXT_MAX } from './telegram-bot.ts'
 const LinkState = Type.Object({
   available: Type.Boolean({ description: 'False while the chat module has no bot token (TelegramBot).' }),
   linked: Type.Boolean(),
-  telegram_name: Type.String({ description: 'The linked Telegram user, e.g. `Ada Lovelace (@ada)`; empty when not linked.' }),
+  telegram_name: Type.String({
+    description: 'The linked Telegram user, e.g. `Ada Lovelace (@ada)`; empty when not linked.',
+  }),
   notifications: Type.Boolean({ description: 'Chat notifications go to Telegram.' }),
 })
 

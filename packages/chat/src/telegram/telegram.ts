@@ -6,9 +6,9 @@ import type { OtpSender } from '../delivery/otp-channels.ts'
 import { otpLine } from '../delivery/templates.ts'
 import type { Store } from '../store.ts'
 import { createNotificationsRepository } from './notifications.repository.ts'
+import { createTelegramRepository } from './telegram.repository.ts'
 import { createTelegramBot } from './telegram-bot.ts'
 import { createTelegramNotifier } from './telegram-notifier.ts'
-import { createTelegramRepository } from './telegram.repository.ts'
 
 export interface TelegramOptions {
   config: ChatConfig

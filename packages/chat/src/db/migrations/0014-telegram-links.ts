@@ -16,12 +16,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('notify', c.bool, d(false))
     .addColumn('linked', c.time, d(0))
     .execute()
-  await db.schema
-    .createIndex('telegram_links_chat')
-    .on('telegram_links')
-    .column('telegram_chat_id')
-    .unique()
-    .execute()
+  await db.schema.createIndex('telegram_links_chat').on('telegram_links').column('telegram_chat_id').unique().execute()
   await db.schema
     .createTable('telegram_link_tokens')
     .addColumn('token_hash', c.text, primaryKey())
