@@ -16,6 +16,9 @@ const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g
 // Telegram announces new-member and blocked-bot changes as my_chat_member; both matter here.
 const ALLOWED_UPDATES = ['message', 'my_chat_member'] as const
 const POLL_RETRY_MS = 30_000
+const CLIENT_TIMEOUT_SECONDS = 45
+/** A text that Telegram has not taken in this time is reported unavailable (the gateway waits 15 s for a code). */
+const SEND_TIMEOUT_MS = 10_000
 
 export interface TelegramBotOptions {
   token: string
@@ -89,7 +92,8 @@ async function refusalOf(error: unknown, chatId: number, links: TelegramReposito
  * receives updates by long polling or through the webhook the caller routes to `handleUpdate`.
  */
 export function createTelegramBot({ token, settings, links, log, now }: TelegramBotOptions) {
-  const bot = new Bot(token, { client: { apiRoot: settings.ApiRoot } })
+  // Above getUpdates' 30 s long poll; grammY's default (500 s) would hold a start or a send for minutes.
+  const bot = new Bot(token, { client: { apiRoot: settings.ApiRoot, timeoutSeconds: CLIENT_TIMEOUT_SECONDS } })
   let ready: Promise<void> | undefined
   let retry: NodeJS.Timeout | undefined
   let stopped = false
@@ -174,10 +178,16 @@ export function createTelegramBot({ token, settings, links, log, now }: Telegram
     /** Sends a text to a Telegram chat; returns Telegram's message id. Refusals become ApiErrors. */
     async sendText(chatId: number, text: string, options: SendOptions = {}): Promise<number> {
       try {
-        const message = await bot.api.sendMessage(chatId, text, {
-          ...(options.parseMode ? { parse_mode: options.parseMode } : {}),
-          ...(options.disableLinkPreview ? { link_preview_options: { is_disabled: true } } : {}),
-        })
+        const message = await bot.api.sendMessage(
+          chatId,
+          text,
+          {
+            ...(options.parseMode ? { parse_mode: options.parseMode } : {}),
+            ...(options.disableLinkPreview ? { link_preview_options: { is_disabled: true } } : {}),
+          },
+          // grammY types its signal as the abort-controller shim's; node-fetch takes the native one.
+          AbortSignal.timeout(SEND_TIMEOUT_MS) as unknown as Parameters<typeof bot.api.sendMessage>[3],
+        )
         return message.message_id
       } catch (error) {
         throw await refusalOf(error, chatId, links, log)
@@ -190,7 +200,10 @@ export function createTelegramBot({ token, settings, links, log, now }: Telegram
       await bot.handleUpdate(update)
     },
 
-    /** Starts receiving: registers the webhook, or starts long polling in the background. */
+    /**
+     * Starts receiving: registers the webhook, or starts long polling in the background. Resolves
+     * when the webhook is registered or that failed (logged): the module serves everything else either way.
+     */
     async start(): Promise<void> {
       if (settings.Updates === 'polling') {
         void startPolling()

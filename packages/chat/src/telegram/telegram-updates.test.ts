@@ -13,6 +13,7 @@ const ADA = { id: 5_550_001, first_name: 'Ada' }
 test('webhook mode registers the webhook with its secret on the bot token path', async (t) => {
   const { api } = await startTelegramChat(t, 'sqlite')
 
+  await until(() => api.webhook() !== '', 'setWebhook')
   const [registered] = api.callsOf('setWebhook')
   assert.deepEqual(registered?.params, {
     url: 'https://example.test/telegram/v1/webhook',

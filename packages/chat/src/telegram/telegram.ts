@@ -47,6 +47,7 @@ export function createTelegram({ config, store, db, log, now }: TelegramOptions)
     },
   }
 
+  let receiving: Promise<void> | undefined
   return {
     links,
     bot,
@@ -57,13 +58,15 @@ export function createTelegram({ config, store, db, log, now }: TelegramOptions)
       const link = await links.linkOf(crmId)
       return link && String(link.telegramChatId)
     },
+    /** Starts notifications, and receiving in the background: a slow Bot API never holds up the module's start. */
     async start(): Promise<void> {
       if (!bot) return
-      await bot.start()
       await notifier?.start()
+      receiving = bot.start()
     },
     async stop(): Promise<void> {
       await notifier?.stop()
+      await receiving
       await bot?.stop()
     },
   }
