@@ -12,7 +12,7 @@ const START_TOKEN = /^[A-Za-z0-9_-]{1,64}$/
 const NAME_MAX = 200
 // A name with control characters could break the layout of the account page.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters removed
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/g
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]+/g
 // Telegram announces new-member and blocked-bot changes as my_chat_member; both matter here.
 const ALLOWED_UPDATES = ['message', 'my_chat_member'] as const
 const POLL_RETRY_MS = 30_000

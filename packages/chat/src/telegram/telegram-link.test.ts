@@ -60,6 +60,23 @@ forEachDialect('a deep link with a one-time token links the Telegram chat that s
   )
 })
 
+forEachDialect('a Telegram name with line breaks is stored without them; NUL is refused', async (t, dialect) => {
+  const { chat, update } = await startTelegramChat(t, dialect)
+  await chat.register([1, 'Alice'])
+  const token = startTokenOf((await chat.user(1).ok('link_telegram')).url)
+
+  // Every body is checked for NUL before it reaches a handler (PostgreSQL could not store it).
+  const withNul = await update(messageUpdate({ id: 5_550_009, first_name: 'Ada\u0000' }, `/start ${token}`))
+  assert.equal(withNul.status, 400)
+  assert.equal((await chat.user(1).read('get_telegram_link')).linked, false)
+
+  const handled = await update(
+    messageUpdate({ id: 5_550_009, first_name: 'Ada\r\nAdmin', last_name: '\t' }, `/start ${token}`),
+  )
+  assert.equal(handled.status, 200, JSON.stringify(handled.error))
+  assert.equal((await chat.user(1).read('get_telegram_link')).telegram_name, 'Ada Admin')
+})
+
 forEachDialect('an expired link is refused and links nothing', async (t, dialect) => {
   let clock = Date.UTC(2026, 10, 1, 12)
   const { chat, update, sentTo } = await startTelegramChat(t, dialect, {

@@ -49,6 +49,11 @@ test('an update with the right secret is handled; a missing or wrong one is refu
   assert.deepEqual(sentTo(ADA.id), [])
   assert.equal((await chat.user(1).read('get_telegram_link')).linked, false)
 
+  // An oversized body: refused for the secret unread, and for its size with the right secret.
+  const huge = { update_id: 1, padding: 'x'.repeat(2 * 1024 * 1024) }
+  assert.equal((await update(huge, 'wrong-secret')).status, 401)
+  assert.equal((await update(huge)).status, 413)
+
   const handled = await update(start)
   assert.equal(handled.status, 200, JSON.stringify(handled.error))
   assert.equal((await chat.user(1).read('get_telegram_link')).linked, true)
