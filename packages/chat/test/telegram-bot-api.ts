@@ -36,8 +36,11 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
   let nextMessageId = 1
   let nextUpdateId = 1000
   let webhook = ''
-  /** Set to make every method fail as if Telegram were down (HTTP 502 without a JSON body). */
-  const state = { down: false }
+  /**
+   * `down`: every method fails as if Telegram were down (HTTP 502 without a JSON body);
+   * `retryAfter`: sendMessage answers 429 Too Many Requests with that retry_after.
+   */
+  const state = { down: false, retryAfter: 0 }
 
   function answer(response: ServerResponse, status: number, body: object) {
     response.writeHead(status, { 'content-type': 'application/json' })
@@ -87,6 +90,13 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
         if (!Number.isSafeInteger(chatId) || typeof text !== 'string' || text.length === 0)
           return fail(response, 400, 'Bad Request: message text is empty')
         if (blocked.has(chatId)) return fail(response, 403, 'Forbidden: bot was blocked by the user')
+        if (state.retryAfter > 0)
+          return answer(response, 429, {
+            ok: false,
+            error_code: 429,
+            description: `Too Many Requests: retry after ${state.retryAfter}`,
+            parameters: { retry_after: state.retryAfter },
+          })
         if (params.parse_mode === 'HTML' && /<(?!\/?(b|i|u|s|a|code|pre)\b)/.test(text))
           return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag")
         return ok(response, {

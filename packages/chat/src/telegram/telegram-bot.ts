@@ -62,10 +62,15 @@ const replies = {
  * Maps a failed Bot API call to our error: a blocked bot or a chat that is gone (403, or 400
  * "chat not found") also removes the link, since nothing will reach that person there again.
  */
-async function refusalOf(error: unknown, chatId: number, links: TelegramRepository, log: FastifyBaseLogger) {
+async function refusalOf(
+  error: unknown,
+  chatId: number | undefined,
+  links: TelegramRepository,
+  log: FastifyBaseLogger,
+) {
   if (error instanceof GrammyError) {
     const gone = error.error_code === 403 || (error.error_code === 400 && /chat not found/i.test(error.description))
-    if (gone) {
+    if (gone && chatId !== undefined) {
       const member = await links.unlinkChat(chatId)
       log.info({ member, reason: error.description }, 'Telegram: the chat is gone; its link was removed')
       return new ApiError('TelegramBlocked')
@@ -170,7 +175,7 @@ export function createTelegramBot({ token, settings, links, log, now }: Telegram
       try {
         await init()
       } catch (error) {
-        throw await refusalOf(error, 0, links, log)
+        throw await refusalOf(error, undefined, links, log)
       }
       return bot.botInfo.username
     },

@@ -103,6 +103,13 @@ forEachDialect(
     assert.equal(unparsable.error?.code, errorCodes.TelegramRejected.code)
     assert.match(unparsable.error?.message ?? '', /can't parse entities/)
 
+    api.state.retryAfter = 7
+    const slowDown = await send('SendToTelegram', { crm_id: '1', text: 'x' })
+    assert.equal(slowDown.status, 502)
+    assert.equal(slowDown.error?.code, errorCodes.TelegramUnavailable.code)
+    assert.equal(slowDown.error?.message, 'Telegram asks to wait 7 s before sending again.')
+    api.state.retryAfter = 0
+
     api.state.down = true
     const down = await send('SendToTelegram', { crm_id: '1', text: 'x' })
     assert.equal(down.status, 502)
