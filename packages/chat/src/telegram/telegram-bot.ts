@@ -19,6 +19,7 @@ const POLL_RETRY_MS = 30_000
 const CLIENT_TIMEOUT_SECONDS = 45
 /** A text that Telegram has not taken in this time is reported unavailable (the gateway waits 15 s for a code). */
 const SEND_TIMEOUT_MS = 10_000
+const STOP_WAIT_MS = 5_000
 
 export interface TelegramBotOptions {
   token: string
@@ -228,11 +229,21 @@ export function createTelegramBot({ token, settings, links, log, now }: Telegram
       }
     },
 
-    /** Stops long polling (confirming the last update to Telegram); the webhook stays registered. */
+    /**
+     * Stops long polling, confirming the last update to Telegram (waiting at most 5 s for that);
+     * the webhook stays registered.
+     */
     async stop(): Promise<void> {
       stopped = true
       clearTimeout(retry)
-      if (bot.isRunning()) await bot.stop().catch(() => undefined)
+      if (!bot.isRunning()) return
+      // Confirming the last update is a courtesy; an unreachable Bot API must not hold up shutdown.
+      let timer: NodeJS.Timeout | undefined
+      const giveUp = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, STOP_WAIT_MS)
+      })
+      await Promise.race([bot.stop().catch(() => undefined), giveUp])
+      clearTimeout(timer)
     },
   }
 }
