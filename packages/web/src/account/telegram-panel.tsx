@@ -87,7 +87,8 @@ export function TelegramPanel({ chat }: { chat: ChatApi }) {
       {state.linked ? (
         <>
           <p>
-            Linked to <strong>{state.telegram_name || 'your Telegram account'}</strong>. Sign-in codes can come there.
+            Linked to <strong>{state.telegram_name || 'your Telegram account'}</strong>. Sign-in codes for your phone
+            number can come there.
           </p>
           <label class="toggle">
             <input
