@@ -34,6 +34,10 @@ import { internalProfilesPlugin, profilesPlugin } from './profiles/profiles.plug
 import searchPlugin from './search/search.plugin.ts'
 import { createStore } from './store.ts'
 import supportPlugin, { internalSupportPlugin } from './support/support.plugin.ts'
+import telegramPlugin from './telegram/telegram.plugin.ts'
+import { createTelegram } from './telegram/telegram.ts'
+import telegramInternalPlugin from './telegram/telegram-internal.plugin.ts'
+import telegramWebhookPlugin from './telegram/telegram-webhook.plugin.ts'
 import unreadPlugin from './unread/unread.plugin.ts'
 
 export interface ChatOptions {
@@ -80,6 +84,9 @@ export async function buildChat(
   installAcceptedText(app)
 
   const resolveCaller = createCallerResolver(store.invites)
+  const telegram = createTelegram({ config, store, db: database.db, log: app.log, now })
+  app.addHook('onReady', () => telegram.start())
+  app.addHook('preClose', () => telegram.stop())
   app.register(
     async function chatOperations(msg: Service) {
       msg.register(chatsPlugin, { store, resolveCaller, hardDelete: config.HardDelete.Chats })
@@ -93,6 +100,13 @@ export async function buildChat(
       msg.register(searchPlugin, { store, resolveCaller })
       msg.register(supportPlugin, { store, resolveCaller, support: config.Support, now })
       msg.register(discussionsPlugin, { store, resolveCaller })
+      msg.register(telegramPlugin, {
+        links: telegram.links,
+        bot: telegram.bot,
+        resolveCaller,
+        linkTtlMinutes: config.Telegram.LinkTtlMinutes,
+        now,
+      })
     },
     { prefix: '/msg/v1' },
   )
@@ -112,6 +126,8 @@ export async function buildChat(
     outboxPath: config.Outbox.Path,
     development: buildInfo === null,
     sms: sms?.otpSender(app.log),
+    telegram: telegram.otpSender,
+    telegramChatOf: telegram.chatOf,
   })
   const smsOutbox = buildInfo === null ? createOutbox(config.Outbox.Path) : undefined
   app.register(smsPlugin, { prefix: '/private/v1', sms, messages: smsMessages, outbox: smsOutbox })
@@ -126,6 +142,13 @@ export async function buildChat(
       now,
     })
   }
+  app.register(telegramInternalPlugin, { prefix: '/private/v1', links: telegram.links, bot: telegram.bot })
+  if (telegram.bot && config.Telegram.Updates === 'webhook')
+    app.register(telegramWebhookPlugin, {
+      prefix: '/telegram/v1',
+      bot: telegram.bot,
+      secret: config.Telegram.WebhookSecret,
+    })
   app.register(eventsPlugin, {
     prefix: '/private/v1',
     events: store.events,

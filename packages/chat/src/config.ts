@@ -50,6 +50,8 @@ const smsCredentials = {
   ),
 }
 
+import { telegramSettings, telegramSettingsProblems } from './telegram/telegram.config.ts'
+
 /** Every chat module setting; docs/configuration.md is generated from this declaration. */
 export const chatSettings = Type.Object(
   {
@@ -138,7 +140,12 @@ export const chatSettings = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
-    TelegramBot: Type.String({ default: '', description: 'Telegram bot token; empty: Telegram delivery is off.' }),
+    TelegramBot: Type.String({
+      default: '',
+      description:
+        'Telegram bot token from @BotFather; empty: Telegram delivery is off (docs/delivery.md, "Telegram").',
+    }),
+    Telegram: telegramSettings,
     Support: Type.Object(
       {
         TeamCrmIds: Type.Array(Type.String({ pattern: '^[1-9][0-9]{0,15}$' }), {
@@ -179,6 +186,7 @@ export function loadChatConfig(file: unknown, env: Record<string, string | undef
         ? ['Events.DefaultLimit: must not exceed Events.MaxLimit']
         : []),
       ...smsSettingsProblems(config),
+      ...telegramSettingsProblems(config.TelegramBot, config.Telegram),
     ],
   })
 }

@@ -192,6 +192,32 @@ export const errorCodes = {
     status: 403,
     meaning: "A delivery-status callback's signature is missing, wrong or stale; nothing was stored.",
   },
+  TelegramNotConfigured: {
+    code: 3060,
+    status: 503,
+    meaning: 'Telegram delivery is off: the chat module has no bot token (TelegramBot).',
+  },
+  TelegramNotLinked: { code: 3061, status: 404, meaning: 'The person has not linked a Telegram account.' },
+  TelegramBlocked: {
+    code: 3062,
+    status: 410,
+    meaning: 'The Telegram user blocked the bot or deleted the chat with it; their link was removed.',
+  },
+  TelegramRejected: {
+    code: 3063,
+    status: 422,
+    meaning: 'Telegram refused the message as sent (e.g. text that does not parse in the parse mode).',
+  },
+  TelegramUnavailable: {
+    code: 3064,
+    status: 502,
+    meaning: 'The Telegram Bot API did not answer, or asked us to slow down; try again later.',
+  },
+  TelegramWebhookRefused: {
+    code: 3065,
+    status: 401,
+    meaning: 'The update does not carry the configured X-Telegram-Bot-Api-Secret-Token.',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

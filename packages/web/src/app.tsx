@@ -80,7 +80,8 @@ export function App({ services, config, initialUser, onSession }: AppProps) {
       ),
     messenger: ({ chatId }) =>
       needsUser(() => (features.messenger ? messenger(chatId) : unavailable('The messenger', false))),
-    account: () => needsUser(() => <AccountPage me={user!} auth={services.auth} onSignedOut={signedOut} />),
+    account: () =>
+      needsUser(() => <AccountPage me={user!} auth={services.auth} chat={services.chat} onSignedOut={signedOut} />),
     guest: ({ code }) => <GuestPage key={code} code={code} services={services} user={user} />,
     support: () => (features.support ? needsUser(contexts.support) : unavailable('Support chat', false)),
     calls: () => unavailable('Calls', features.calls),

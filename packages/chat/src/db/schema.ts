@@ -138,6 +138,27 @@ export interface SmsMessagesTable {
   error_code: string
 }
 
+/** A person's linked Telegram chat (telegram/): one per person, one person per Telegram chat. */
+export interface TelegramLinksTable {
+  member: number
+  /** The private chat with the bot, which is the Telegram user's id. */
+  telegram_chat_id: number
+  /** The Telegram user's name as Telegram gave it at linking, e.g. `Ada Lovelace (@ada)`. */
+  telegram_name: string
+  /** 1 when the person wants chat notifications in Telegram. */
+  notify: number
+  /** When the link was made, epoch ms. */
+  linked: number
+}
+
+/** One-time tokens of the `/start <token>` deep link, stored as their SHA-256 in hex. */
+export interface TelegramLinkTokensTable {
+  token_hash: string
+  member: number
+  /** Epoch ms after which the token is refused. */
+  expires: number
+}
+
 export interface ChatDatabase {
   chats: ChatsTable
   chat_members: ChatMembersTable
@@ -149,4 +170,6 @@ export interface ChatDatabase {
   chat_profiles: ChatProfilesTable
   file_releases: FileReleasesTable
   sms_messages: SmsMessagesTable
+  telegram_links: TelegramLinksTable
+  telegram_link_tokens: TelegramLinkTokensTable
 }

@@ -17,6 +17,8 @@ export interface DeliveryPluginOptions {
   development: boolean
   /** The Telegram bot's OTP sender; absent while TelegramBot is not configured. */
   telegram?: OtpSender
+  /** The Telegram chat a person linked (telegram/), for SendOTP with crm_id and no telegram_chat_id. */
+  telegramChatOf?: (crmId: number) => Promise<string | undefined>
   /** The SMS provider's OTP sender; absent while SmsSender is not configured. */
   sms?: OtpSender
 }
@@ -64,7 +66,7 @@ function createOutboxSmsSender(outbox: Outbox, log: FastifyBaseLogger): OtpSende
  */
 export default async function deliveryPlugin(
   app: Service,
-  { smtp, outboxPath, development, telegram, sms }: DeliveryPluginOptions,
+  { smtp, outboxPath, development, telegram, telegramChatOf, sms }: DeliveryPluginOptions,
 ) {
   const outbox = createOutbox(outboxPath)
   const mailer = createMailer({ smtp, outbox, log: app.log })
@@ -101,10 +103,25 @@ export default async function deliveryPlugin(
 
   app.post('/SendOTP', { schema: sendOtp }, async (request) => {
     const { code, purpose, locale, crm_id } = request.body
-    const choice = chooseOtpChannel(request.body, available)
+    const linked = crm_id && !request.body.telegram_chat_id ? await telegramChatOf?.(Number(crm_id)) : undefined
+    const destinations = linked ? { ...request.body, telegram_chat_id: linked } : request.body
+    let choice = chooseOtpChannel(destinations, available)
+    if (choice.channel === 'telegram') {
+      // Telegram first, but a blocked bot or an unreachable Bot API must not cost the person the code.
+      const to = choice.to
+      try {
+        await senders.telegram?.send(to, { code, purpose, locale })
+      } catch (error) {
+        request.log.warn({ channel: 'telegram', failure: failureOf(error) }, 'delivery failed; trying the next channel')
+        choice = chooseOtpChannel(destinations, { ...available, telegram: false })
+        if (choice.channel === null)
+          throw new ApiError('DeliveryFailed', 'The telegram delivery failed; try again later.')
+      }
+    }
     if (choice.channel === null) throw new ApiError('NoDeliveryChannel', choice.reason)
     const { channel, to } = choice
-    await deliver(request.log, channel, async () => senders[channel]?.send(to, { code, purpose, locale }))
+    if (channel !== 'telegram')
+      await deliver(request.log, channel, async () => senders[channel]?.send(to, { code, purpose, locale }))
     const masked = masks[channel](to)
     request.log.info({ channel, to: masked, crm_id, purpose }, 'OTP sent')
     return { channel, to: masked }

@@ -13,8 +13,8 @@ export interface OtpDeliveryOptions {
 /**
  * Sends sign-in codes through the chat module's delivery operations (spec: "Chat internal
  * operations"), signed with the inter-service credential. An email carries the code and the
- * magic link in one message (SendEmailOTP with its `link`); a phone code goes through SendOTP
- * limited to SMS, since only a message to the number proves the number.
+ * magic link in one message (SendEmailOTP with its `link`); a phone code goes through SendOTP,
+ * by SMS, or by the linked Telegram of the person whose number is already verified.
  * Failures answer OtpDeliveryFailed; the chat module's reason goes to the log only.
  */
 export function createOtpDelivery({ chatUrl, serviceSecret, ttlMinutes, timeoutMs = 15_000 }: OtpDeliveryOptions) {
@@ -49,9 +49,20 @@ export function createOtpDelivery({ chatUrl, serviceSecret, ttlMinutes, timeoutM
       await call(log, 'SendEmailOTP', { email, code, purpose: 'sign-in', link, valid_minutes: ttlMinutes })
     },
 
-    /** Texts a code to a phone number. */
-    async sendPhoneCode(log: FastifyBaseLogger, phone: string, code: string): Promise<void> {
-      await call(log, 'SendOTP', { phone, code, channels: CommunicationChannel.SMS, purpose: 'sign-in' })
+    /**
+     * Texts a code to a phone number; for `knownUser` (the CRM id whose verified number it is) the
+     * chat module may send it to their linked Telegram instead (spec: Telegram first), since that
+     * account was linked by the same person while signed in.
+     */
+    async sendPhoneCode(log: FastifyBaseLogger, phone: string, code: string, knownUser = 0): Promise<void> {
+      const channels = CommunicationChannel.SMS | (knownUser ? CommunicationChannel.Messenger : 0)
+      await call(log, 'SendOTP', {
+        phone,
+        code,
+        channels,
+        purpose: 'sign-in',
+        ...(knownUser ? { crm_id: String(knownUser) } : {}),
+      })
     },
   }
 }

@@ -1,4 +1,4 @@
-import { ApiError, ContactFlags, type Service } from '@atrium/platform'
+import { ApiError, ContactFlags, hasFlag, type Service } from '@atrium/platform'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
   ContactKind,
@@ -67,10 +67,13 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
     flow: Flow,
     target: string,
     body: { returnTo?: string; client?: ClientInfo },
-    send: (code: string, linkToken: string) => Promise<void>,
+    send: (code: string, linkToken: string, verifiedUser: number) => Promise<void>,
   ) {
     const client = body.client ?? {}
-    const crmId = (await users.findContact(flow.contactKind, target))?.crm_id ?? 0
+    const contact = await users.findContact(flow.contactKind, target)
+    const crmId = contact?.crm_id ?? 0
+    // Only a verified contact's owner may get the code on another channel: the code verifies the contact.
+    const verifiedUser = contact && hasFlag(contact.flags, ContactFlags.Verified) ? contact.crm_id : 0
     const fail = (reason: string) =>
       signIn.record(request, { method: flow.startMethod, success: false, reason, crmId }, client)
     let returnTo: string
@@ -94,7 +97,7 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
     }
     const { challenge, code, linkToken } = started
     try {
-      await send(code, linkToken)
+      await send(code, linkToken, verifiedUser)
     } catch (error) {
       await challenges.discard(challenge)
       await fail('delivery_failed')
@@ -154,7 +157,9 @@ export default async function otpPlugin(app: Service, options: OtpPluginOptions)
   app.post('/phone/start', { schema: phoneStart, config: { signIn: true } }, async (request, reply) => {
     const phone = normalizePhone(request.body.phone)
     if (!phone) throw new ApiError('InvalidRequest', 'body/phone is not a phone number in E.164 form (+491701234567)')
-    return start(request, reply, PHONE, phone, request.body, (code) => delivery.sendPhoneCode(request.log, phone, code))
+    return start(request, reply, PHONE, phone, request.body, (code, _link, verifiedUser) =>
+      delivery.sendPhoneCode(request.log, phone, code, verifiedUser),
+    )
   })
 
   app.post('/phone/verify', { schema: codeVerify, config: { signIn: true } }, async (request, reply) =>

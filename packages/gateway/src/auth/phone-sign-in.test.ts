@@ -39,6 +39,29 @@ forEachDialect(
 )
 
 forEachDialect(
+  'a verified number’s owner may get the code by their linked Telegram; an unverified one only by SMS',
+  async (t, dialect) => {
+    const world = await startPhoneWorld(t, dialect)
+    const { user } = await world.store.users.userForContact(ContactKind.Phone, '+491702222222', ContactFlags.Verified)
+    const { user: other } = await world.store.users.userForContact(ContactKind.Phone, '+491703333333', 0)
+
+    await world.post('/auth/v1/phone/start', { phone: '+491702222222' })
+    await world.post('/auth/v1/phone/start', { phone: '+491703333333' })
+
+    const [verified, unverified] = world.inbox.received.filter((call) => call.path === '/private/v1/SendOTP')
+    assert.deepEqual(
+      { ...verified?.body, code: 'x' },
+      { phone: '+491702222222', code: 'x', channels: 5, purpose: 'sign-in', crm_id: String(user.crm_id) },
+    )
+    assert.deepEqual(
+      { ...unverified?.body, code: 'x' },
+      { phone: '+491703333333', code: 'x', channels: 1, purpose: 'sign-in' },
+    )
+    assert.notEqual(other.crm_id, user.crm_id)
+  },
+)
+
+forEachDialect(
   'an email challenge id is not accepted by the phone verify, nor the other way round',
   async (t, dialect) => {
     const world = await startPhoneWorld(t, dialect)

@@ -1,23 +1,27 @@
 import type { AuthApi, UserView } from '../api/auth-api.ts'
+import type { ChatApi } from '../api/chat-api.ts'
 import { ownName } from '../chat/message/names.ts'
 import { PasskeysPanel } from '../passkeys/passkeys-panel.tsx'
 import { Link } from '../router/link.tsx'
 import { MOUNT } from '../router/routes.ts'
 import { LinkedAccountsPanel } from './linked-accounts-panel.tsx'
 import { SessionsPanel } from './sessions-panel.tsx'
+import { TelegramPanel } from './telegram-panel.tsx'
 import { UserKeysPanel } from './user-keys-panel.tsx'
 
 interface AccountPageProps {
   me: UserView
   auth: AuthApi
+  chat: ChatApi
   onSignedOut: () => void
 }
 
 /**
  * /chat/account: how the user signs in (their verified contacts, passkeys and security keys,
- * accounts at sign-in providers, keys for scripts) and where they are signed in, with remote sign-out.
+ * accounts at sign-in providers, keys for scripts), their Telegram for codes and notifications,
+ * and where they are signed in, with remote sign-out.
  */
-export function AccountPage({ me, auth, onSignedOut }: AccountPageProps) {
+export function AccountPage({ me, auth, chat, onSignedOut }: AccountPageProps) {
   return (
     <main class="account">
       <p>
@@ -43,6 +47,7 @@ export function AccountPage({ me, auth, onSignedOut }: AccountPageProps) {
         <PasskeysPanel auth={auth} />
       </section>
       <LinkedAccountsPanel auth={auth} />
+      <TelegramPanel chat={chat} />
       <UserKeysPanel auth={auth} />
       <SessionsPanel auth={auth} onSignedOut={onSignedOut} />
     </main>

@@ -13,6 +13,7 @@ import type {
 } from './chat-types.ts'
 import type { ApiClient } from './client.ts'
 import { createContextsApi } from './contexts-api.ts'
+import { createTelegramApi } from './telegram-api.ts'
 
 const MSG = '/msg/v1'
 
@@ -113,6 +114,7 @@ export function createChatApi(client: ApiClient) {
 
     ...createMessageActionsApi(client),
     ...createContextsApi(client),
+    ...createTelegramApi(client),
   }
 }
 

@@ -12,6 +12,7 @@ import * as fileAttachments from './0010-file-attachments.ts'
 import * as knownMembers from './0011-known-members.ts'
 import * as supportChats from './0012-support-chats.ts'
 import * as smsMessages from './0013-sms-messages.ts'
+import * as telegramLinks from './0014-telegram-links.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -28,4 +29,5 @@ export const chatMigrations: Migrations = {
   '0011-known-members': knownMembers,
   '0012-support-chats': supportChats,
   '0013-sms-messages': smsMessages,
+  '0014-telegram-links': telegramLinks,
 }

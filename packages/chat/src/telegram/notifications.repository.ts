@@ -1,0 +1,84 @@
+import { writeBool } from '@atrium/platform'
+import type { Kysely } from 'kysely'
+import type { ChatDatabase } from '../db/schema.ts'
+
+/** A new message one person wants to hear about in Telegram. */
+export interface Notice {
+  tick: number
+  chatId: number
+  /** The event data of NewChatMessage (messages/message-view.ts). */
+  data: string
+  member: number
+  telegramChatId: number
+}
+
+/** Most NewChatMessage events one read covers. */
+const EVENTS_PER_READ = 200
+
+/** The reads behind Telegram chat notifications: the event feed joined with members and links. */
+export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
+  return {
+    /** The highest sequenced event tick (0 for none): notifications start after it. */
+    async head(): Promise<number> {
+      const row = await db
+        .selectFrom('chat_events')
+        .select((eb) => eb.fn.max('tick_update').as('head'))
+        .executeTakeFirst()
+      return Number(row?.head ?? 0)
+    },
+
+    /**
+     * The notices for NewChatMessage events after `after`, in tick order: one per member of the
+     * message's chat, other than its sender, who had joined by then, has not read it yet, and has
+     * notifications on. Returns where the next read starts; events are read in whole, never split.
+     */
+    async noticesAfter(after: number): Promise<{ notices: Notice[]; upTo: number }> {
+      const ticks = await db
+        .selectFrom('chat_events')
+        .select('tick_update')
+        .where('event_type', '=', 'NewChatMessage')
+        .where('tick_update', '>', after)
+        .orderBy('tick_update')
+        .limit(EVENTS_PER_READ)
+        .execute()
+      if (ticks.length === 0) return { notices: [], upTo: after }
+      const upTo = ticks[ticks.length - 1]!.tick_update
+      const rows = await db
+        .selectFrom('chat_events as e')
+        .innerJoin('chat_members as m', (join) =>
+          join.onRef('m.chat_id', '=', 'e.chat_id').onRef('m.joined', '<=', 'e.timetick'),
+        )
+        .innerJoin('telegram_links as l', 'l.member', 'm.member')
+        .select(['e.tick_update', 'e.chat_id', 'e.data', 'm.member', 'm.last_read', 'e.timetick', 'l.telegram_chat_id'])
+        .where('e.event_type', '=', 'NewChatMessage')
+        .where('e.tick_update', '>', after)
+        .where('e.tick_update', '<=', upTo)
+        .where('l.notify', '=', writeBool(true))
+        .orderBy('e.tick_update')
+        .execute()
+      const notices = rows
+        .filter((row) => row.last_read < row.timetick)
+        .map((row) => ({
+          tick: row.tick_update,
+          chatId: row.chat_id,
+          data: row.data,
+          member: row.member,
+          telegramChatId: row.telegram_chat_id,
+        }))
+      return { notices, upTo }
+    },
+
+    /** Names and types of chats, by id. */
+    async chats(ids: number[]): Promise<Map<number, { name: string; type: number }>> {
+      if (ids.length === 0) return new Map()
+      const rows = await db
+        .selectFrom('chats')
+        .select(['timetick', 'name', 'type'])
+        .where('timetick', 'in', ids)
+        .execute()
+      return new Map(rows.map((row) => [row.timetick, { name: row.name, type: row.type }]))
+    },
+  }
+}
+
+export type NotificationsRepository = ReturnType<typeof createNotificationsRepository>
