@@ -98,6 +98,7 @@ export async function buildChat(
   app.register(deliveryPlugin, {
     prefix: '/private/v1',
     smtp: config.SmtpSettings,
+    mail: { MailTransport: config.MailTransport, MailApi: config.MailApi },
     outboxPath: config.Outbox.Path,
     development: buildInfo === null,
   })
