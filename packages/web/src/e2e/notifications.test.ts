@@ -7,9 +7,10 @@ import { openPrivateChat, send, signedInPerson } from './steps.ts'
 import { launchBrowser, startSystem } from './system.ts'
 
 /**
- * Chromium cannot make a real push subscription here: its push service is Google's (FCM), out of
- * reach of these machines, and in Playwright's off-the-record contexts `subscribe()` is refused
- * outright. So the page's PushManager hands out a subscription at the test's own push service (on
+ * Chromium cannot make a real push subscription here. In Playwright's contexts (off the record)
+ * `pushManager.subscribe()` fails at once with "Registration failed - permission denied", even
+ * with the permission granted; in a persistent profile it waits on Google's push service (FCM),
+ * out of reach of these machines, and never settles. So the page's PushManager hands out a subscription at the test's own push service (on
  * loopback, with real keys it decrypts with), recording the options the client passed. Everything
  * else is real: the permission flow, /sw.js registered by the client, the gateway storing the
  * subscription, the push for a chat message, and the worker showing it.
@@ -108,7 +109,7 @@ test('turning on notifications registers /sw.js and subscribes; a chat message b
   await openPrivateChat(bob.page, 'Alice')
   await send(bob.page, 'Lunch at noon?')
   await until(() => pushService.receivedAt(browserSubscription.endpoint).length === 1, 'the push for Bob’s message')
-  const [{ message }] = pushService.receivedAt(browserSubscription.endpoint) as [{ message: Record<string, unknown> }]
+  const { message } = pushService.receivedAt(browserSubscription.endpoint)[0]!
   assert.equal(message.title, 'Bob')
   assert.equal(message.body, 'Lunch at noon?')
   assert.equal(message.url, `/chat/c/${bob.crmId}`)
