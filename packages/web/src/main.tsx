@@ -3,7 +3,7 @@ import { deviceGuid } from './api/device.ts'
 import { failureText } from './api/envelope.ts'
 import { App } from './app.tsx'
 import { loadClientConfig } from './config/client-config.ts'
-import { refreshServiceWorker } from './notifications/web-push.ts'
+import { renewPush } from './notifications/web-push.ts'
 import { MessageScreen } from './screens/message-screen.tsx'
 import { createServices } from './services.ts'
 import { rememberSignedIn, startUpRequests } from './start-up.ts'
@@ -62,9 +62,8 @@ async function start(root: HTMLElement) {
     />,
     root,
   )
-  // Never a permission prompt here: only a browser that allowed notifications re-registers the worker.
-  if (signedIn)
-    refreshServiceWorker().catch((error: unknown) => console.warn(`Atrium Chat notifications: ${String(error)}`))
+  // Never a permission prompt here: only a browser that allowed notifications renews its subscription.
+  if (signedIn) renewPush(services.auth).catch((error: unknown) => console.warn(`Atrium Chat notifications: ${error}`))
 }
 
 start(document.getElementById('app')!)

@@ -27,6 +27,23 @@ function pushManagerStandIn(subscription: BrowserSubscription) {
     const state = window as unknown as { pushCalls: typeof calls; pushCurrent: PushSubscription | null }
     state.pushCalls = { subscribe: [], permissionPrompts: 0 }
     state.pushCurrent = null
+    // Like a browser's, the subscription outlives the page: a reload finds it again.
+    const made = (applicationServerKey: PushSubscriptionOptionsInit['applicationServerKey']) => {
+      localStorage.setItem('push-stand-in', 'subscribed')
+      state.pushCurrent = {
+        endpoint: subscription.endpoint,
+        expirationTime: null,
+        options: { applicationServerKey, userVisibleOnly: true },
+        toJSON: () => subscription,
+        unsubscribe: async () => {
+          localStorage.removeItem('push-stand-in')
+          state.pushCurrent = null
+          return true
+        },
+      } as unknown as PushSubscription
+      return state.pushCurrent
+    }
+    if (localStorage.getItem('push-stand-in')) made(null)
     const request = Notification.requestPermission.bind(Notification)
     Notification.requestPermission = () => {
       state.pushCalls.permissionPrompts++
@@ -35,17 +52,7 @@ function pushManagerStandIn(subscription: BrowserSubscription) {
     PushManager.prototype.subscribe = async (options?: PushSubscriptionOptionsInit) => {
       const key = keyOf(options)
       state.pushCalls.subscribe.push({ userVisibleOnly: Boolean(options?.userVisibleOnly), key })
-      state.pushCurrent = {
-        endpoint: subscription.endpoint,
-        expirationTime: null,
-        options: { applicationServerKey: options?.applicationServerKey, userVisibleOnly: true },
-        toJSON: () => subscription,
-        unsubscribe: async () => {
-          state.pushCurrent = null
-          return true
-        },
-      } as unknown as PushSubscription
-      return state.pushCurrent
+      return made(options?.applicationServerKey)
     }
     PushManager.prototype.getSubscription = async () => state.pushCurrent
   }
@@ -140,6 +147,15 @@ test('turning on notifications registers /sw.js and subscribes; a chat message b
   assert.deepEqual(await shown(), [
     { title: 'Bob', body: 'Lunch at noon?', tag: message.tag, url: `${system.url}/chat/c/${bob.crmId}` },
   ])
+
+  // A later page load hands the browser's subscription to the gateway again (here after the
+  // gateway lost it), without asking anything and without subscribing anew.
+  await system.gateway.store.db.deleteFrom('push_subscriptions').execute()
+  await alice.page.reload()
+  await panel.getByText(/^Notifications are on in this browser/).waitFor()
+  await until(async () => (await stored()).length === 1, 'the subscription renewed at start')
+  assert.equal((await stored())[0]!.endpoint, browserSubscription.endpoint)
+  assert.deepEqual((await pushState(alice.page)).calls, { subscribe: [], permissionPrompts: 0 })
 
   // Turning off removes the subscription at the gateway and in the browser.
   await panel.getByRole('button', { name: 'Turn off notifications' }).click()

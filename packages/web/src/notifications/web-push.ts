@@ -29,12 +29,16 @@ export async function readPushState(): Promise<PushState> {
 }
 
 /**
- * Registers /sw.js again where notifications are allowed, so a browser that subscribed earlier
- * picks up a newer worker at once. Never asks for permission.
+ * At each signed-in start where notifications are allowed: registers /sw.js again (a browser that
+ * subscribed earlier picks up a newer worker at once) and hands an existing subscription to the
+ * gateway again, which moves it to whoever is signed in now (docs/events.md, "The browser side").
+ * Never asks for permission and never subscribes anew.
  */
-export async function refreshServiceWorker(): Promise<void> {
+export async function renewPush(auth: AuthApi): Promise<void> {
   if (!supported() || Notification.permission !== 'granted') return
-  await navigator.serviceWorker.register(SERVICE_WORKER_URL, { scope: '/' })
+  const registration = await navigator.serviceWorker.register(SERVICE_WORKER_URL, { scope: '/' })
+  const subscription = await registration.pushManager.getSubscription()
+  if (subscription) await auth.subscribePush(subscription.toJSON())
 }
 
 /** Why turning notifications on did not finish. */
