@@ -61,6 +61,9 @@ export const chatSettings = Type.Object(
       {
         Key: Type.String({
           default: '',
+          // It goes into an HTTP header: a control character there would make the request fail
+          // with an error that quotes the header, key included.
+          pattern: '^[\\x21-\\x7e]*$',
           description:
             'The email API credential: the Postmark server token or the SendGrid API key. Required with MailTransport postmark or sendgrid.',
         }),

@@ -225,6 +225,7 @@ test('MailTransport settings are checked at boot: a key for an API, https: for a
   assert.throws(load({ MailTransport: 'sendgrid' }), /MailApi\.Key: required with MailTransport sendgrid/)
   assert.throws(load({ MailTransport: 'smtp' }), /SmtpSettings\.Host: required with MailTransport smtp/)
   assert.throws(load({ MailTransport: 'mailgun' }), /MailTransport/)
+  assert.throws(load({ MailTransport: 'postmark', MailApi: { Key: 'token\r\nX-Other: 1' } }), /MailApi\.Key/)
   for (const BaseUrl of ['http://api.example.com', 'https://u:p@api.example.com', 'ftp://127.0.0.1', 'not a url'])
     assert.throws(load({ MailTransport: 'sendgrid', MailApi: { Key: 'k', BaseUrl } }), /MailApi\.BaseUrl/, BaseUrl)
   for (const BaseUrl of ['https://api.eu.sendgrid.com', 'http://127.0.0.1:8025', 'http://localhost:1'])

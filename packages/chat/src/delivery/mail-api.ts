@@ -160,7 +160,7 @@ export function createApiMailer({ provider, api, from, log }: ApiMailerOptions):
   const protocol = PROTOCOLS[provider]
   const base = (api.BaseUrl || DEFAULT_BASE_URLS[provider]).replace(/\/+$/, '')
   const where = `${NAMES[provider]} API at ${new URL(base).origin}`
-  const withoutKey = (text: string) => text.replaceAll(api.Key, '[key]').slice(0, MAX_REASON_CHARS)
+  const withoutKey = (text: string) => (api.Key ? text.replaceAll(api.Key, '[key]') : text).slice(0, MAX_REASON_CHARS)
 
   async function post(request: ProviderRequest): Promise<ProviderAnswer> {
     const signal = AbortSignal.timeout(api.TimeoutMs)
