@@ -164,6 +164,17 @@ test('turning on notifications registers /sw.js and subscribes; a chat message b
   await panel.getByRole('status').filter({ hasText: 'Notifications are turned off.' }).waitFor()
   await panel.getByRole('button', { name: 'Turn on notifications' }).waitFor()
   assert.deepEqual(await stored(), [])
+
+  // Signing out turns them off too: the next person on this browser chooses for themselves.
+  await panel.getByRole('button', { name: 'Turn on notifications' }).click()
+  await panel.getByText(/^Notifications are on in this browser/).waitFor()
+  assert.equal((await stored()).length, 1)
+  await alice.page.goto(`${system.url}/chat/`)
+  await alice.page.getByText('Profile', { exact: true }).click()
+  await alice.page.getByRole('button', { name: 'Sign out' }).click()
+  await alice.page.waitForURL(`${system.url}/chat/sign-in`)
+  assert.deepEqual(await stored(), [])
+  assert.equal(await alice.page.evaluate(() => localStorage.getItem('push-stand-in')), null, 'the browser unsubscribed')
   assert.deepEqual(alice.errors, [])
 })
 

@@ -81,8 +81,13 @@ export async function turnOnPush(auth: AuthApi, publicKey: string): Promise<void
   await auth.subscribePush(subscription.toJSON())
 }
 
-/** Turns notifications off: the gateway forgets this browser, and the browser drops its subscription. */
+/**
+ * Turns notifications off: the gateway forgets this browser, and the browser drops its
+ * subscription. Also done at sign-out, so that the next person on this browser is not sent the
+ * previous one's messages and chooses for themselves.
+ */
 export async function turnOffPush(auth: AuthApi): Promise<void> {
+  if (!supported()) return
   const subscription = await currentSubscription()
   if (!subscription) return
   await auth.unsubscribePush(subscription.endpoint)
