@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import test, { type TestContext } from 'node:test'
 import { createTestDatabaseUrl, listen } from '@atrium/platform/testing'
 import { type MailApiName, startMailApiPeer } from '../../test/mail-api-peer.ts'
+import { closedPort } from '../../test/smtp-peer.ts'
 import { createChatClient, SERVICE_SECRET } from '../../test/support.ts'
 import { buildChat } from '../app.ts'
 import { loadChatConfig } from '../config.ts'
@@ -18,7 +19,7 @@ const APIS: MailApiName[] = ['postmark', 'sendgrid']
 async function startWithApi(
   t: TestContext,
   api: MailApiName,
-  { key = KEY, inactive = [] as string[], timeoutMs = 10_000 } = {},
+  { key = KEY, inactive = [] as string[], timeoutMs = 10_000, baseUrl = '' } = {},
 ) {
   const peer = await startMailApiPeer(t, api, KEY, inactive)
   const logs: string[] = []
@@ -28,7 +29,7 @@ async function startWithApi(
       ServiceSecret: SERVICE_SECRET,
       SmtpSettings: { From: FROM },
       MailTransport: api,
-      MailApi: { Key: key, BaseUrl: peer.url, TimeoutMs: timeoutMs },
+      MailApi: { Key: key, BaseUrl: baseUrl || peer.url, TimeoutMs: timeoutMs },
     },
     {},
   )
@@ -183,6 +184,19 @@ for (const api of APIS) {
     assert.equal(peer.requests.length, 1, 'the request reached the provider')
     assert.ok(elapsed >= 250 && elapsed < 5_000, `answered after ${elapsed} ms`)
     assert.match(failures()[0]!, /did not answer within 300 ms/)
+  })
+
+  test(`${api}: a provider that cannot be reached answers DeliveryFailed, the cause in the log`, async (t) => {
+    const { send, failures } = await startWithApi(t, api, { baseUrl: `http://127.0.0.1:${await closedPort()}` })
+
+    const response = await send('SendEmailOTP', { email: 'alice@example.com', code: CODE })
+
+    assert.equal(response.status, 502)
+    assert.equal(response.error?.code, 3010)
+    assert.doesNotMatch(JSON.stringify(response), /127\.0\.0\.1|ECONNREFUSED/)
+    assert.match(failures()[0]!, /could not be reached/)
+    assert.match(failures()[0]!, /"code":"ECONNREFUSED"/)
+    assertNoSecrets(failures().join(''))
   })
 
   test(`${api}: an oversized body is refused before the provider, and the provider's 413 is DeliveryFailed`, async (t) => {
