@@ -123,6 +123,7 @@ export async function buildChat(
   app.register(deliveryPlugin, {
     prefix: '/private/v1',
     smtp: config.SmtpSettings,
+    mail: { MailTransport: config.MailTransport, MailApi: config.MailApi },
     outboxPath: config.Outbox.Path,
     development: buildInfo === null,
     sms: sms?.otpSender(app.log),

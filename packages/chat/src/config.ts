@@ -1,6 +1,8 @@
 import { commonSettings, loadConfig, moduleEventsSettings, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
+import { isLoopbackHost } from './delivery/loopback.ts'
 import { smsSettingsProblems } from './delivery/sms/sms-settings.ts'
+import { telegramSettings, telegramSettingsProblems } from './telegram/telegram.config.ts'
 
 const SMS_SENDERS = [
   Type.Literal(''),
@@ -50,8 +52,6 @@ const smsCredentials = {
   ),
 }
 
-import { telegramSettings, telegramSettingsProblems } from './telegram/telegram.config.ts'
-
 /** Every chat module setting; docs/configuration.md is generated from this declaration. */
 export const chatSettings = Type.Object(
   {
@@ -92,7 +92,42 @@ export const chatSettings = Type.Object(
         Port: Type.Integer({ default: 587, minimum: 1, maximum: 65535, description: 'SMTP server port.' }),
         Username: Type.String({ default: '', description: 'SMTP user name; empty: no authentication.' }),
         Password: Type.String({ default: '', description: 'SMTP password.' }),
-        From: Type.String({ default: 'Atrium <no-reply@localhost>', description: 'From: address of outgoing mail.' }),
+        From: Type.String({
+          default: 'Atrium <no-reply@localhost>',
+          description: 'From: address of outgoing mail, on every MailTransport.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    MailTransport: Type.Union(
+      [Type.Literal(''), Type.Literal('smtp'), Type.Literal('postmark'), Type.Literal('sendgrid')],
+      {
+        default: '',
+        description:
+          'How mail leaves: `smtp` (SmtpSettings), `postmark` or `sendgrid` (their HTTP APIs, MailApi); empty: SMTP when SmtpSettings.Host is set, otherwise the local outbox.',
+      },
+    ),
+    MailApi: Type.Object(
+      {
+        Key: Type.String({
+          default: '',
+          // It goes into an HTTP header: a control character there would make the request fail
+          // with an error that quotes the header, key included.
+          pattern: '^[\\x21-\\x7e]*$',
+          description:
+            'The email API credential: the Postmark server token or the SendGrid API key. Required with MailTransport postmark or sendgrid.',
+        }),
+        BaseUrl: Type.String({
+          default: '',
+          description:
+            'Base URL of the email API; empty: the provider’s own (https://api.postmarkapp.com, https://api.sendgrid.com). Must be https:, or http: on this machine (tests).',
+        }),
+        TimeoutMs: Type.Integer({
+          default: 10_000,
+          minimum: 100,
+          maximum: 60_000,
+          description: 'How long one email API request may take, answer included, before it counts as failed.',
+        }),
       },
       { default: {}, additionalProperties: false },
     ),
@@ -187,6 +222,23 @@ export function loadChatConfig(file: unknown, env: Record<string, string | undef
         : []),
       ...smsSettingsProblems(config),
       ...telegramSettingsProblems(config.TelegramBot, config.Telegram),
+      ...mailProblems(config),
     ],
   })
+}
+
+// The API key travels in a header, so it never crosses a network in clear text.
+function mailProblems({ MailTransport, MailApi, SmtpSettings }: ChatConfig): string[] {
+  const problems: string[] = []
+  if (MailTransport === 'smtp' && !SmtpSettings.Host)
+    problems.push('SmtpSettings.Host: required with MailTransport smtp')
+  if ((MailTransport === 'postmark' || MailTransport === 'sendgrid') && !MailApi.Key)
+    problems.push(`MailApi.Key: required with MailTransport ${MailTransport}`)
+  if (MailApi.BaseUrl) {
+    const url = URL.parse(MailApi.BaseUrl)
+    const local = url?.protocol === 'http:' && isLoopbackHost(url.hostname)
+    if (!url || (url.protocol !== 'https:' && !local) || url.username || url.password || url.search || url.hash)
+      problems.push('MailApi.BaseUrl: must be an https: URL (or http: on this machine) without credentials or query')
+  }
+  return problems
 }

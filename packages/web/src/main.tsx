@@ -4,6 +4,7 @@ import { failureText } from './api/envelope.ts'
 import { App } from './app.tsx'
 import { loadClientConfig } from './config/client-config.ts'
 import { EARLY_LIFETIME_MS, earlyFetch } from './early-requests.ts'
+import { renewPush } from './notifications/web-push.ts'
 import { MessageScreen } from './screens/message-screen.tsx'
 import { createServices } from './services.ts'
 import { localStorageOrNone, rememberSignedIn } from './start-up.ts'
@@ -56,6 +57,8 @@ async function start(root: HTMLElement) {
     />,
     root,
   )
+  // Never a permission prompt here: only a browser that allowed notifications renews its subscription.
+  if (signedIn) renewPush(services.auth).catch((error: unknown) => console.warn(`Atrium Chat notifications: ${error}`))
 }
 
 start(document.getElementById('app')!)

@@ -11,7 +11,9 @@ import { otpLine, otpMail, passwordResetMail } from './templates.ts'
 
 export interface DeliveryPluginOptions {
   smtp: ChatConfig['SmtpSettings']
-  /** The local outbox directory, used while smtp.Host is empty. */
+  /** MailTransport and MailApi: which transport sends mail, and the email API's settings. */
+  mail: Pick<ChatConfig, 'MailTransport' | 'MailApi'>
+  /** The local outbox directory, used while no mail transport is configured. */
   outboxPath: string
   /** An unbuilt checkout: reset links may then be http://localhost. */
   development: boolean
@@ -66,13 +68,20 @@ function createOutboxSmsSender(outbox: Outbox, log: FastifyBaseLogger): OtpSende
  */
 export default async function deliveryPlugin(
   app: Service,
-  { smtp, outboxPath, development, telegram, telegramChatOf, sms }: DeliveryPluginOptions,
+  { smtp, mail: mailSettings, outboxPath, development, telegram, telegramChatOf, sms }: DeliveryPluginOptions,
 ) {
   const outbox = createOutbox(outboxPath)
-  const mailer = createMailer({ smtp, outbox, log: app.log })
+  const mailer = createMailer({
+    transport: mailSettings.MailTransport,
+    smtp,
+    api: mailSettings.MailApi,
+    outbox,
+    log: app.log,
+  })
+  const toOutbox = mailer.transport === 'outbox'
   app.log.info({ mail: mailer.describe() }, 'delivery: outgoing mail')
-  if (!smtp.Host && !development)
-    app.log.warn({ outbox: outboxPath }, 'SmtpSettings.Host is empty: mail is only written to the local outbox')
+  if (toOutbox && !development)
+    app.log.warn({ outbox: outboxPath }, 'no mail transport is configured: mail is only written to the local outbox')
 
   async function deliver<T>(log: FastifyBaseLogger, channel: OtpChannel, send: () => Promise<T>): Promise<T> {
     try {
@@ -96,7 +105,7 @@ export default async function deliveryPlugin(
     },
   }
   // In development with mail in the outbox, texts go there too unless an SMS sender is configured.
-  const outboxSms = !sms && development && !smtp.Host ? createOutboxSmsSender(outbox, app.log) : undefined
+  const outboxSms = !sms && development && toOutbox ? createOutboxSmsSender(outbox, app.log) : undefined
   if (outboxSms) app.log.info({ outbox: outboxPath }, 'delivery: SMS go to the local outbox (development)')
   const senders: OtpSenders = { telegram: telegram ?? null, email: emailOtp, sms: sms ?? outboxSms ?? null }
   const available = { telegram: senders.telegram !== null, email: senders.email !== null, sms: senders.sms !== null }

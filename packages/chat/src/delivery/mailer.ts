@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { createTransport } from 'nodemailer'
 import type { ChatConfig } from '../config.ts'
 import { isLoopbackHost } from './loopback.ts'
+import { createApiMailer } from './mail-api.ts'
 import { maskEmail } from './masking.ts'
 import type { Outbox } from './outbox.ts'
 
@@ -15,17 +16,24 @@ export interface MailMessage {
   otp?: { code: string; link?: string | undefined }
 }
 
-/** Sends mail over SMTP or into the local outbox; the one wrapper around nodemailer (STYLE.md §9). */
+/**
+ * Sends mail over SMTP, through an email API (Postmark, SendGrid) or into the local outbox; every
+ * transport takes the same message, so each template reaches people the same way.
+ */
 export interface Mailer {
+  /** The transport in use. */
+  transport: 'smtp' | 'postmark' | 'sendgrid' | 'outbox'
   /** Sends the message; rejects when the transport refuses it or does not answer in time. */
   send(message: MailMessage): Promise<{ messageId: string }>
   /** Where mail goes, for logs: never includes credentials. */
   describe(): string
 }
 
-/** What createMailer needs: the SMTP settings, the outbox directory and a logger. */
+/** What createMailer needs: the transport and its settings, the outbox directory and a logger. */
 export interface MailerOptions {
+  transport: ChatConfig['MailTransport']
   smtp: ChatConfig['SmtpSettings']
+  api: ChatConfig['MailApi']
   outbox: Outbox
   log: FastifyBaseLogger
 }
@@ -33,8 +41,13 @@ export interface MailerOptions {
 // Each SMTP phase gives up after this long, so a dead server answers DeliveryFailed instead of hanging the caller.
 const TIMEOUT_MS = 10_000
 
-/** Creates the mailer: SMTP when SmtpSettings.Host is set, otherwise the local outbox. */
-export function createMailer({ smtp, outbox, log }: MailerOptions): Mailer {
+/**
+ * Creates the mailer MailTransport names; without one, SMTP when SmtpSettings.Host is set,
+ * otherwise the local outbox.
+ */
+export function createMailer({ transport, smtp, api, outbox, log }: MailerOptions): Mailer {
+  if (transport === 'postmark' || transport === 'sendgrid')
+    return createApiMailer({ provider: transport, api, from: smtp.From, log })
   return smtp.Host ? createSmtpMailer(smtp, log) : createOutboxMailer(smtp.From, outbox, log)
 }
 
@@ -63,6 +76,7 @@ function createSmtpMailer(smtp: ChatConfig['SmtpSettings'], log: FastifyBaseLogg
   const where = `SMTP ${smtp.Host}:${smtp.Port}${smtp.Username ? ' with authentication' : ''}`
 
   return {
+    transport: 'smtp',
     async send({ otp: _, ...message }) {
       const info = await transport.sendMail(message)
       log.info({ to: message.to.map(maskEmail), messageId: info.messageId }, 'mail sent over SMTP')
@@ -77,6 +91,7 @@ function createOutboxMailer(from: string, outbox: Outbox, log: FastifyBaseLogger
   const transport = createTransport({ streamTransport: true, buffer: true, newline: 'windows' }, { from })
 
   return {
+    transport: 'outbox',
     async send({ otp, ...message }) {
       const info = await transport.sendMail(message)
       const file = await outbox.write(

@@ -106,6 +106,23 @@ forEachDialect('a group message opens the group, and nobody outside it is pushed
   assert.deepEqual(bodiesAt(carol.browser), ['Alice: Friday works'], 'the sender receives nothing')
 })
 
+forEachDialect('a member who left a group is no longer pushed its messages', async (t, dialect) => {
+  const { user, until, bodiesAt } = await startPushWorld(t, dialect)
+  const [alice, bob] = [await user('Alice'), await user('Bob')]
+  const group = (await alice.direct.ok('create_chat', { type: 2, name: 'Book club', members: [String(bob.crmId)] }))
+    .chat.id
+  await alice.direct.ok('send_message', { chat_id: group, content: 'Chapter one by Monday' })
+  await until(() => bodiesAt(bob.browser).length === 1, 'the first group message at Bob’s browser')
+
+  await bob.direct.ok('leave_chat', { chat_id: group })
+  await alice.direct.ok('send_message', { chat_id: group, content: 'Chapter two by Friday' })
+  // The barrier: a private message committed after the group message reaches Bob, in order.
+  const direct = (await alice.direct.ok('create_chat', { type: 1, peer: String(bob.crmId) })).chat.id
+  await alice.direct.ok('send_message', { chat_id: direct, content: 'Sorry to see you go' })
+  await until(() => bodiesAt(bob.browser).includes('Sorry to see you go'), 'the private message at Bob’s browser')
+  assert.deepEqual(bodiesAt(bob.browser), ['Alice: Chapter one by Monday', 'Sorry to see you go'])
+})
+
 forEachDialect('with PushSending off the event arrives on SSE but no push is sent', async (t, dialect) => {
   const world = await startPushWorld(t, dialect, { PushSending: false })
   const { gateway, push, user, until, bodiesAt } = world

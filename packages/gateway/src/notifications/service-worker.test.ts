@@ -9,20 +9,29 @@ interface WindowClient {
   url: string
   focused: boolean
   focus?: () => Promise<WindowClient>
+  navigate?: (url: string) => Promise<WindowClient | null>
 }
 
 /**
  * Runs the worker's source in a fresh context with the parts of the ServiceWorkerGlobalScope it
  * uses, recording what it asks the browser to do (show, focus, open).
  */
-function loadWorker(source: string, windows: WindowClient[] = []) {
+function loadWorker(source: string, windows: WindowClient[] = [], { controlled = true } = {}) {
   const listeners = new Map<string, (event: object) => void>()
   const shown: { title: string; options: Record<string, unknown> }[] = []
   const focused: string[] = []
   const opened: string[] = []
+  const navigated: string[] = []
   for (const client of windows) {
     client.focus = async () => {
       focused.push(client.url)
+      return client
+    }
+    // As in browsers, only a window this worker controls can be navigated by it.
+    client.navigate = async (url: string) => {
+      if (!controlled) throw new TypeError('This service worker is not the client’s active service worker.')
+      navigated.push(url)
+      client.url = url
       return client
     }
   }
@@ -55,6 +64,7 @@ function loadWorker(source: string, windows: WindowClient[] = []) {
     shown,
     focused,
     opened,
+    navigated,
     push: (payload: unknown) =>
       dispatch('push', {
         data: { json: () => JSON.parse(JSON.stringify(payload)), text: () => JSON.stringify(payload) },
@@ -106,6 +116,24 @@ test('the worker shows a push and a click opens or focuses its URL', async (t) =
   const open = loadWorker(source, [{ url: `${ORIGIN}/chat/c/1002`, focused: false }])
   await open.click({ url: `${ORIGIN}/chat/c/1002` })
   assert.deepEqual([open.focused, open.opened], [[`${ORIGIN}/chat/c/1002`], []], 'an open window is focused')
+
+  // Another tab of the messenger is taken to the chat and focused, not a new one opened.
+  const messenger = loadWorker(source, [
+    { url: `${ORIGIN}/wallet/`, focused: false },
+    { url: `${ORIGIN}/chat/c/1003`, focused: false },
+  ])
+  await messenger.click({ url: `${ORIGIN}/chat/c/1002` })
+  assert.deepEqual(
+    [messenger.navigated, messenger.focused, messenger.opened],
+    [[`${ORIGIN}/chat/c/1002`], [`${ORIGIN}/chat/c/1002`], []],
+    'the messenger tab goes to the chat',
+  )
+  const otherApp = loadWorker(source, [{ url: `${ORIGIN}/wallet/`, focused: false }])
+  await otherApp.click({ url: `${ORIGIN}/chat/c/1002` })
+  assert.deepEqual([otherApp.navigated, otherApp.opened], [[], [`${ORIGIN}/chat/c/1002`]], 'another app is left alone')
+  const uncontrolled = loadWorker(source, [{ url: `${ORIGIN}/chat/`, focused: false }], { controlled: false })
+  await uncontrolled.click({ url: `${ORIGIN}/chat/c/1002` })
+  assert.deepEqual(uncontrolled.opened, [`${ORIGIN}/chat/c/1002`], 'a tab that cannot be navigated: a new one')
 
   const watching = loadWorker(source, [{ url: `${ORIGIN}/chat/c/1002`, focused: true }])
   await watching.push({ title: 'Bob', body: 'Hi', url: '/chat/c/1002' })

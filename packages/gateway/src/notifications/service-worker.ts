@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify'
 /**
  * The one root service worker of the gateway origin (spec: "Web Push rules" 2). It shows the
  * notification a push carries (the PushMessage of push-messages.ts) and, on a click, focuses a
- * window already at the notification's URL or opens one. The URL must be a path on this origin;
+ * window already at the notification's URL, else takes a window of the same app (the first path
+ * segment, e.g. /chat/) there and focuses it, else opens one. The URL must be a path on this origin;
  * anything else opens `/`. While a focused window already shows that URL, the push is not shown
  * again (the page has it through SSE).
  */
@@ -53,14 +54,28 @@ self.addEventListener('notificationclick', (event) => {
   const data = event.notification.data || {}
   const target = new URL(typeof data.url === 'string' ? data.url : '/', self.location.origin)
   const url = target.origin === self.location.origin ? target.href : new URL('/', self.location.origin).href
+  const openNew = () => (self.clients.openWindow ? self.clients.openWindow(url) : undefined)
   event.waitUntil(
     self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((windows) => {
       const open = windows.find((client) => client.url === url && 'focus' in client)
       if (open) return open.focus()
-      return self.clients.openWindow ? self.clients.openWindow(url) : undefined
+      // A tab of the same app (the messenger under /chat/) is taken to the target instead of a new tab.
+      const app = appOf(url)
+      const sibling = app && windows.find((client) => appOf(client.url) === app && 'navigate' in client)
+      if (!sibling) return openNew()
+      return sibling
+        .navigate(url)
+        .then((client) => (client ? client.focus() : openNew()))
+        .catch(openNew)
     }),
   )
 })
+
+function appOf(url) {
+  const { origin, pathname } = new URL(url)
+  const first = /^[/][^/]+[/]/.exec(pathname)
+  return origin === self.location.origin && first ? first[0] : undefined
+}
 `
 
 const ETAG = `"${createHash('sha256').update(SERVICE_WORKER_SOURCE).digest('base64url').slice(0, 27)}"`

@@ -5,6 +5,7 @@ import { PasskeysPanel } from '../passkeys/passkeys-panel.tsx'
 import { Link } from '../router/link.tsx'
 import { MOUNT } from '../router/routes.ts'
 import { LinkedAccountsPanel } from './linked-accounts-panel.tsx'
+import { NotificationsPanel } from './notifications-panel.tsx'
 import { SessionsPanel } from './sessions-panel.tsx'
 import { TelegramPanel } from './telegram-panel.tsx'
 import { UserKeysPanel } from './user-keys-panel.tsx'
@@ -17,9 +18,9 @@ interface AccountPageProps {
 }
 
 /**
- * /chat/account: how the user signs in (their verified contacts, passkeys and security keys,
- * accounts at sign-in providers, keys for scripts), their Telegram for codes and notifications,
- * and where they are signed in, with remote sign-out.
+ * /chat/account: notifications in this browser, how the user signs in (their verified contacts,
+ * passkeys and security keys, accounts at sign-in providers, keys for scripts), their Telegram for
+ * codes and notifications, and where they are signed in, with remote sign-out.
  */
 export function AccountPage({ me, auth, chat, onSignedOut }: AccountPageProps) {
   return (
@@ -43,6 +44,7 @@ export function AccountPage({ me, auth, chat, onSignedOut }: AccountPageProps) {
         </ul>
         <p class="hint">A code sent to a verified address or number signs you in.</p>
       </section>
+      <NotificationsPanel auth={auth} />
       <section class="account-section">
         <PasskeysPanel auth={auth} />
       </section>

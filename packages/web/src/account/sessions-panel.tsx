@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import type { AuthApi, SessionEntry } from '../api/auth-api.ts'
 import { failureText } from '../api/envelope.ts'
+import { turnOffPush } from '../notifications/web-push.ts'
 
 /** Sign-in methods as people call them. */
 const METHOD_WORDS: Record<string, string> = {
@@ -76,6 +77,7 @@ export function SessionsPanel({ auth, onSignedOut }: { auth: AuthApi; onSignedOu
   async function endAll() {
     setBusy(true)
     try {
+      await turnOffPush(auth).catch(() => {})
       await auth.logoutAll()
     } catch {
       // Signed out already: the page signs out all the same.

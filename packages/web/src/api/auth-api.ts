@@ -198,6 +198,22 @@ export function createAuthApi(client: ApiClient) {
       (await client.post<{ userKey: UserKeyView }>('/auth/v1/user-keys', { name, publicKey })).userKey,
 
     removeUserKey: (id: string) => client.delete<{ removed: boolean }>(`/auth/v1/user-keys/${id}`),
+
+    /** The gateway's VAPID public key (base64url); fails with PushDisabled where Web Push is off. */
+    pushPublicKey: async () => (await client.get<{ publicKey: string }>('/auth/v1/notifications/public_key')).publicKey,
+
+    /** Stores this browser's push subscription (`PushSubscription.toJSON()`) for the signed-in user. */
+    subscribePush: (subscription: PushSubscriptionJSON) =>
+      client.post<{ subscription: { id: string; endpoint: string; created: number } }>(
+        '/auth/v1/notifications/subscribe',
+        subscription,
+      ),
+
+    unsubscribePush: (endpoint: string) =>
+      client.post<{ removed: boolean }>('/auth/v1/notifications/unsubscribe', { endpoint }),
+
+    /** Sends a test notification to each of the user's browsers. */
+    testPush: () => client.post<{ sent: number; removed: number; failed: number }>('/auth/v1/notifications/test', {}),
     /** People by display name, or by a complete email or phone (docs/people.md). */
     searchPeople: async (q: string) =>
       (await client.get<{ people: PersonView[] }>(`/auth/v1/people?${new URLSearchParams({ q })}`)).people,

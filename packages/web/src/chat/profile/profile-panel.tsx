@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import type { AuthApi, UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import { failureText } from '../../api/envelope.ts'
+import { turnOffPush } from '../../notifications/web-push.ts'
 import { Avatar } from '../../people/avatar.tsx'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
@@ -43,6 +44,7 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
   async function signOut() {
     setBusy(true)
     try {
+      await turnOffPush(auth).catch(() => {})
       await auth.logout()
     } catch {
       // Signed out already (session ended): the page signs out all the same.
