@@ -16,12 +16,16 @@ import type { ChatConfig } from './config.ts'
 import { chatMigrations } from './db/migrations/index.ts'
 import type { ChatDatabase } from './db/schema.ts'
 import deliveryPlugin from './delivery/delivery.plugin.ts'
+import { createMailer } from './delivery/mailer.ts'
+import { createOutbox } from './delivery/outbox.ts'
 import discussionsPlugin from './discussions/discussions.plugin.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import feedbackPlugin from './feedback/feedback.plugin.ts'
 import filesPlugin from './files/files.plugin.ts'
 import internalPlugin from './internal/internal.plugin.ts'
 import invitesPlugin from './invites/invites.plugin.ts'
+import mailPlugin from './mail/mail.plugin.ts'
+import { createMailReplies } from './mail/mail-replies.ts'
 import membersPlugin from './members/members.plugin.ts'
 import messageActionsPlugin from './messages/message-actions.plugin.ts'
 import messagesPlugin from './messages/messages.plugin.ts'
@@ -41,6 +45,8 @@ const HEALTH_PATH = '/private/v1/health'
 const OPENAPI_PATH = '/private/v1/openapi.json'
 /** Version of the chat module's interface, shown in its OpenAPI document. */
 export const CHAT_API_VERSION = '1.0.0'
+// Replies to email senders follow this instance's posts at once and other instances' within this.
+const MAIL_REPLY_POLL_MS = 2_000
 
 /** Builds the chat module with every capability registered, its database migrated; the caller listens. */
 export async function buildChat(
@@ -101,6 +107,11 @@ export async function buildChat(
     outboxPath: config.Outbox.Path,
     development: buildInfo === null,
   })
+  app.register(mailPlugin, { prefix: '/private/v1', store, serviceSecret: config.ServiceSecret })
+  const mailer = createMailer({ smtp: config.SmtpSettings, outbox: createOutbox(config.Outbox.Path), log: app.log })
+  const mailReplies = createMailReplies({ store, mailer, log: app.log, pollMs: MAIL_REPLY_POLL_MS })
+  app.addHook('onReady', () => mailReplies.start())
+  app.addHook('preClose', () => mailReplies.close())
   app.register(eventsPlugin, {
     prefix: '/private/v1',
     events: store.events,

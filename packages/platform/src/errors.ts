@@ -181,6 +181,11 @@ export const errorCodes = {
     status: 404,
     meaning: 'No such user: the chat module knows no person with this id (the gateway has not registered them).',
   },
+  MailRecipientUnknown: {
+    code: 3070,
+    status: 404,
+    meaning: 'No invite code or user answers to this email address (the bridge refuses it at RCPT time).',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

@@ -5,7 +5,7 @@ import { isLoopbackHost } from './loopback.ts'
 import { maskEmail } from './masking.ts'
 import type { Outbox } from './outbox.ts'
 
-/** One outgoing email; the From address comes from the settings. */
+/** One outgoing email; the From address comes from the settings unless the message names one. */
 export interface MailMessage {
   to: string[]
   subject: string
@@ -13,6 +13,13 @@ export interface MailMessage {
   html?: string
   /** The one-time code (and magic link) the message carries: named in the outbox's readable copy. */
   otp?: { code: string; link?: string | undefined }
+  /** Threading and sender fields of a reply by the inbound email bridge (mail/mail-replies.ts). */
+  from?: { name: string; address: string }
+  replyTo?: string
+  messageId?: string
+  inReplyTo?: string
+  references?: string
+  headers?: Record<string, string>
 }
 
 /** Sends mail over SMTP or into the local outbox; the one wrapper around nodemailer (STYLE.md §9). */

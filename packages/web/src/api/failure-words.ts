@@ -98,6 +98,7 @@ export const FAILURE_WORDS: Record<FailureKind, string | ((error: RequestError) 
   SupportUnavailable: 'Support chat is not set up on this site yet. Try again later.',
   MessageTooLong: 'The message is too long. Shorten it or split it into several messages.',
   UserNotFound: 'There is nobody with that user id here. Find people by name or email instead.',
+  MailRecipientUnknown: 'Nobody receives mail at that address here.',
   InsufficientFunds: 'Your balance is not enough for this amount and its fee.',
   TransactionNotFound: 'That payment is not there.',
   TransactionStateConflict: 'That payment is already settled and cannot change.',

@@ -1,0 +1,317 @@
+import assert from 'node:assert/strict'
+import { ChatMessFlags } from '@atrium/platform'
+import { forEachDialect, until } from '@atrium/platform/testing'
+import type { ChatCaller } from '../../../chat/test/support.ts'
+import {
+  BRIDGE_DOMAIN,
+  composeMail,
+  finalReply,
+  type MailFields,
+  type SenderDomain,
+  smtpSend,
+  startMailBridge,
+} from '../../test/mail-peers.ts'
+
+type Bridge = Awaited<ReturnType<typeof startMailBridge>>
+
+/** Every message with the Email flag in the chats of `who`, oldest first. */
+async function emailMessages(who: ChatCaller) {
+  const { chats } = await who.read('get_chats')
+  const all = []
+  for (const chat of chats as { id: string }[]) {
+    const { messages } = await who.read('get_chat_messages', { chat_id: chat.id, limit: 200 })
+    all.push(...(messages as { id: string; chat_id: string; owner: string; content: string; flags: number }[]))
+  }
+  return all.filter((message) => (message.flags & ChatMessFlags.Email) !== 0).sort((a, b) => (a.id < b.id ? -1 : 1))
+}
+
+async function deliver(bridge: Bridge, fields: Partial<MailFields>, key: SenderDomain | undefined = bridge.sender) {
+  const mail: MailFields = {
+    from: 'Alice Sender <alice@example.org>',
+    to: `${bridge.code}@${BRIDGE_DOMAIN}`,
+    ...fields,
+  }
+  const raw = await composeMail(mail, key)
+  const envelopeFrom = /<([^>]+)>/.exec(mail.from)?.[1] ?? mail.from
+  return finalReply(await smtpSend(bridge.port, { from: envelopeFrom, to: [mail.to] }, raw))
+}
+
+forEachDialect(
+  'a DKIM-signed mail to an invite code lands in that guest conversation with the Email flag',
+  async (t, dialect) => {
+    const bridge = await startMailBridge(t, dialect)
+
+    const reply = await deliver(bridge, { text: 'Hi, is the flat still free?' })
+
+    assert.equal(reply.code, 250, reply.text)
+    const [message, ...rest] = await emailMessages(bridge.owner)
+    assert.equal(rest.length, 0)
+    assert.equal(message?.content, 'Hi, is the flat still free?')
+    assert.equal(message!.flags & ChatMessFlags.Email, ChatMessFlags.Email)
+    assert.notEqual(message!.owner, String(bridge.crmId))
+    const chat = await bridge.owner.read('get_chat_info', { chat_id: message!.chat_id })
+    assert.equal(chat.name, 'Alice Sender', 'a private chat is named for the other person: the mail sender')
+
+    // A second mail from the same address, outside any thread, joins the same conversation.
+    assert.equal((await deliver(bridge, { text: 'Hello again' })).code, 250)
+    const both = await emailMessages(bridge.owner)
+    assert.deepEqual(
+      both.map((m) => [m.chat_id, m.owner, m.content]),
+      [
+        [message!.chat_id, message!.owner, 'Hi, is the flat still free?'],
+        [message!.chat_id, message!.owner, 'Hello again'],
+      ],
+    )
+  },
+)
+
+forEachDialect(
+  'mail that fails authentication or the rules is refused at SMTP time and nothing is stored',
+  async (t, dialect) => {
+    const bridge = await startMailBridge(t, dialect, { bridge: { MaxBytes: 4096 } })
+    const to = `${bridge.code}@${BRIDGE_DOMAIN}`
+    const signed = await composeMail(
+      { from: 'alice@example.org', to, subject: 'Question', text: 'Original body' },
+      bridge.sender,
+    )
+    const tamper = (from: string, into: string) => {
+      const text = signed.toString('latin1')
+      assert.ok(text.includes(from), `the signed mail holds ${from}`)
+      return Buffer.from(text.replace(from, into), 'latin1')
+    }
+    const send = async (raw: Buffer, from = 'alice@example.org', rcpt = to) =>
+      finalReply(await smtpSend(bridge.port, { from, to: [rcpt] }, raw))
+
+    const cases: [string, () => Promise<{ code: number; text: string }>, number, RegExp][] = [
+      ['body tampered', () => send(tamper('Original body', 'Tampered body')), 550, /^5\.7\.20 .*body hash/i],
+      ['header tampered', () => send(tamper('Subject: Question', 'Subject: Questiom')), 550, /^5\.7\.20 /],
+      [
+        'signed by another domain (wrong d=)',
+        async () =>
+          send(await composeMail({ from: 'alice@example.org', to }, { ...bridge.other, domain: 'other.test' })),
+        550,
+        /^5\.7\.22 DKIM d=other\.test is not aligned with the From: domain example\.org/,
+      ],
+      [
+        'From: a subdomain of the signer (strict alignment)',
+        async () =>
+          send(await composeMail({ from: 'alice@mail.example.org', to }, bridge.sender), 'alice@mail.example.org'),
+        550,
+        /^5\.7\.22 DKIM d=example\.org is not aligned with the From: domain mail\.example\.org/,
+      ],
+      [
+        'no signature and SPF -all',
+        async () => send(await composeMail({ from: 'alice@example.org', to })),
+        550,
+        /^5\.7\.20 No DKIM signature of example\.org, and SPF for alice@example\.org is fail/,
+      ],
+      [
+        'oversized',
+        async () => send(await composeMail({ from: 'alice@example.org', to, text: 'x'.repeat(6000) }, bridge.sender)),
+        552,
+        /^5\.3\.4 /,
+      ],
+      [
+        'a loop (our own X-Loop)',
+        async () =>
+          send(
+            await composeMail({ from: 'alice@example.org', to, headers: { 'X-Loop': BRIDGE_DOMAIN } }, bridge.sender),
+          ),
+        554,
+        /^5\.4\.6 /,
+      ],
+      [
+        'NUL in the text',
+        async () => send(await composeMail({ from: 'alice@example.org', to, text: 'a\u0000b' }, bridge.sender)),
+        550,
+        /^5\.6\.0 /,
+      ],
+      [
+        'an unknown invite code (RCPT)',
+        async () => send(signed, 'alice@example.org', `Nosuchcode1@${BRIDGE_DOMAIN}`),
+        550,
+        /^5\.1\.1 /,
+      ],
+      [
+        'an unknown user id (RCPT)',
+        async () => send(signed, 'alice@example.org', `999999@${BRIDGE_DOMAIN}`),
+        550,
+        /^5\.1\.1 /,
+      ],
+      [
+        'another domain (relay)',
+        async () => send(signed, 'alice@example.org', 'bob@elsewhere.test'),
+        550,
+        /^5\.7\.1 Relaying denied/,
+      ],
+    ]
+    for (const [name, attempt, code, text] of cases) {
+      const reply = await attempt()
+      assert.equal(reply.code, code, `${name}: ${reply.text}`)
+      assert.match(reply.text, text, name)
+    }
+    // The untouched message passes, so each refusal above came from what its case changed.
+    assert.equal((await send(signed)).code, 250)
+    assert.deepEqual(
+      (await emailMessages(bridge.owner)).map((m) => m.content),
+      ['Original body'],
+    )
+  },
+)
+
+forEachDialect('without a signature, an SPF pass for the From: domain is enough', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect, { zone: [['spf.example', [['v=spf1 ip4:127.0.0.1 -all']]]] })
+
+  const reply = await deliver(
+    bridge,
+    { from: 'Sam <sam@spf.example>', text: 'Sent from a server SPF allows' },
+    undefined,
+  )
+
+  assert.equal(reply.code, 250, reply.text)
+  assert.deepEqual(
+    (await emailMessages(bridge.owner)).map((m) => m.content),
+    ['Sent from a server SPF allows'],
+  )
+  assert.ok(bridge.dns.queries.includes('spf.example'), 'the SPF record was asked of the local DNS peer')
+})
+
+forEachDialect('auto-replies and bounces are accepted but neither stored nor answered', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect)
+  const to = `${bridge.code}@${BRIDGE_DOMAIN}`
+
+  const auto = await deliver(bridge, { text: 'I am on holiday', headers: { 'Auto-Submitted': 'auto-replied' } })
+  const bounceRaw = await composeMail({ from: 'MAILER-DAEMON@example.org', to, text: 'Delivery failed' }, bridge.sender)
+  const bounce = finalReply(await smtpSend(bridge.port, { from: '', to: [to] }, bounceRaw))
+  const human = await deliver(bridge, { text: 'A person', headers: { 'Auto-Submitted': 'no' } })
+
+  assert.equal(auto.code, 250, auto.text)
+  assert.match(auto.text, /^2\.6\.0 /)
+  assert.equal(bounce.code, 250, bounce.text)
+  assert.match(bounce.text, /^2\.6\.0 /)
+  assert.equal(human.code, 250, human.text)
+  assert.deepEqual(
+    (await emailMessages(bridge.owner)).map((m) => m.content),
+    ['A person'],
+  )
+})
+
+forEachDialect('a sender over its hourly limit is told to come back later at MAIL FROM', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect, { bridge: { PerSenderPerHour: 2 } })
+
+  const replies = [await deliver(bridge, { text: 'one' }), await deliver(bridge, { text: 'two' })]
+  const third = await deliver(bridge, { text: 'three' })
+  const otherSender = await deliver(bridge, { from: 'bob@example.org', text: 'from bob' })
+
+  assert.deepEqual(
+    replies.map((r) => r.code),
+    [250, 250],
+  )
+  assert.equal(third.code, 450)
+  assert.match(third.text, /^4\.7\.1 /)
+  assert.equal(otherSender.code, 250, 'the limit is per sender')
+  assert.deepEqual(
+    (await emailMessages(bridge.owner)).map((m) => m.content),
+    ['one', 'two', 'from bob'],
+  )
+})
+
+forEachDialect('a retried delivery of one Message-ID is stored once', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect)
+  const fields = { text: 'Only once', messageId: '<retry-1@example.org>' }
+
+  assert.equal((await deliver(bridge, fields)).code, 250)
+  assert.equal((await deliver(bridge, fields)).code, 250)
+
+  assert.deepEqual(
+    (await emailMessages(bridge.owner)).map((m) => m.content),
+    ['Only once'],
+  )
+})
+
+forEachDialect("a CRM user's address reaches a chat with that user", async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect)
+
+  const reply = await deliver(bridge, { to: `${bridge.crmId}@${BRIDGE_DOMAIN}`, text: 'Dear Olga' })
+
+  assert.equal(reply.code, 250, reply.text)
+  const [message] = await emailMessages(bridge.owner)
+  assert.equal(message?.content, 'Dear Olga')
+  const chat = await bridge.owner.read('get_chat_info', { chat_id: message!.chat_id })
+  assert.equal(chat.type, 1, 'a private chat between the user and the sender')
+  assert.equal(chat.peer, message!.owner)
+})
+
+forEachDialect('attachments are dropped with a note naming them', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect)
+
+  const reply = await deliver(bridge, {
+    text: 'See the plan',
+    attachments: [{ filename: 'plan.txt', content: 'twelve bytes' }],
+  })
+
+  assert.equal(reply.code, 250, reply.text)
+  const [message] = await emailMessages(bridge.owner)
+  assert.equal(message?.content, 'See the plan\n\n[attachment not delivered by email: plan.txt, 12 bytes]')
+})
+
+async function replyRoundTrip(bridge: Bridge, subject: string) {
+  const first = await deliver(bridge, { subject, text: 'First question', messageId: '<q1@example.org>' })
+  assert.equal(first.code, 250, first.text)
+  const [inbound] = await emailMessages(bridge.owner)
+  await bridge.owner.ok('send_message', { chat_id: inbound!.chat_id, content: 'Here is the answer' })
+  await until(() => bridge.sink.received.length > 0, 'the reply by email')
+  assert.equal(bridge.sink.received.length, 1)
+  return { inbound: inbound!, mailed: bridge.sink.received[0]! }
+}
+
+forEachDialect(
+  'a reply in the chat goes back threaded, and the answer to it lands in the same chat',
+  async (t, dialect) => {
+    const bridge = await startMailBridge(t, dialect)
+
+    const { inbound, mailed } = await replyRoundTrip(bridge, 'Flat on Main St')
+
+    assert.deepEqual(mailed.envelopeTo, ['alice@example.org'])
+    assert.equal(mailed.mail.from?.value[0]?.address, `${bridge.code}@${BRIDGE_DOMAIN}`)
+    assert.equal(mailed.mail.from?.value[0]?.name, 'Olga Owner')
+    assert.equal(mailed.mail.subject, 'Re: Flat on Main St')
+    assert.equal(mailed.mail.inReplyTo, '<q1@example.org>')
+    assert.deepEqual([mailed.mail.references].flat(), ['<q1@example.org>'])
+    assert.match(mailed.mail.text ?? '', /Here is the answer/)
+    assert.equal(mailed.mail.headers.get('x-loop'), BRIDGE_DOMAIN)
+    const replyId = mailed.mail.messageId!
+    assert.match(replyId, new RegExp(`@${BRIDGE_DOMAIN.replace('.', '\\.')}>$`))
+
+    // The sender answers the reply from their mail client: same thread, same chat.
+    const answer = await deliver(bridge, {
+      subject: 'Re: Re: Flat on Main St',
+      text: 'Thanks!',
+      inReplyTo: replyId,
+      references: `<q1@example.org> ${replyId}`,
+    })
+    assert.equal(answer.code, 250, answer.text)
+    const messages = await emailMessages(bridge.owner)
+    assert.deepEqual(
+      messages.map((m) => [m.chat_id, m.content]),
+      [
+        [inbound.chat_id, 'First question'],
+        [inbound.chat_id, 'Thanks!'],
+      ],
+    )
+    // Mail stored from email is never mailed back: the sink still holds only the one reply.
+    assert.equal(bridge.sink.received.length, 1)
+  },
+)
+
+forEachDialect('an odd Subject (encoded CR LF, a header inside) stays one line in the reply', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect)
+  const odd = 'Hello\r\nBcc: mallory@evil.test'
+
+  const { mailed } = await replyRoundTrip(bridge, odd)
+
+  assert.deepEqual(mailed.envelopeTo, ['alice@example.org'], 'no injected recipient')
+  assert.equal(mailed.mail.bcc, undefined)
+  assert.equal(mailed.mail.subject, 'Re: Hello Bcc: mallory@evil.test')
+  assert.doesNotMatch(mailed.raw.toString('latin1'), /^Bcc:/im)
+})
