@@ -136,6 +136,8 @@ export interface BridgeOptions {
   bridge?: Record<string, unknown>
   /** More DNS records, e.g. the SPF record of a sender domain. */
   zone?: [string, DnsAnswer][]
+  /** More gateway settings, e.g. Tls. */
+  gateway?: Record<string, unknown>
 }
 
 /**
@@ -164,6 +166,7 @@ export async function startMailBridge(t: TestContext, dialect: DatabaseDialect, 
       Modules: { chat: chat.base },
       Dns: { Servers: [dns.server], TimeoutMs: 1000, Tries: 1 },
       MailBridge: { Enabled: true, Host: '127.0.0.1', Port: 0, Domain: BRIDGE_DOMAIN, ...options.bridge },
+      ...options.gateway,
     },
   })
   const crmId = 7_000_001

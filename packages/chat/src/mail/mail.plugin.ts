@@ -81,11 +81,6 @@ export default async function mailPlugin(app: Service, { store, serviceSecret }:
     return `mail-${createHmac('sha256', serviceSecret).update(`atrium mail sender\n${code}\n${address}`).digest('hex').slice(0, 40)}`
   }
 
-  async function isUser(reader: Pick<Unit, 'profiles'>, crmId: number): Promise<boolean> {
-    // A registered person has a profile and is not a guest.
-    return (await reader.profiles.names([crmId])).has(crmId)
-  }
-
   /** The hidden personal invite behind a user's address, made on the first mail to it. */
   async function userInvite(unit: Unit, crmId: number): Promise<InviteRow> {
     const code = (await unit.mail.userInvite(crmId)) ?? randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')
@@ -108,7 +103,7 @@ export default async function mailPlugin(app: Service, { store, serviceSecret }:
 
   async function inviteFor(unit: Unit, local: string): Promise<InviteRow> {
     if (CRM_ID.test(local)) {
-      if (!(await isUser(unit, Number(local)))) throw new ApiError('MailRecipientUnknown')
+      if (!(await unit.mail.isUser(Number(local)))) throw new ApiError('MailRecipientUnknown')
       return userInvite(unit, Number(local))
     }
     const invite = await unit.invites.find(local)
@@ -119,7 +114,7 @@ export default async function mailPlugin(app: Service, { store, serviceSecret }:
   app.post('/MailRecipient', { schema: mailRecipient }, async (request) => {
     const { local } = request.body
     if (CRM_ID.test(local)) {
-      if (!(await isUser(store, Number(local)))) throw new ApiError('MailRecipientUnknown')
+      if (!(await store.mail.isUser(Number(local)))) throw new ApiError('MailRecipientUnknown')
       return { kind: 'user' as const }
     }
     if (!(await store.invites.find(local))) throw new ApiError('MailRecipientUnknown')

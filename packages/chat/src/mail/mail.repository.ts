@@ -79,9 +79,17 @@ export function createMailRepository(db: Kysely<ChatDatabase>) {
       return Number(result.numInsertedOrUpdatedRows ?? 0) === 1
     },
 
-    /** True when the code is a user's hidden mail invite (not reachable as code@). */
-    async isUserInvite(code: string): Promise<boolean> {
-      const row = await db.selectFrom('mail_user_invites').select('crm_id').where('code', '=', code).executeTakeFirst()
+    /**
+     * True for a registered person: a profile that is not a guest's (mail senders are guests with
+     * a profile holding the name they wrote with).
+     */
+    async isUser(member: number): Promise<boolean> {
+      const row = await db
+        .selectFrom('chat_profiles')
+        .select('member')
+        .where('member', '=', member)
+        .where('member', 'not in', db.selectFrom('guests').select('timetick'))
+        .executeTakeFirst()
       return row !== undefined
     },
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { ChatMessFlags } from '@atrium/platform'
 import { forEachDialect, until } from '@atrium/platform/testing'
+import { createTransport } from 'nodemailer'
 import type { ChatCaller } from '../../../chat/test/support.ts'
 import {
   BRIDGE_DOMAIN,
@@ -11,6 +12,7 @@ import {
   smtpSend,
   startMailBridge,
 } from '../../test/mail-peers.ts'
+import { createTestCertificate } from '../../test/tls.ts'
 
 type Bridge = Awaited<ReturnType<typeof startMailBridge>>
 
@@ -314,4 +316,40 @@ forEachDialect('an odd Subject (encoded CR LF, a header inside) stays one line i
   assert.equal(mailed.mail.bcc, undefined)
   assert.equal(mailed.mail.subject, 'Re: Hello Bcc: mallory@evil.test')
   assert.doesNotMatch(mailed.raw.toString('latin1'), /^Bcc:/im)
+})
+
+forEachDialect("mail arrives over STARTTLS with the gateway's certificate", async (t, dialect) => {
+  const certificate = await createTestCertificate(t)
+  const bridge = await startMailBridge(t, dialect, {
+    gateway: { Tls: { CertFile: certificate.certFile, KeyFile: certificate.keyFile } },
+  })
+  const to = `${bridge.code}@${BRIDGE_DOMAIN}`
+  const raw = await composeMail({ from: 'alice@example.org', to, text: 'Sent encrypted' }, bridge.sender)
+  // requireTLS: the client refuses to send unless STARTTLS succeeds with a certificate it trusts.
+  const client = createTransport({
+    host: '127.0.0.1',
+    port: bridge.port,
+    requireTLS: true,
+    tls: { ca: certificate.cert, servername: 'localhost' },
+  })
+
+  const info = await client.sendMail({ envelope: { from: 'alice@example.org', to: [to] }, raw })
+
+  assert.match(info.response, /^250 /)
+  assert.deepEqual(
+    (await emailMessages(bridge.owner)).map((m) => m.content),
+    ['Sent encrypted'],
+  )
+  const plain = await smtpSend(bridge.port, { from: 'alice@example.org', to: [] }, undefined)
+  assert.match(plain[1]!.text, /STARTTLS/, 'EHLO offers STARTTLS')
+})
+
+forEachDialect('without a certificate the bridge offers no STARTTLS and no AUTH', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect)
+
+  const [, ehlo] = await smtpSend(bridge.port, { from: 'alice@example.org', to: [] }, undefined)
+
+  assert.equal(ehlo?.code, 250)
+  assert.doesNotMatch(ehlo!.text, /STARTTLS|AUTH/)
+  assert.match(ehlo!.text, /SIZE 1048576/)
 })
