@@ -107,9 +107,14 @@ export async function buildChat(
     outboxPath: config.Outbox.Path,
     development: buildInfo === null,
   })
-  app.register(mailPlugin, { prefix: '/private/v1', store, serviceSecret: config.ServiceSecret })
   const mailer = createMailer({ smtp: config.SmtpSettings, outbox: createOutbox(config.Outbox.Path), log: app.log })
   const mailReplies = createMailReplies({ store, mailer, log: app.log, pollMs: MAIL_REPLY_POLL_MS })
+  app.register(mailPlugin, {
+    prefix: '/private/v1',
+    store,
+    serviceSecret: config.ServiceSecret,
+    onContact: mailReplies.activate,
+  })
   app.addHook('onReady', () => mailReplies.start())
   app.addHook('preClose', () => mailReplies.close())
   app.register(eventsPlugin, {

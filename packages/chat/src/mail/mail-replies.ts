@@ -41,6 +41,15 @@ export function createMailReplies({ store, mailer, log, pollMs }: MailRepliesOpt
   let again = false
   let timer: NodeJS.Timeout | undefined
   let stopSequenced: (() => void) | undefined
+  // Off while no chat has an email contact: then commits do not wake the sender at all.
+  let active = false
+  let lastAdvance = 0
+  const now = () => performance.now()
+
+  async function refresh(): Promise<void> {
+    active = await store.mail.hasContacts()
+    if (active) await wake()
+  }
 
   async function send(message: MessageRow, contact: MailContactRow): Promise<void> {
     const names = await store.profiles.names([message.owner])
@@ -73,7 +82,9 @@ export function createMailReplies({ store, mailer, log, pollMs }: MailRepliesOpt
     if (!message || (message.flags & NOT_A_REPLY) !== 0) return
     const contacts = await store.mail.contactsOf(message.chat_id)
     if (contacts.some((contact) => contact.member === message.owner)) return
-    for (const contact of contacts) {
+    // A sender hears only what was written after they first wrote (their guest id is that moment's
+    // tick): joining a group by mail does not mail them its history.
+    for (const contact of contacts.filter((row) => message.timetick > row.member)) {
       try {
         await send(message, contact)
         log.info({ chat_id: message.chat_id, message_id: message.timetick }, 'chat reply sent by email')
@@ -94,6 +105,10 @@ export function createMailReplies({ store, mailer, log, pollMs }: MailRepliesOpt
     }
     if (head <= cursor) return 0
     const rows = await store.mail.newMessagesAfter(cursor, head, PAGE)
+    // With nothing to send, the cursor moves at most once per poll interval: a busy chat module
+    // without mail contacts in its active chats does not write it on every commit.
+    if (rows.length === 0 && now() - lastAdvance < pollMs) return 0
+    lastAdvance = now()
     const to = rows.length === PAGE ? Number(rows.at(-1)!.tick_update) : head
     if (!(await store.mail.claim(REPLY_CURSOR, cursor, to))) return 0
     for (const row of rows) {
@@ -127,9 +142,18 @@ export function createMailReplies({ store, mailer, log, pollMs }: MailRepliesOpt
     /** Starts at the present and follows new messages. */
     async start(): Promise<void> {
       await wake()
-      stopSequenced = store.events.onSequenced(() => void wake())
-      timer = setInterval(() => void wake(), pollMs)
+      await refresh()
+      stopSequenced = store.events.onSequenced(() => {
+        if (active) void wake()
+      })
+      timer = setInterval(() => {
+        refresh().catch((error: unknown) => log.error({ err: error }, 'email reply sender failed'))
+      }, pollMs)
       timer.unref()
+    },
+    /** A mail contact was stored: follow new messages from now on. */
+    activate(): void {
+      active = true
     },
     /** Stops following and waits for the run in progress. */
     async close(): Promise<void> {

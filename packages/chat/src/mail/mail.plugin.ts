@@ -13,6 +13,8 @@ export interface MailPluginOptions {
   store: Store
   /** Keys the synthetic device GUID of each mail sender, so no one can compute it and read their chat. */
   serviceSecret: string
+  /** Called after a mail was stored, so the reply sender follows its chat. */
+  onContact: () => void
 }
 
 /** A bridge address's local part: an invite code, or a CRM id (all digits). */
@@ -76,7 +78,7 @@ function contentOf(text: string, subject: string, dropped: { name: string; size:
  * address exists (asked at RCPT time), ReceiveEmail stores one verified mail as a message with the
  * Email flag in one transaction (docs/delivery.md "Inbound email bridge").
  */
-export default async function mailPlugin(app: Service, { store, serviceSecret }: MailPluginOptions) {
+export default async function mailPlugin(app: Service, { store, serviceSecret, onContact }: MailPluginOptions) {
   function deviceGuidOf(code: string, address: string): string {
     return `mail-${createHmac('sha256', serviceSecret).update(`atrium mail sender\n${code}\n${address}`).digest('hex').slice(0, 40)}`
   }
@@ -128,7 +130,7 @@ export default async function mailPlugin(app: Service, { store, serviceSecret }:
     requireContentLength(content, 'the mail text')
     const threadIds = [...(in_reply_to ? [in_reply_to] : []), ...references]
 
-    return store.transact(async (unit) => {
+    const answer = await store.transact(async (unit) => {
       // A reply in a thread continues its chat; otherwise the address picks the chat.
       let contact: Pick<MailContactRow, 'member' | 'chat_id' | 'recipient'> | undefined = await unit.mail.threadOf(
         address,
@@ -165,5 +167,7 @@ export default async function mailPlugin(app: Service, { store, serviceSecret }:
       })
       return { chat_id: String(chatId), message_id: String(row.timetick), duplicate: false }
     })
+    onContact()
+    return answer
   })
 }

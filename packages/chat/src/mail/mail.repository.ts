@@ -14,6 +14,11 @@ export function createMailRepository(db: Kysely<ChatDatabase>) {
       return db.selectFrom('mail_contacts').selectAll().where('member', '=', member).executeTakeFirst()
     },
 
+    /** True once any chat has an email sender. */
+    async hasContacts(): Promise<boolean> {
+      return (await db.selectFrom('mail_contacts').select('member').limit(1).executeTakeFirst()) !== undefined
+    },
+
     /** The email senders of a chat. */
     async contactsOf(chatId: number): Promise<MailContactRow[]> {
       return db.selectFrom('mail_contacts').selectAll().where('chat_id', '=', chatId).orderBy('member').execute()
