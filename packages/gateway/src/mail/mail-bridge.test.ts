@@ -353,3 +353,25 @@ forEachDialect('without a certificate the bridge offers no STARTTLS and no AUTH'
   assert.doesNotMatch(ehlo!.text, /STARTTLS|AUTH/)
   assert.match(ehlo!.text, /SIZE 1048576/)
 })
+
+forEachDialect(
+  'mail to a group invite joins the group; later posts are mailed, its history is not',
+  async (t, dialect) => {
+    const bridge = await startMailBridge(t, dialect)
+    const { chat: group } = await bridge.owner.ok('create_chat', { type: 2, name: 'Tenants', members: [] })
+    await bridge.owner.ok('send_message', { chat_id: group.id, content: 'Written before anyone mailed' })
+    const { code } = await bridge.owner.ok('create_invite', { kind: 'group', chat_id: group.id })
+
+    const reply = await deliver(bridge, { to: `${code}@${BRIDGE_DOMAIN}`, text: 'Hello group' })
+    await bridge.owner.ok('send_message', { chat_id: group.id, content: 'Welcome to the group' })
+
+    assert.equal(reply.code, 250, reply.text)
+    const [message] = await emailMessages(bridge.owner)
+    assert.equal(message?.chat_id, group.id)
+    assert.equal(message?.content, 'Hello group')
+    await until(() => bridge.sink.received.length > 0, 'the post mailed to the group guest')
+    assert.equal(bridge.sink.received.length, 1)
+    assert.match(bridge.sink.received[0]!.mail.text ?? '', /Welcome to the group/)
+    assert.equal(bridge.sink.received[0]!.mail.from?.value[0]?.address, `${code}@${BRIDGE_DOMAIN}`)
+  },
+)
