@@ -32,7 +32,7 @@ export function senderDomain(domain: string, selector = 's1'): SenderDomain & { 
 }
 
 export interface MailFields {
-  from: string
+  from: string | { name: string; address: string }
   to: string
   subject?: string
   text?: string

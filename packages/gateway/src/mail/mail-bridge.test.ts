@@ -9,6 +9,7 @@ import {
   finalReply,
   type MailFields,
   type SenderDomain,
+  senderDomain,
   smtpSend,
   startMailBridge,
 } from '../../test/mail-peers.ts'
@@ -34,7 +35,8 @@ async function deliver(bridge: Bridge, fields: Partial<MailFields>, key: SenderD
     ...fields,
   }
   const raw = await composeMail(mail, key)
-  const envelopeFrom = /<([^>]+)>/.exec(mail.from)?.[1] ?? mail.from
+  const envelopeFrom =
+    typeof mail.from === 'string' ? (/<([^>]+)>/.exec(mail.from)?.[1] ?? mail.from) : mail.from.address
   return finalReply(await smtpSend(bridge.port, { from: envelopeFrom, to: [mail.to] }, raw))
 }
 
@@ -375,3 +377,44 @@ forEachDialect(
     assert.equal(bridge.sink.received[0]!.mail.from?.value[0]?.address, `${code}@${BRIDGE_DOMAIN}`)
   },
 )
+
+forEachDialect('a DNS failure while fetching the DKIM key is a temporary refusal', async (t, dialect) => {
+  const flaky = senderDomain('flaky.test')
+  const bridge = await startMailBridge(t, dialect, { zone: [[flaky.record[0], 'servfail']] })
+
+  const reply = await deliver(bridge, { from: 'carol@flaky.test', text: 'Try me later' }, flaky)
+
+  assert.equal(reply.code, 451, reply.text)
+  assert.match(reply.text, /^4\.7\.5 /)
+  assert.deepEqual(await emailMessages(bridge.owner), [])
+})
+
+forEachDialect('one mail to two bridge addresses becomes a message in each chat', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect)
+  const to = [`${bridge.code}@${BRIDGE_DOMAIN}`, `${bridge.crmId}@${BRIDGE_DOMAIN}`]
+  const raw = await composeMail({ from: 'alice@example.org', to: to.join(', '), text: 'To you both' }, bridge.sender)
+
+  const reply = finalReply(await smtpSend(bridge.port, { from: 'alice@example.org', to }, raw))
+
+  assert.equal(reply.code, 250, reply.text)
+  const messages = await emailMessages(bridge.owner)
+  assert.deepEqual(
+    messages.map((m) => m.content),
+    ['To you both', 'To you both'],
+  )
+  assert.notEqual(messages[0]!.chat_id, messages[1]!.chat_id, 'the invite and the user address are two conversations')
+})
+
+forEachDialect('a display name with NUL and CR LF is stored as one clean line', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect)
+
+  const reply = await deliver(bridge, {
+    from: { name: 'Eve\u0000\r\nBcc: x@evil.test', address: 'eve@example.org' },
+    text: 'Hi',
+  })
+
+  assert.equal(reply.code, 250, reply.text)
+  const [message] = await emailMessages(bridge.owner)
+  const chat = await bridge.owner.read('get_chat_info', { chat_id: message!.chat_id })
+  assert.equal(chat.name, 'Eve Bcc: x@evil.test')
+})
