@@ -85,22 +85,20 @@ export default async function mailPlugin(app: Service, { store, serviceSecret, o
 
   /** The hidden personal invite behind a user's address, made on the first mail to it. */
   async function userInvite(unit: Unit, crmId: number): Promise<InviteRow> {
-    const code = (await unit.mail.userInvite(crmId)) ?? randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')
-    if (await unit.mail.addUserInvite(crmId, code)) {
-      const invite = {
-        code,
-        timetick: store.nextTick(),
-        chat_id: 0,
-        kind: InviteKind.Personal,
-        created_by: crmId,
-        revoked: 0,
+    let code = await unit.mail.userInvite(crmId)
+    if (code === undefined) {
+      code = randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')
+      // The first mail to the user makes the invite; a concurrent one finds it once this commits.
+      if (await unit.mail.addUserInvite(crmId, code)) {
+        const invite = { code, timetick: store.nextTick(), chat_id: 0, kind: InviteKind.Personal, created_by: crmId }
+        await unit.invites.insert({ ...invite, revoked: 0 })
+        return { ...invite, revoked: 0 }
       }
-      await unit.invites.insert(invite)
-      return invite
+      code = (await unit.mail.userInvite(crmId)) ?? code
     }
-    const known = await unit.invites.find((await unit.mail.userInvite(crmId)) ?? code)
-    if (!known) throw new ApiError('MailRecipientUnknown', 'the mail address of this user is not available')
-    return known
+    const invite = await unit.invites.find(code)
+    if (!invite) throw new ApiError('MailRecipientUnknown', 'the mail address of this user is not available')
+    return invite
   }
 
   async function inviteFor(unit: Unit, local: string): Promise<InviteRow> {
@@ -144,16 +142,18 @@ export default async function mailPlugin(app: Service, { store, serviceSecret, o
       }
       const { member, chat_id: chatId } = contact
 
-      const known = await unit.mail.findMessage(message_id, member)
-      if (known) return { chat_id: String(known.chat_id), message_id: String(known.mess_id), duplicate: true }
-
       const access = await requireMember(unit, chatId, { member, guest: true, appId: 0 })
       requireCanPost(access)
+      const row = newMessage(store, chatId, member, { content, flags: ChatMessFlags.Email })
+      // The Message-ID is recorded first, so a concurrent or retried delivery of the same mail
+      // waits for this one and then finds it instead of posting it twice.
+      if (!(await unit.mail.addMessage({ message_id, member, chat_id: chatId, mess_id: row.timetick, outbound: 0 }))) {
+        const known = (await unit.mail.findMessage(message_id, member))!
+        return { chat_id: String(known.chat_id), message_id: String(known.mess_id), duplicate: true }
+      }
       const name = request.body.from.name.trim() || address
       await unit.profiles.setNames([{ member, name }], store.nextTick())
-      const row = newMessage(store, chatId, member, { content, flags: ChatMessFlags.Email })
       await postMessage(unit, row, access.chat.app_id)
-      await unit.mail.addMessage({ message_id, member, chat_id: chatId, mess_id: row.timetick, outbound: 0 })
       const thread = [...references, message_id].slice(-MAX_REFERENCES).join(' ')
       await unit.mail.saveContact({
         member,

@@ -67,3 +67,21 @@ forEachDialect('ReceiveEmail refuses bad input with an envelope error and stores
   assert.equal(messages.length, 1)
   assert.equal(messages[0].flags, ChatMessFlags.Email)
 })
+
+forEachDialect('parallel deliveries of one mail store one message in one conversation', async (t, dialect) => {
+  const { chat, receive } = await setUp(t, dialect)
+
+  const answers = await Promise.all(Array.from({ length: 6 }, () => receive({ message_id: '<parallel@example.org>' })))
+  // Then six different mails of the same new sender, in parallel: still one guest and one chat.
+  const others = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => receive({ message_id: `<other-${i}@example.org>`, text: `mail ${i}` })),
+  )
+
+  for (const answer of [...answers, ...others]) assert.equal(answer.status, 200, JSON.stringify(answer.error))
+  assert.equal(answers.filter((answer) => !answer.result.duplicate).length, 1)
+  assert.equal(new Set(answers.map((answer) => answer.result.message_id)).size, 1)
+  const { chats } = await chat.user(OWNER).read('get_chats')
+  assert.equal(chats.length, 1, 'one guest conversation')
+  const { messages } = await chat.user(OWNER).read('get_chat_messages', { chat_id: chats[0].id })
+  assert.equal(messages.length, 7)
+})
