@@ -301,9 +301,8 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
         settings: config.MailBridge,
         domain: config.MailBridge.Domain || new URL(config.PublicOrigin).hostname,
         tls,
-        chat: config.Modules.chat
-          ? createChatMail({ chatUrl: config.Modules.chat, serviceSecret: config.ServiceSecret })
-          : undefined,
+        // Modules.chat is set: the config check refuses the bridge without it.
+        chat: createChatMail({ chatUrl: config.Modules.chat ?? '', serviceSecret: config.ServiceSecret }),
         authenticate: createMailAuth(createDnsLookup(config.Dns.Servers, config.Dns.TimeoutMs, config.Dns.Tries)),
         log: app.log,
         now: store.now,

@@ -3,7 +3,7 @@ import { commonSettings, loadConfig, RouteFlags, type Settings } from '@atrium/p
 import { Type } from 'typebox'
 import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
-import { mailSettings } from './mail/mail-settings.ts'
+import { checkMailBridge, mailSettings } from './mail/mail-settings.ts'
 
 /** A fixed-window request limit: at most `Requests` per window of `WindowSeconds` (0 requests: off). */
 function requestWindow(requests: number, windowSeconds: number, scope: string) {
@@ -518,6 +518,7 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
       ...checkNodeNumber(config),
       ...checkFileStorage(config),
       ...checkOAuth(config),
+      ...checkMailBridge(config),
       ...(config.Events.RetryMinMs > config.Events.RetryMaxMs
         ? ['Events.RetryMinMs: must not exceed Events.RetryMaxMs']
         : []),

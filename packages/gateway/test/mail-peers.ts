@@ -1,10 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { connect } from 'node:net'
 import type { TestContext } from 'node:test'
-import type { DatabaseDialect } from '@atrium/platform'
+import { ChatMessFlags, type DatabaseDialect } from '@atrium/platform'
 import { createTransport } from 'nodemailer'
 import { startSmtpPeer } from '../../chat/test/smtp-peer.ts'
-import { SERVICE_SECRET as CHAT_SECRET, startChat } from '../../chat/test/support.ts'
+import { SERVICE_SECRET as CHAT_SECRET, type ChatCaller, startChat } from '../../chat/test/support.ts'
 import { type DnsAnswer, startDnsPeer } from './dns-peer.ts'
 import { startGateway } from './support.ts'
 
@@ -175,4 +175,38 @@ export async function startMailBridge(t: TestContext, dialect: DatabaseDialect, 
   const { code } = await owner.ok('create_invite', { kind: 'personal' })
   const port = gateway.app.mailPort()
   return { gateway, chat, sink, dns, zone, sender, other, owner, crmId, code: code as string, port }
+}
+
+/** A started bridge (startMailBridge). */
+export type Bridge = Awaited<ReturnType<typeof startMailBridge>>
+
+/** Every message with the Email flag in the chats of `who`, oldest first. */
+export async function emailMessages(who: ChatCaller) {
+  const { chats } = await who.read('get_chats')
+  const all = []
+  for (const chat of chats as { id: string }[]) {
+    const { messages } = await who.read('get_chat_messages', { chat_id: chat.id, limit: 200 })
+    all.push(...(messages as { id: string; chat_id: string; owner: string; content: string; flags: number }[]))
+  }
+  return all.filter((message) => (message.flags & ChatMessFlags.Email) !== 0).sort((a, b) => (a.id < b.id ? -1 : 1))
+}
+
+/**
+ * Sends one mail (DKIM-signed by `key`, by default the example.org key; unsigned with undefined)
+ * from its From: address to the invite address unless `to` says otherwise; answers the final reply.
+ */
+export async function deliver(
+  bridge: Bridge,
+  fields: Partial<MailFields>,
+  key: SenderDomain | undefined = bridge.sender,
+) {
+  const mail: MailFields = {
+    from: 'Alice Sender <alice@example.org>',
+    to: `${bridge.code}@${BRIDGE_DOMAIN}`,
+    ...fields,
+  }
+  const raw = await composeMail(mail, key)
+  const envelopeFrom =
+    typeof mail.from === 'string' ? (/<([^>]+)>/.exec(mail.from)?.[1] ?? mail.from) : mail.from.address
+  return finalReply(await smtpSend(bridge.port, { from: envelopeFrom, to: [mail.to] }, raw))
 }

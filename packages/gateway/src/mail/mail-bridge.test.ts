@@ -1,44 +1,21 @@
 import assert from 'node:assert/strict'
+import test from 'node:test'
 import { ChatMessFlags } from '@atrium/platform'
-import { forEachDialect, until } from '@atrium/platform/testing'
+import { forEachDialect } from '@atrium/platform/testing'
 import { createTransport } from 'nodemailer'
-import type { ChatCaller } from '../../../chat/test/support.ts'
 import {
   BRIDGE_DOMAIN,
   composeMail,
+  deliver,
+  emailMessages,
   finalReply,
-  type MailFields,
-  type SenderDomain,
   senderDomain,
   smtpSend,
   startMailBridge,
 } from '../../test/mail-peers.ts'
+import { SERVICE_SECRET } from '../../test/support.ts'
 import { createTestCertificate } from '../../test/tls.ts'
-
-type Bridge = Awaited<ReturnType<typeof startMailBridge>>
-
-/** Every message with the Email flag in the chats of `who`, oldest first. */
-async function emailMessages(who: ChatCaller) {
-  const { chats } = await who.read('get_chats')
-  const all = []
-  for (const chat of chats as { id: string }[]) {
-    const { messages } = await who.read('get_chat_messages', { chat_id: chat.id, limit: 200 })
-    all.push(...(messages as { id: string; chat_id: string; owner: string; content: string; flags: number }[]))
-  }
-  return all.filter((message) => (message.flags & ChatMessFlags.Email) !== 0).sort((a, b) => (a.id < b.id ? -1 : 1))
-}
-
-async function deliver(bridge: Bridge, fields: Partial<MailFields>, key: SenderDomain | undefined = bridge.sender) {
-  const mail: MailFields = {
-    from: 'Alice Sender <alice@example.org>',
-    to: `${bridge.code}@${BRIDGE_DOMAIN}`,
-    ...fields,
-  }
-  const raw = await composeMail(mail, key)
-  const envelopeFrom =
-    typeof mail.from === 'string' ? (/<([^>]+)>/.exec(mail.from)?.[1] ?? mail.from) : mail.from.address
-  return finalReply(await smtpSend(bridge.port, { from: envelopeFrom, to: [mail.to] }, raw))
-}
+import { loadGatewayConfig } from '../config.ts'
 
 forEachDialect(
   'a DKIM-signed mail to an invite code lands in that guest conversation with the Email flag',
@@ -259,67 +236,6 @@ forEachDialect('attachments are dropped with a note naming them', async (t, dial
   assert.equal(message?.content, 'See the plan\n\n[attachment not delivered by email: plan.txt, 12 bytes]')
 })
 
-async function replyRoundTrip(bridge: Bridge, subject: string) {
-  const first = await deliver(bridge, { subject, text: 'First question', messageId: '<q1@example.org>' })
-  assert.equal(first.code, 250, first.text)
-  const [inbound] = await emailMessages(bridge.owner)
-  await bridge.owner.ok('send_message', { chat_id: inbound!.chat_id, content: 'Here is the answer' })
-  await until(() => bridge.sink.received.length > 0, 'the reply by email')
-  assert.equal(bridge.sink.received.length, 1)
-  return { inbound: inbound!, mailed: bridge.sink.received[0]! }
-}
-
-forEachDialect(
-  'a reply in the chat goes back threaded, and the answer to it lands in the same chat',
-  async (t, dialect) => {
-    const bridge = await startMailBridge(t, dialect)
-
-    const { inbound, mailed } = await replyRoundTrip(bridge, 'Flat on Main St')
-
-    assert.deepEqual(mailed.envelopeTo, ['alice@example.org'])
-    assert.equal(mailed.mail.from?.value[0]?.address, `${bridge.code}@${BRIDGE_DOMAIN}`)
-    assert.equal(mailed.mail.from?.value[0]?.name, 'Olga Owner')
-    assert.equal(mailed.mail.subject, 'Re: Flat on Main St')
-    assert.equal(mailed.mail.inReplyTo, '<q1@example.org>')
-    assert.deepEqual([mailed.mail.references].flat(), ['<q1@example.org>'])
-    assert.match(mailed.mail.text ?? '', /Here is the answer/)
-    assert.equal(mailed.mail.headers.get('x-loop'), BRIDGE_DOMAIN)
-    const replyId = mailed.mail.messageId!
-    assert.match(replyId, new RegExp(`@${BRIDGE_DOMAIN.replace('.', '\\.')}>$`))
-
-    // The sender answers the reply from their mail client: same thread, same chat.
-    const answer = await deliver(bridge, {
-      subject: 'Re: Re: Flat on Main St',
-      text: 'Thanks!',
-      inReplyTo: replyId,
-      references: `<q1@example.org> ${replyId}`,
-    })
-    assert.equal(answer.code, 250, answer.text)
-    const messages = await emailMessages(bridge.owner)
-    assert.deepEqual(
-      messages.map((m) => [m.chat_id, m.content]),
-      [
-        [inbound.chat_id, 'First question'],
-        [inbound.chat_id, 'Thanks!'],
-      ],
-    )
-    // Mail stored from email is never mailed back: the sink still holds only the one reply.
-    assert.equal(bridge.sink.received.length, 1)
-  },
-)
-
-forEachDialect('an odd Subject (encoded CR LF, a header inside) stays one line in the reply', async (t, dialect) => {
-  const bridge = await startMailBridge(t, dialect)
-  const odd = 'Hello\r\nBcc: mallory@evil.test'
-
-  const { mailed } = await replyRoundTrip(bridge, odd)
-
-  assert.deepEqual(mailed.envelopeTo, ['alice@example.org'], 'no injected recipient')
-  assert.equal(mailed.mail.bcc, undefined)
-  assert.equal(mailed.mail.subject, 'Re: Hello Bcc: mallory@evil.test')
-  assert.doesNotMatch(mailed.raw.toString('latin1'), /^Bcc:/im)
-})
-
 forEachDialect("mail arrives over STARTTLS with the gateway's certificate", async (t, dialect) => {
   const certificate = await createTestCertificate(t)
   const bridge = await startMailBridge(t, dialect, {
@@ -355,28 +271,6 @@ forEachDialect('without a certificate the bridge offers no STARTTLS and no AUTH'
   assert.doesNotMatch(ehlo!.text, /STARTTLS|AUTH/)
   assert.match(ehlo!.text, /SIZE 1048576/)
 })
-
-forEachDialect(
-  'mail to a group invite joins the group; later posts are mailed, its history is not',
-  async (t, dialect) => {
-    const bridge = await startMailBridge(t, dialect)
-    const { chat: group } = await bridge.owner.ok('create_chat', { type: 2, name: 'Tenants', members: [] })
-    await bridge.owner.ok('send_message', { chat_id: group.id, content: 'Written before anyone mailed' })
-    const { code } = await bridge.owner.ok('create_invite', { kind: 'group', chat_id: group.id })
-
-    const reply = await deliver(bridge, { to: `${code}@${BRIDGE_DOMAIN}`, text: 'Hello group' })
-    await bridge.owner.ok('send_message', { chat_id: group.id, content: 'Welcome to the group' })
-
-    assert.equal(reply.code, 250, reply.text)
-    const [message] = await emailMessages(bridge.owner)
-    assert.equal(message?.chat_id, group.id)
-    assert.equal(message?.content, 'Hello group')
-    await until(() => bridge.sink.received.length > 0, 'the post mailed to the group guest')
-    assert.equal(bridge.sink.received.length, 1)
-    assert.match(bridge.sink.received[0]!.mail.text ?? '', /Welcome to the group/)
-    assert.equal(bridge.sink.received[0]!.mail.from?.value[0]?.address, `${code}@${BRIDGE_DOMAIN}`)
-  },
-)
 
 forEachDialect('a DNS failure while fetching the DKIM key is a temporary refusal', async (t, dialect) => {
   const flaky = senderDomain('flaky.test')
@@ -418,3 +312,34 @@ forEachDialect('a display name with NUL and CR LF is stored as one clean line', 
   const chat = await bridge.owner.read('get_chat_info', { chat_id: message!.chat_id })
   assert.equal(chat.name, 'Eve Bcc: x@evil.test')
 })
+
+test('the bridge is off by default and needs the chat module when on', () => {
+  const base = { ServiceSecret: SERVICE_SECRET }
+  assert.equal(loadGatewayConfig(base, {}).MailBridge.Enabled, false)
+  assert.equal(loadGatewayConfig(base, {}).MailBridge.Port, 2525)
+  assert.throws(
+    () => loadGatewayConfig({ ...base, MailBridge: { Enabled: true } }, {}),
+    /MailBridge\.Enabled: needs Modules\.chat/,
+  )
+})
+
+forEachDialect(
+  'recipients past MaxRecipients are refused with 452, the first ones still get the mail',
+  async (t, dialect) => {
+    const bridge = await startMailBridge(t, dialect, { bridge: { MaxRecipients: 1 } })
+    const to = [`${bridge.code}@${BRIDGE_DOMAIN}`, `${bridge.crmId}@${BRIDGE_DOMAIN}`]
+    const raw = await composeMail({ from: 'alice@example.org', to: to.join(', '), text: 'Two of you' }, bridge.sender)
+
+    const replies = await smtpSend(bridge.port, { from: 'alice@example.org', to }, raw)
+
+    assert.deepEqual(
+      replies.slice(3, 5).map((reply) => reply.code),
+      [250, 452],
+    )
+    assert.equal(replies.at(-1)?.code, 250)
+    assert.deepEqual(
+      (await emailMessages(bridge.owner)).map((m) => m.content),
+      ['Two of you'],
+    )
+  },
+)

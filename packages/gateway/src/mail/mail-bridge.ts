@@ -15,8 +15,8 @@ export interface MailBridgeOptions {
   domain: string
   /** The gateway's certificate, offered with STARTTLS; none: STARTTLS is not offered. */
   tls: TlsOptions | undefined
-  /** The chat module's bridge operations; none: every recipient is refused for now (451). */
-  chat: ChatMail | undefined
+  /** The chat module's bridge operations. */
+  chat: ChatMail
   authenticate: MailAuth
   log: FastifyBaseLogger
   now: () => number
@@ -129,7 +129,7 @@ export function createMailBridge({ settings, domain, tls, chat, authenticate, lo
     // already recognise the Message-ID then, so nothing is stored twice.
     for (const rcpt of session.envelope.rcptTo) {
       const local = rcpt.address.slice(0, rcpt.address.lastIndexOf('@'))
-      const answer = await chat!.receive({ ...mail, recipient: `${local}@${bridgeDomain}`, local })
+      const answer = await chat.receive({ ...mail, recipient: `${local}@${bridgeDomain}`, local })
       if (!answer.ok) throw new SmtpRefusal(answer)
     }
     log.info(
@@ -172,8 +172,6 @@ export function createMailBridge({ settings, domain, tls, chat, authenticate, lo
         return callback(new SmtpRefusal({ responseCode: 452, message: '4.5.3 Too many recipients' }))
       if (!LOCAL.test(local))
         return callback(new SmtpRefusal({ responseCode: 550, message: '5.1.1 No such address here' }))
-      if (!chat)
-        return callback(new SmtpRefusal({ responseCode: 451, message: '4.3.0 The chat service is not configured' }))
       chat.recipient(local).then(
         (answer) => callback(answer.ok ? null : new SmtpRefusal(answer)),
         () => callback(new SmtpRefusal({ responseCode: 451, message: '4.3.0 Try again later' })),

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import type { GatewayConfig } from '../config.ts'
 
 /** The inbound email bridge's settings (spec "The gateway" item 11; docs/delivery.md). */
 export const mailSettings = {
@@ -47,4 +48,11 @@ export const mailSettings = {
     },
     { default: {}, additionalProperties: false },
   ),
+}
+
+/** The bridge stores mail through the chat module, so it needs one. */
+export function checkMailBridge(config: GatewayConfig): string[] {
+  return config.MailBridge.Enabled && !config.Modules.chat
+    ? ['MailBridge.Enabled: needs Modules.chat, the chat module the mail is stored in']
+    : []
 }
