@@ -343,3 +343,27 @@ forEachDialect(
     )
   },
 )
+
+forEachDialect(
+  'a message with more DKIM signatures than five is refused before any key is looked up',
+  async (t, dialect) => {
+    const bridge = await startMailBridge(t, dialect)
+    const to = `${bridge.code}@${BRIDGE_DOMAIN}`
+    const signed = await composeMail({ from: 'alice@example.org', to, text: 'Many signatures' }, bridge.sender)
+    const extra = Array.from(
+      { length: 5 },
+      (_, i) =>
+        `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=example.org; s=extra${i}; h=from; bh=AAAA; b=AAAA\r\n`,
+    ).join('')
+    const queriesBefore = bridge.dns.queries.length
+
+    const reply = finalReply(
+      await smtpSend(bridge.port, { from: 'alice@example.org', to: [to] }, Buffer.concat([Buffer.from(extra), signed])),
+    )
+
+    assert.equal(reply.code, 550, reply.text)
+    assert.match(reply.text, /^5\.7\.1 More than 5 DKIM signatures/)
+    assert.equal(bridge.dns.queries.length, queriesBefore, 'no DNS lookup was made')
+    assert.deepEqual(await emailMessages(bridge.owner), [])
+  },
+)

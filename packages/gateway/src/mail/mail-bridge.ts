@@ -27,6 +27,8 @@ const LOCAL = /^[A-Za-z0-9]{1,64}$/
 const MESSAGE_ID = /^<[^<>\s]{1,996}>$/
 // More Received: lines than this means the message is going round in circles (RFC 5321 §6.3).
 const MAX_RECEIVED = 30
+// Each signature costs a DNS lookup of a domain the sender chose; real mail carries one to three.
+const MAX_SIGNATURES = 5
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these characters are what it finds
 const REFUSED_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/
 // biome-ignore lint/suspicious/noControlCharactersInRegex: header text is one line of printable text
@@ -95,6 +97,8 @@ export function createMailBridge({ settings, domain, tls, chat, authenticate, lo
       return '2.6.0 Automatic messages are accepted and not delivered to chats'
     }
 
+    if (headerValues(parsed, 'dkim-signature').length > MAX_SIGNATURES)
+      throw new SmtpRefusal({ responseCode: 550, message: `5.7.1 More than ${MAX_SIGNATURES} DKIM signatures` })
     const verdict = await authenticate({
       raw,
       ip: session.remoteAddress,
@@ -148,6 +152,7 @@ export function createMailBridge({ settings, domain, tls, chat, authenticate, lo
     disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(tls ? { key: tls.key, cert: tls.cert } : {}),
     disableReverseLookup: true,
+    maxClients: settings.MaxConnections,
     socketTimeout: settings.TimeoutMs,
     closeTimeout: 1000,
     logger: false,

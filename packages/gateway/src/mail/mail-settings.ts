@@ -40,6 +40,11 @@ export const mailSettings = {
         description:
           'Messages one envelope sender (or, for bounces, one client IP) may start within an hour; more get 450 at MAIL FROM (0: off).',
       }),
+      MaxConnections: Type.Integer({
+        default: 100,
+        minimum: 1,
+        description: 'SMTP sessions open at once; one more is answered 421 and closed.',
+      }),
       TimeoutMs: Type.Integer({
         default: 60_000,
         minimum: 1000,
