@@ -120,6 +120,12 @@ forEachDialect(
         /^5\.1\.1 /,
       ],
       [
+        'a second From: header (its reader would pick one, the verifier the other)',
+        () => send(Buffer.concat([Buffer.from('From: bob@evil.test\r\n'), signed])),
+        550,
+        /^5\.7\.1 The message needs exactly one From: address/,
+      ],
+      [
         'another domain (relay)',
         async () => send(signed, 'alice@example.org', 'bob@elsewhere.test'),
         550,

@@ -108,9 +108,14 @@ export function createMailBridge({ settings, domain, tls, chat, authenticate, lo
     })
     if (!verdict.ok) throw new SmtpRefusal(verdict)
 
+    // The address replies go to must be the one authentication vouched for: the two parsers must
+    // agree on the From: domain, or a crafted header could be read one way and answered another.
     const author = parsed.from?.value[0]
+    const authorDomain = author?.address?.slice(author.address.lastIndexOf('@') + 1).toLowerCase()
+    if (!author?.address || authorDomain !== verdict.fromDomain)
+      throw new SmtpRefusal({ responseCode: 550, message: '5.1.7 The From: address cannot be read unambiguously' })
     const text = parsed.text ?? ''
-    if (REFUSED_CONTROL.test(text) || !author?.address)
+    if (REFUSED_CONTROL.test(text))
       throw new SmtpRefusal({ responseCode: 550, message: '5.6.0 The text holds control characters (such as NUL)' })
     const messageId =
       parsed.messageId && MESSAGE_ID.test(parsed.messageId)
