@@ -1,7 +1,8 @@
 /**
  * `npm start`: runs the whole system on one machine with the embedded default: the gateway on
  * http://localhost:8080 and the chat, wallet and CRM modules on loopback ports, each with its
- * SQLite file under ./data (ATRIUM_PORT and ATRIUM_DATA move both). Ctrl-C, SIGINT, SIGTERM or
+ * SQLite file under ./data (ATRIUM_PORT and ATRIUM_DATA move both), and the inbound email bridge
+ * on 127.0.0.1:2525 (with another ATRIUM_PORT, that port + 4). Ctrl-C, SIGINT, SIGTERM or
  * SIGHUP stops them all gracefully. Further settings come from the file named by ATRIUM_CONFIG
  * (see docs/configuration.md).
  */
@@ -70,6 +71,10 @@ export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
         ...(port === 8080 ? {} : { PublicOrigin: `http://localhost:${port}` }),
         GatewayDB: `sqlite:${dataDir}/gateway.db`,
         LocalFileStoragePath: `${dataDir}/files`,
+        // The inbound email bridge on a high loopback port (docs/delivery.md "Trying it locally").
+        MailBridge__Enabled: 'true',
+        MailBridge__Host: '127.0.0.1',
+        MailBridge__Port: String(port === 8080 ? 2525 : port + 4),
         // The chat API is public behind the gateway: chat answers anonymous callers only for invite guests.
         // The wallet has no guests: its route needs a session.
         Proxy__Routes: JSON.stringify([

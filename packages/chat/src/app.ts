@@ -16,6 +16,7 @@ import type { ChatConfig } from './config.ts'
 import { chatMigrations } from './db/migrations/index.ts'
 import type { ChatDatabase } from './db/schema.ts'
 import deliveryPlugin from './delivery/delivery.plugin.ts'
+import { createMailer } from './delivery/mailer.ts'
 import { createOutbox } from './delivery/outbox.ts'
 import smsPlugin, { smsCallbacksPlugin } from './delivery/sms/sms.plugin.ts'
 import { createSmsDelivery } from './delivery/sms/sms-delivery.ts'
@@ -27,6 +28,8 @@ import feedbackPlugin from './feedback/feedback.plugin.ts'
 import filesPlugin from './files/files.plugin.ts'
 import internalPlugin from './internal/internal.plugin.ts'
 import invitesPlugin from './invites/invites.plugin.ts'
+import mailPlugin from './mail/mail.plugin.ts'
+import { createMailReplies } from './mail/mail-replies.ts'
 import membersPlugin from './members/members.plugin.ts'
 import messageActionsPlugin from './messages/message-actions.plugin.ts'
 import messagesPlugin from './messages/messages.plugin.ts'
@@ -50,6 +53,8 @@ const HEALTH_PATH = '/private/v1/health'
 const OPENAPI_PATH = '/private/v1/openapi.json'
 /** Version of the chat module's interface, shown in its OpenAPI document. */
 export const CHAT_API_VERSION = '1.0.0'
+// Replies to email senders follow this instance's posts at once and other instances' within this.
+const MAIL_REPLY_POLL_MS = 2_000
 
 /** Builds the chat module with every capability registered, its database migrated; the caller listens. */
 export async function buildChat(
@@ -120,17 +125,25 @@ export async function buildChat(
     smsSettings.length > 0
       ? createSmsDelivery({ settings: smsSettings, messages: smsMessages, nextTick: store.nextTick })
       : undefined
+  // One mail transport for every message the module sends: codes, links, resets and email replies.
+  const outbox = createOutbox(config.Outbox.Path)
+  const mailer = createMailer({
+    transport: config.MailTransport,
+    smtp: config.SmtpSettings,
+    api: config.MailApi,
+    outbox,
+    log: app.log,
+  })
   app.register(deliveryPlugin, {
     prefix: '/private/v1',
-    smtp: config.SmtpSettings,
-    mail: { MailTransport: config.MailTransport, MailApi: config.MailApi },
-    outboxPath: config.Outbox.Path,
+    mailer,
+    outbox,
     development: buildInfo === null,
     sms: sms?.otpSender(app.log),
     telegram: telegram.otpSender,
     telegramChatOf: telegram.chatOf,
   })
-  const smsOutbox = buildInfo === null ? createOutbox(config.Outbox.Path) : undefined
+  const smsOutbox = buildInfo === null ? outbox : undefined
   app.register(smsPlugin, { prefix: '/private/v1', sms, messages: smsMessages, outbox: smsOutbox })
   if (sms && config.Sms.CallbackBaseUrl) {
     const callbackBaseUrl = config.Sms.CallbackBaseUrl.replace(/\/+$/, '')
@@ -150,6 +163,15 @@ export async function buildChat(
       bot: telegram.bot,
       secret: config.Telegram.WebhookSecret,
     })
+  const mailReplies = createMailReplies({ store, mailer, log: app.log, pollMs: MAIL_REPLY_POLL_MS })
+  app.register(mailPlugin, {
+    prefix: '/private/v1',
+    store,
+    serviceSecret: config.ServiceSecret,
+    onContact: mailReplies.activate,
+  })
+  app.addHook('onReady', () => mailReplies.start())
+  app.addHook('preClose', () => mailReplies.close())
   app.register(eventsPlugin, {
     prefix: '/private/v1',
     events: store.events,

@@ -7,6 +7,7 @@ import { type ChatEventInput, createEventFeed, type EventFeed } from './events/e
 import { createFeedbackRepository } from './feedback/feedback.repository.ts'
 import { createFileCatalog } from './files/file-catalog.ts'
 import { createInvitesRepository } from './invites/invites.repository.ts'
+import { createMailRepository } from './mail/mail.repository.ts'
 import { createMembersRepository } from './members/members.repository.ts'
 import { createDirectPosts } from './messages/direct-post.ts'
 import { toMessageEventData } from './messages/message-view.ts'
@@ -26,6 +27,7 @@ function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
     profiles: createProfilesRepository(db),
     search: createSearchRepository(db, dialect),
     escalations: createEscalationsRepository(db),
+    mail: createMailRepository(db),
   }
 }
 

@@ -20,6 +20,10 @@ export interface AcceptedMail {
   subject: string
   text: string
   html: string | undefined
+  /** Reply-To, when the message set one. */
+  replyTo: string | undefined
+  /** Header fields the message set besides the provider's own (threading, X-Loop), by name. */
+  mailHeaders: Record<string, string>
   headers: IncomingMessage['headers']
   body: Record<string, unknown>
 }
@@ -58,7 +62,22 @@ function postmark(token: string, inactive: Set<string>): Check {
         },
       }
     const html = HtmlBody as string | undefined
-    return { messageId: randomUUID(), from: From, to, subject: Subject, text: String(TextBody), html, headers, body }
+    const mailHeaders = Object.fromEntries(
+      ((body.Headers ?? []) as { Name: string; Value: string }[]).map(({ Name, Value }) => [Name, Value]),
+    )
+    const replyTo = body.ReplyTo as string | undefined
+    return {
+      messageId: randomUUID(),
+      from: From,
+      to,
+      subject: Subject,
+      text: String(TextBody),
+      html,
+      replyTo,
+      mailHeaders,
+      headers,
+      body,
+    }
   }
 }
 
@@ -97,6 +116,7 @@ function sendgrid(key: string, inactive: Set<string>): Check {
       return error(400, `Does not contain a valid address: ${refused.join(', ')}`, 'personalizations')
     const part = (type: string) => content.find((item) => item.type === type)?.value as string | undefined
     const name = isString(from.name) ? `${from.name} <${from.email}>` : from.email
+    const replyTo = (body.reply_to as { email?: string } | undefined)?.email
     return {
       messageId: randomUUID(),
       from: name,
@@ -104,6 +124,8 @@ function sendgrid(key: string, inactive: Set<string>): Check {
       subject,
       text: part('text/plain') ?? '',
       html: part('text/html'),
+      replyTo,
+      mailHeaders: (body.headers ?? {}) as Record<string, string>,
       headers,
       body,
     }

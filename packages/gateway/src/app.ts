@@ -31,6 +31,9 @@ import { createS3FileStorage } from './files/s3-storage.ts'
 import { type FileSweepReport, sweepFiles } from './files/upload-sweep.ts'
 import { createUploads } from './files/uploads.repository.ts'
 import internalPlugin from './internal/internal.plugin.ts'
+import { createChatMail } from './mail/chat-mail.ts'
+import { createDnsLookup, createMailAuth } from './mail/mail-auth.ts'
+import { createMailBridge } from './mail/mail-bridge.ts'
 import notificationsPlugin from './notifications/notifications.plugin.ts'
 import serviceWorkerPlugin from './notifications/service-worker.ts'
 import { createWebPush } from './notifications/web-push.ts'
@@ -68,6 +71,8 @@ export interface Gateway extends Service {
   sweepFiles(): Promise<FileSweepReport>
   /** Pushes changed users to the chat module now (people/profile-sync.ts); nothing without a chat module. */
   syncProfiles(): Promise<void>
+  /** The inbound email bridge's SMTP port; 0 while MailBridge.Enabled is false. */
+  mailPort(): number
 }
 
 /** Builds the gateway with every capability registered and its database migrated; the caller listens. */
@@ -291,6 +296,21 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.addHook('onClose', async () => clearInterval(sweep))
 
   // The frontends' mounts are more specific than the proxy's catch-all, so they win in the router.
+  const mailBridge = config.MailBridge.Enabled
+    ? createMailBridge({
+        settings: config.MailBridge,
+        domain: config.MailBridge.Domain || new URL(config.PublicOrigin).hostname,
+        tls,
+        // Modules.chat is set: the config check refuses the bridge without it.
+        chat: createChatMail({ chatUrl: config.Modules.chat ?? '', serviceSecret: config.ServiceSecret }),
+        authenticate: createMailAuth(createDnsLookup(config.Dns.Servers, config.Dns.TimeoutMs, config.Dns.Tries)),
+        log: app.log,
+        now: store.now,
+      })
+    : undefined
+  app.addHook('onReady', async () => mailBridge?.listen())
+  app.addHook('preClose', async () => mailBridge?.close())
+
   app.register(staticPlugin, { loaded: frontends })
 
   const added = await addConfiguredRoutes(store.routes, config.Proxy.Routes as ConfiguredRoute[]).catch(
@@ -321,5 +341,6 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     store,
     sweepFiles: () => sweepFiles(files),
     syncProfiles: async () => profileSync?.flush(),
+    mailPort: () => mailBridge?.port() ?? 0,
   }) as Gateway
 }

@@ -3,6 +3,7 @@ import { commonSettings, loadConfig, RouteFlags, type Settings } from '@atrium/p
 import { Type } from 'typebox'
 import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
+import { checkMailBridge, mailSettings } from './mail/mail-settings.ts'
 
 /** A fixed-window request limit: at most `Requests` per window of `WindowSeconds` (0 requests: off). */
 function requestWindow(requests: number, windowSeconds: number, scope: string) {
@@ -139,6 +140,7 @@ export const gatewaySettings = Type.Object(
     ),
     ...fileSettings,
     ...oauthSettings,
+    ...mailSettings,
     PushSending: Type.Boolean({
       default: true,
       description: 'Send Web Push and webhooks from this node; enable on exactly one gateway node.',
@@ -313,7 +315,7 @@ export const gatewaySettings = Type.Object(
           {
             default: [],
             description:
-              'DNS servers for project-domain checks as `ip` or `ip:port` (`[ipv6]:port`); empty uses the system resolvers.',
+              'DNS servers for project-domain checks and the email bridge (DKIM keys, SPF) as `ip` or `ip:port` (`[ipv6]:port`); empty uses the system resolvers.',
           },
         ),
         TimeoutMs: Type.Integer({
@@ -516,6 +518,7 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
       ...checkNodeNumber(config),
       ...checkFileStorage(config),
       ...checkOAuth(config),
+      ...checkMailBridge(config),
       ...(config.Events.RetryMinMs > config.Events.RetryMaxMs
         ? ['Events.RetryMinMs: must not exceed Events.RetryMaxMs']
         : []),

@@ -218,6 +218,11 @@ export const errorCodes = {
     status: 401,
     meaning: 'The update does not carry the configured X-Telegram-Bot-Api-Secret-Token.',
   },
+  MailRecipientUnknown: {
+    code: 3070,
+    status: 404,
+    meaning: 'No invite code or user answers to this email address (the bridge refuses it at RCPT time).',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

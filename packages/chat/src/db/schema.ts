@@ -159,6 +159,45 @@ export interface TelegramLinkTokensTable {
   expires: number
 }
 
+/** An email sender writing to one bridge address: a guest of that address's invite (0015-mail-bridge). */
+export interface MailContactsTable {
+  /** The guest id of the sender. */
+  member: number
+  chat_id: number
+  /** The sender's address, in lower case. */
+  address: string
+  /** The bridge address the sender wrote to; replies come from it. */
+  recipient: string
+  /** Subject of the latest inbound mail. */
+  subject: string
+  /** Message-ID of the latest inbound mail, answered by In-Reply-To. */
+  last_message_id: string
+  /** References of the latest inbound mail plus its Message-ID, space-separated. */
+  thread_refs: string
+  timetick_update: number
+}
+
+/** Every Message-ID received from or sent to a contact, with its chat and chat message. */
+export interface MailMessagesTable {
+  message_id: string
+  member: number
+  chat_id: number
+  mess_id: number
+  outbound: number
+}
+
+/** The hidden personal invite behind a CRM user's bridge address. */
+export interface MailUserInvitesTable {
+  crm_id: number
+  code: string
+}
+
+/** Named cursors of the bridge (the reply sender's position in the event feed). */
+export interface MailStateTable {
+  name: string
+  cursor: number
+}
+
 export interface ChatDatabase {
   chats: ChatsTable
   chat_members: ChatMembersTable
@@ -172,4 +211,8 @@ export interface ChatDatabase {
   sms_messages: SmsMessagesTable
   telegram_links: TelegramLinksTable
   telegram_link_tokens: TelegramLinkTokensTable
+  mail_contacts: MailContactsTable
+  mail_messages: MailMessagesTable
+  mail_user_invites: MailUserInvitesTable
+  mail_state: MailStateTable
 }

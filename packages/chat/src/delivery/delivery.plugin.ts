@@ -1,20 +1,18 @@
 import { ApiError, type Service } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
-import type { ChatConfig } from '../config.ts'
 import { MAX_BODY_BYTES, sendEmail, sendEmailOtp, sendEmailPassReset, sendOtp } from './delivery.schema.ts'
 import { isLoopbackHost } from './loopback.ts'
-import { createMailer, type MailMessage } from './mailer.ts'
+import type { Mailer, MailMessage } from './mailer.ts'
 import { maskChatId, maskEmail, maskPhone } from './masking.ts'
 import { chooseOtpChannel, type OtpChannel, type OtpSender, type OtpSenders } from './otp-channels.ts'
-import { createOutbox, type Outbox } from './outbox.ts'
+import type { Outbox } from './outbox.ts'
 import { otpLine, otpMail, passwordResetMail } from './templates.ts'
 
 export interface DeliveryPluginOptions {
-  smtp: ChatConfig['SmtpSettings']
-  /** MailTransport and MailApi: which transport sends mail, and the email API's settings. */
-  mail: Pick<ChatConfig, 'MailTransport' | 'MailApi'>
-  /** The local outbox directory, used while no mail transport is configured. */
-  outboxPath: string
+  /** Sends mail on the configured transport (SMTP, an email API, or the outbox). */
+  mailer: Mailer
+  /** The local outbox: mail while no transport is configured and, in development, texts. */
+  outbox: Outbox
   /** An unbuilt checkout: reset links may then be http://localhost. */
   development: boolean
   /** The Telegram bot's OTP sender; absent while TelegramBot is not configured. */
@@ -68,20 +66,12 @@ function createOutboxSmsSender(outbox: Outbox, log: FastifyBaseLogger): OtpSende
  */
 export default async function deliveryPlugin(
   app: Service,
-  { smtp, mail: mailSettings, outboxPath, development, telegram, telegramChatOf, sms }: DeliveryPluginOptions,
+  { mailer, outbox, development, telegram, telegramChatOf, sms }: DeliveryPluginOptions,
 ) {
-  const outbox = createOutbox(outboxPath)
-  const mailer = createMailer({
-    transport: mailSettings.MailTransport,
-    smtp,
-    api: mailSettings.MailApi,
-    outbox,
-    log: app.log,
-  })
   const toOutbox = mailer.transport === 'outbox'
   app.log.info({ mail: mailer.describe() }, 'delivery: outgoing mail')
   if (toOutbox && !development)
-    app.log.warn({ outbox: outboxPath }, 'no mail transport is configured: mail is only written to the local outbox')
+    app.log.warn({ outbox: outbox.path }, 'no mail transport is configured: mail is only written to the local outbox')
 
   async function deliver<T>(log: FastifyBaseLogger, channel: OtpChannel, send: () => Promise<T>): Promise<T> {
     try {
@@ -106,7 +96,7 @@ export default async function deliveryPlugin(
   }
   // In development with mail in the outbox, texts go there too unless an SMS sender is configured.
   const outboxSms = !sms && development && toOutbox ? createOutboxSmsSender(outbox, app.log) : undefined
-  if (outboxSms) app.log.info({ outbox: outboxPath }, 'delivery: SMS go to the local outbox (development)')
+  if (outboxSms) app.log.info({ outbox: outbox.path }, 'delivery: SMS go to the local outbox (development)')
   const senders: OtpSenders = { telegram: telegram ?? null, email: emailOtp, sms: sms ?? outboxSms ?? null }
   const available = { telegram: senders.telegram !== null, email: senders.email !== null, sms: senders.sms !== null }
 

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
 import test, { type TestContext } from 'node:test'
 import { createTestDatabaseUrl, listen } from '@atrium/platform/testing'
+import type { FastifyBaseLogger } from 'fastify'
 import { type MailApiName, startMailApiPeer } from '../../test/mail-api-peer.ts'
 import { closedPort } from '../../test/smtp-peer.ts'
 import { createChatClient, SERVICE_SECRET } from '../../test/support.ts'
 import { buildChat } from '../app.ts'
 import { loadChatConfig } from '../config.ts'
+import { createApiMailer } from './mail-api.ts'
 import { otpMail, passwordResetMail } from './templates.ts'
 
 const KEY = 'mail-api-key-7c1e9d0b4a'
@@ -231,6 +233,46 @@ test('SendGrid gets each recipient once, as its API requires', async (t) => {
   assert.equal(response.status, 200, JSON.stringify(response.error))
   assert.deepEqual(peer.accepted[0]?.to, ['carol@example.com', 'dave@example.com'])
 })
+
+for (const api of APIS) {
+  test(`${api}: an email reply keeps its sender, Reply-To and threading headers`, async (t) => {
+    const peer = await startMailApiPeer(t, api, KEY, [])
+    const quiet = { info() {}, warn() {}, error() {}, debug() {} } as unknown as FastifyBaseLogger
+    const mailer = createApiMailer({
+      provider: api,
+      api: { Key: KEY, BaseUrl: peer.url, TimeoutMs: 10_000 },
+      from: FROM,
+      log: quiet,
+    })
+    const reply = {
+      to: ['carol@example.com'],
+      subject: 'Re: The "launch" plan',
+      text: 'Thanks, noted.',
+      from: { name: 'Team "Atrium"', address: 'abc123@atrium.test' },
+      replyTo: 'abc123@atrium.test',
+      messageId: '<r1.42@atrium.test>',
+      inReplyTo: '<m1@example.com>',
+      references: '<m0@example.com> <m1@example.com>',
+      headers: { 'X-Loop': 'atrium.test' },
+    }
+
+    await mailer.send(reply)
+
+    const [mail] = peer.accepted
+    assert.ok(mail)
+    assert.equal(
+      mail.from,
+      api === 'postmark' ? '"Team \\"Atrium\\"" <abc123@atrium.test>' : 'Team "Atrium" <abc123@atrium.test>',
+    )
+    assert.equal(mail.replyTo, reply.replyTo)
+    assert.deepEqual(mail.mailHeaders, {
+      'Message-ID': reply.messageId,
+      'In-Reply-To': reply.inReplyTo,
+      References: reply.references,
+      'X-Loop': 'atrium.test',
+    })
+  })
+}
 
 test('MailTransport settings are checked at boot: a key for an API, https: for a remote base URL, a host for SMTP', () => {
   const load = (settings: object) => () => loadChatConfig({ ServiceSecret: SERVICE_SECRET, ...settings }, {})

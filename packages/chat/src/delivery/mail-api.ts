@@ -67,6 +67,27 @@ function parseJson(text: string): unknown {
 }
 
 /**
+ * The header fields a message sets beyond the providers' own fields: the threading of an email
+ * reply (Message-ID, In-Reply-To, References) and its extra headers (X-Loop), as name and value.
+ */
+function extraHeaders(message: MailMessage): Array<[string, string]> {
+  const threading: Array<[string, string | undefined]> = [
+    ['Message-ID', message.messageId],
+    ['In-Reply-To', message.inReplyTo],
+    ['References', message.references],
+  ]
+  return [
+    ...threading.filter((entry): entry is [string, string] => Boolean(entry[1])),
+    ...Object.entries(message.headers ?? {}),
+  ]
+}
+
+/** `Name <address>` with the name quoted, as Postmark's From field takes it. */
+function namedAddress({ name, address }: { name: string; address: string }): string {
+  return name ? `"${name.replace(/["\\]/g, '\\$&')}" <${address}>` : address
+}
+
+/**
  * Postmark's "Send a single email" (`POST /email`, X-Postmark-Server-Token). It answers 200 with
  * `{MessageID, ErrorCode: 0}`, or 401/422/5xx with `{ErrorCode, Message}` (406: inactive recipient).
  */
@@ -76,11 +97,15 @@ const postmark: ProviderProtocol = {
       path: '/email',
       headers: { 'x-postmark-server-token': key },
       body: {
-        From: from,
+        From: message.from ? namedAddress(message.from) : from,
         To: message.to.join(', '),
         Subject: message.subject,
         TextBody: message.text,
         ...(message.html ? { HtmlBody: message.html } : {}),
+        ...(message.replyTo ? { ReplyTo: message.replyTo } : {}),
+        ...(extraHeaders(message).length > 0
+          ? { Headers: extraHeaders(message).map(([Name, Value]) => ({ Name, Value })) }
+          : {}),
       },
     }
   },
@@ -114,7 +139,11 @@ const sendgrid: ProviderProtocol = {
       headers: { authorization: `Bearer ${key}` },
       body: {
         personalizations: [{ to: to.map((email) => ({ email })) }],
-        from: sendGridAddress(from),
+        from: message.from
+          ? { email: message.from.address, ...(message.from.name ? { name: message.from.name } : {}) }
+          : sendGridAddress(from),
+        ...(message.replyTo ? { reply_to: sendGridAddress(message.replyTo) } : {}),
+        ...(extraHeaders(message).length > 0 ? { headers: Object.fromEntries(extraHeaders(message)) } : {}),
         subject: message.subject,
         content: [
           { type: 'text/plain', value: message.text },

@@ -6,7 +6,7 @@ import { createApiMailer } from './mail-api.ts'
 import { maskEmail } from './masking.ts'
 import type { Outbox } from './outbox.ts'
 
-/** One outgoing email; the From address comes from the settings. */
+/** One outgoing email; the From address comes from the settings unless the message names one. */
 export interface MailMessage {
   to: string[]
   subject: string
@@ -14,6 +14,13 @@ export interface MailMessage {
   html?: string
   /** The one-time code (and magic link) the message carries: named in the outbox's readable copy. */
   otp?: { code: string; link?: string | undefined }
+  /** Threading and sender fields of a reply by the inbound email bridge (mail/mail-replies.ts). */
+  from?: { name: string; address: string }
+  replyTo?: string
+  messageId?: string
+  inReplyTo?: string
+  references?: string
+  headers?: Record<string, string>
 }
 
 /**

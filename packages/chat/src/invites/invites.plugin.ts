@@ -78,34 +78,42 @@ async function joinAsMember(unit: Unit, chatId: number, member: number, tick: nu
  * Resolves a guest device to its synthetic identity, creating it on first use: for a personal
  * invite, a private conversation of its own with the inviter; for a group invite, membership of
  * the chat. The same code on the same device always returns the same guest and conversation.
+ * Runs in the caller's transaction (the email bridge admits mail senders the same way).
  */
-async function joinAsGuest(store: Store, invite: InviteRow, deviceGuid: string): Promise<GuestRow> {
-  return store.transact(async (unit) => {
-    const tick = store.nextTick()
-    const guest: GuestRow = { timetick: tick, code: invite.code, device_guid: deviceGuid, chat_id: invite.chat_id }
-    if (!(await unit.invites.insertGuest(guest))) {
-      const known = (await unit.invites.findGuest(invite.code, deviceGuid))!
-      // A guest who left a group comes back through the same invite.
-      if (invite.kind === InviteKind.Group) await joinAsMember(unit, invite.chat_id, known.timetick, store.nextTick())
-      return known
+export async function admitGuest(
+  unit: Unit,
+  nextTick: () => number,
+  invite: InviteRow,
+  deviceGuid: string,
+): Promise<GuestRow> {
+  const tick = nextTick()
+  const guest: GuestRow = { timetick: tick, code: invite.code, device_guid: deviceGuid, chat_id: invite.chat_id }
+  if (!(await unit.invites.insertGuest(guest))) {
+    const known = (await unit.invites.findGuest(invite.code, deviceGuid))!
+    // A guest who left a group comes back through the same invite.
+    if (invite.kind === InviteKind.Group) await joinAsMember(unit, invite.chat_id, known.timetick, nextTick())
+    return known
+  }
+  if (invite.kind === InviteKind.Personal) {
+    const chat = newChatRow(nextTick(), {
+      type: ChatType.Private,
+      owner: invite.created_by,
+      pair_key: pairKey(invite.created_by, guest.timetick),
+    })
+    await unit.chats.insert(chat)
+    for (const member of [invite.created_by, guest.timetick]) {
+      await unit.members.add(newMemberRow(chat.timetick, member, MemberRole.Private, chat.timetick))
     }
-    if (invite.kind === InviteKind.Personal) {
-      const chat = newChatRow(store.nextTick(), {
-        type: ChatType.Private,
-        owner: invite.created_by,
-        pair_key: pairKey(invite.created_by, guest.timetick),
-      })
-      await unit.chats.insert(chat)
-      for (const member of [invite.created_by, guest.timetick]) {
-        await unit.members.add(newMemberRow(chat.timetick, member, MemberRole.Private, chat.timetick))
-      }
-      await unit.invites.setGuestChat(guest.timetick, chat.timetick)
-      await unit.emit({ chat_id: chat.timetick, type: 'ChatCreated', data: toChatEventData(chat) })
-      return { ...guest, chat_id: chat.timetick }
-    }
-    await joinAsMember(unit, invite.chat_id, tick, tick)
-    return guest
-  })
+    await unit.invites.setGuestChat(guest.timetick, chat.timetick)
+    await unit.emit({ chat_id: chat.timetick, type: 'ChatCreated', data: toChatEventData(chat) })
+    return { ...guest, chat_id: chat.timetick }
+  }
+  await joinAsMember(unit, invite.chat_id, tick, tick)
+  return guest
+}
+
+function joinAsGuest(store: Store, invite: InviteRow, deviceGuid: string): Promise<GuestRow> {
+  return store.transact((unit) => admitGuest(unit, store.nextTick, invite, deviceGuid))
 }
 
 /** create_invite, join_invite, revoke_invite. */

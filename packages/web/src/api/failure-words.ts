@@ -107,6 +107,7 @@ export const FAILURE_WORDS: Record<FailureKind, string | ((error: RequestError) 
   SmsRecipientRefused: 'That number cannot receive text messages from us. Check it, or use another way to reach them.',
   SmsNotConfigured: 'Text messages are not set up on this server. Ask your administrator.',
   SmsCallbackRejected: 'The delivery report was not accepted.',
+  MailRecipientUnknown: 'Nobody receives mail at that address here.',
   InsufficientFunds: 'Your balance is not enough for this amount and its fee.',
   TransactionNotFound: 'That payment is not there.',
   TransactionStateConflict: 'That payment is already settled and cannot change.',

@@ -13,6 +13,7 @@ import * as knownMembers from './0011-known-members.ts'
 import * as supportChats from './0012-support-chats.ts'
 import * as smsMessages from './0013-sms-messages.ts'
 import * as telegramLinks from './0014-telegram-links.ts'
+import * as mailBridge from './0015-mail-bridge.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -30,4 +31,5 @@ export const chatMigrations: Migrations = {
   '0012-support-chats': supportChats,
   '0013-sms-messages': smsMessages,
   '0014-telegram-links': telegramLinks,
+  '0015-mail-bridge': mailBridge,
 }
