@@ -137,6 +137,33 @@ export function embedBuildInfo(info: BuildInfo, modulePath: string): Plugin {
   }
 }
 
+/**
+ * Resolves a relative `require('./x.node')` to `x.node.js` where that JavaScript file exists and no
+ * native add-on of that name does (grammY's `./platform.node`), so that the `*.node` pattern of
+ * OPTIONAL_NATIVE_MODULES leaves only real add-ons outside the bundle.
+ */
+export function scriptsNamedDotNode(): Plugin {
+  return {
+    name: 'atrium-scripts-named-dot-node',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^\.\.?\/.*\.node$/ }, async ({ path, resolveDir }) => {
+        const addon = join(resolveDir, path)
+        if (await exists(addon)) return undefined
+        return (await exists(`${addon}.js`)) ? { path: `${addon}.js` } : undefined
+      })
+    },
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
 export interface BuiltFile {
   path: string
   bytes: number
@@ -173,7 +200,7 @@ export async function buildProcess({
     sourcemap: 'linked',
     external: OPTIONAL_NATIVE_MODULES,
     banner: { js: REQUIRE_BANNER },
-    plugins: [embedBuildInfo(info, buildInfoPath)],
+    plugins: [embedBuildInfo(info, buildInfoPath), scriptsNamedDotNode()],
     logLevel: 'warning',
   })
 
