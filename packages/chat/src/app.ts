@@ -10,6 +10,7 @@ import {
 } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
 import { installAcceptedText } from './accepted-text.ts'
+import callsPlugin from './calls/calls.plugin.ts'
 import { createCallerResolver } from './caller.ts'
 import chatsPlugin from './chats/chats.plugin.ts'
 import type { ChatConfig } from './config.ts'
@@ -88,6 +89,7 @@ export async function buildChat(
       msg.register(searchPlugin, { store, resolveCaller })
       msg.register(supportPlugin, { store, resolveCaller, support: config.Support, now })
       msg.register(discussionsPlugin, { store, resolveCaller })
+      msg.register(callsPlugin, { store, resolveCaller, calls: config.Calls, now })
     },
     { prefix: '/msg/v1' },
   )

@@ -124,6 +124,24 @@ export interface ChatProfilesTable {
   timetick_update: number
 }
 
+/** A participant of an active call (ringing or connected); the member key allows one active call per person. */
+export interface CallLinesTable {
+  member: number
+  /** The call's chat_mess row (Call flag). */
+  call_id: number
+  chat_id: number
+  /** The other participant. */
+  peer: number
+  /** Who placed the call: while it rings, only the caller's silence ends it early. */
+  caller: number
+  /** CallLineState: 1 ringing, 2 connected. */
+  state: number
+  /** Epoch ms when the current state began. */
+  since: number
+  /** Epoch ms of this participant's last sign of life (an operation or a keepalive signal). */
+  seen: number
+}
+
 export interface ChatDatabase {
   chats: ChatsTable
   chat_members: ChatMembersTable
@@ -134,4 +152,5 @@ export interface ChatDatabase {
   guests: GuestsTable
   chat_profiles: ChatProfilesTable
   file_releases: FileReleasesTable
+  call_lines: CallLinesTable
 }

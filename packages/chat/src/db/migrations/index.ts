@@ -11,6 +11,7 @@ import * as oneReaction from './0009-one-reaction.ts'
 import * as fileAttachments from './0010-file-attachments.ts'
 import * as knownMembers from './0011-known-members.ts'
 import * as supportChats from './0012-support-chats.ts'
+import * as calls from './0017-calls.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -26,4 +27,5 @@ export const chatMigrations: Migrations = {
   '0010-file-attachments': fileAttachments,
   '0011-known-members': knownMembers,
   '0012-support-chats': supportChats,
+  '0017-calls': calls,
 }
