@@ -7,7 +7,8 @@ import { loadChatConfig } from '../src/config.ts'
 import { type ChatCaller, type ChatClient, createChatClient, SERVICE_SECRET } from './support.ts'
 
 /** A minimal SDP offer as a browser would send it; the chat module passes it on untouched. */
-export const OFFER_SDP = 'v=0\r\no=- 4611731400430051336 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n'
+export const OFFER_SDP =
+  'v=0\r\no=- 4611731400430051336 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n'
 export const ANSWER_SDP = OFFER_SDP.replace('4611731400430051336', '5611731400430051336')
 
 /**

@@ -9,6 +9,7 @@ import { createAuthenticator } from './auth/authenticate.ts'
 import type { ANONYMOUS } from './auth/caller.ts'
 import { createChallenges } from './auth/challenges.repository.ts'
 import { installCsrf, leaveAppOriginsToCors } from './auth/csrf.ts'
+import iceServersPlugin from './calls/ice-servers.plugin.ts'
 import otpPlugin from './auth/otp.plugin.ts'
 import { createOtpDelivery } from './auth/otp-delivery.ts'
 import passkeysPlugin from './auth/passkeys.plugin.ts'
@@ -190,6 +191,13 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
 
   // People: search, the own display name, and every user's name pushed to the chat module (docs/people.md).
   app.register(peoplePlugin, { prefix: '/auth/v1', users: store.users, now: store.now })
+  // Calls: the ICE servers and TURN credentials a caller's browser needs (docs/calls.md).
+  app.register(iceServersPlugin, {
+    prefix: '/auth/v1',
+    calls: config.Calls,
+    publicOrigin: config.PublicOrigin,
+    now: store.now,
+  })
   const eventCursors = createEventCursors(store.db, store.now)
   const profileSync = config.Modules.chat
     ? createProfileSync({

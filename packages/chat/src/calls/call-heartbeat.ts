@@ -1,8 +1,8 @@
 import type { Service } from '@atrium/platform'
 import type { Store } from '../store.ts'
-import type { CallSettings } from './calls.plugin.ts'
-import { endCall } from './call-transitions.ts'
 import type { EndReason } from './call-record.ts'
+import { endCall } from './call-transitions.ts'
+import type { CallSettings } from './calls.plugin.ts'
 import { type CallLineRow, CallLineState } from './calls.repository.ts'
 
 /** Calls ended per sweep at most; the next sweep takes the rest. */

@@ -5,9 +5,9 @@ import type { ChatConfig } from '../config.ts'
 import { InviteKind } from '../invites/invites.repository.ts'
 import { newMessage, postMessage } from '../messages/message-rows.ts'
 import type { Store, Unit } from '../store.ts'
+import { startCallHeartbeat } from './call-heartbeat.ts'
 import { type CallMessageContent, endedRecord, ringingRecord, toCallView } from './call-record.ts'
 import { endCall, recordCall, requireCall, requireState } from './call-transitions.ts'
-import { startCallHeartbeat } from './call-heartbeat.ts'
 import { CallLineState } from './calls.repository.ts'
 import { answerCall, callHistory, endCallSchema, initiateCall, rejectCall, sendSignal } from './calls.schema.ts'
 
@@ -43,7 +43,10 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
 
   function requireSdpLength(sdp: string | undefined): void {
     if (sdp !== undefined && sdp.length > calls.MaxSdpLength) {
-      throw new ApiError('SignalTooLarge', `the SDP is ${sdp.length} characters; at most ${calls.MaxSdpLength} are accepted`)
+      throw new ApiError(
+        'SignalTooLarge',
+        `the SDP is ${sdp.length} characters; at most ${calls.MaxSdpLength} are accepted`,
+      )
     }
   }
 
@@ -78,10 +81,27 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
       }
       const call = { ...row, content: JSON.stringify(record) }
       await postMessage(unit, call, access.chat.app_id)
-      await unit.emit({ chat_id: call.chat_id, type: 'CallUpdated', data: toCallView(call), app_id: access.chat.app_id })
+      await unit.emit({
+        chat_id: call.chat_id,
+        type: 'CallUpdated',
+        data: toCallView(call),
+        app_id: access.chat.app_id,
+      })
       if (record.state === 'ringing') {
-        const data = { call_id: String(call.timetick), chat_id: String(call.chat_id), from: String(caller.member), type: 'offer', sdp }
-        await unit.emit({ chat_id: call.chat_id, type: 'CallSignal', addressee: peer, data, app_id: access.chat.app_id })
+        const data = {
+          call_id: String(call.timetick),
+          chat_id: String(call.chat_id),
+          from: String(caller.member),
+          type: 'offer',
+          sdp,
+        }
+        await unit.emit({
+          chat_id: call.chat_id,
+          type: 'CallSignal',
+          addressee: peer,
+          data,
+          app_id: access.chat.app_id,
+        })
       }
       return call
     })
@@ -94,7 +114,8 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
     requireSdpLength(sdp)
     const row = await store.transact(async (unit) => {
       const access = await requireCall(unit, Number(call_id), caller)
-      if (access.record.callee !== String(caller.member)) throw new ApiError('Forbidden', 'only the person called answers')
+      if (access.record.callee !== String(caller.member))
+        throw new ApiError('Forbidden', 'only the person called answers')
       requireState(access.record, 'ringing', 'answered')
       const at = now()
       if (!(await unit.calls.connect(access.row.timetick, at))) {
@@ -102,8 +123,20 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
       }
       const record = { ...access.record, state: 'connected' as const, answered_at: new Date(at).toISOString() }
       const updated = await recordCall(unit, store, access, record)
-      const data = { call_id: call_id, chat_id: String(updated.chat_id), from: String(caller.member), type: 'answer', sdp }
-      await unit.emit({ chat_id: updated.chat_id, type: 'CallSignal', addressee: access.peer, data, app_id: access.appId })
+      const data = {
+        call_id: call_id,
+        chat_id: String(updated.chat_id),
+        from: String(caller.member),
+        type: 'answer',
+        sdp,
+      }
+      await unit.emit({
+        chat_id: updated.chat_id,
+        type: 'CallSignal',
+        addressee: access.peer,
+        data,
+        app_id: access.appId,
+      })
       return updated
     })
     return { call: toCallView(row), ...timing }
@@ -117,7 +150,13 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
         throw new ApiError('Forbidden', 'only the person called rejects; the caller ends the call')
       }
       requireState(access.record, 'ringing', 'rejected')
-      const ended = await endCall(unit, store, { callId: access.row.timetick, appId: access.appId }, () => 'rejected', now())
+      const ended = await endCall(
+        unit,
+        store,
+        { callId: access.row.timetick, appId: access.appId },
+        () => 'rejected',
+        now(),
+      )
       if (!ended) throw new ApiError('CallStateConflict', 'the call has ended', { state: 'ended' })
       return ended
     })
@@ -159,7 +198,8 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
       }
       // A renegotiation (camera added, ICE restart) needs a connected call; a ringing call's offer
       // and answer travel with initiate and answer.
-      if (sdp !== undefined && line.state !== CallLineState.Connected) requireState(access.record, 'connected', 'renegotiated')
+      if (sdp !== undefined && line.state !== CallLineState.Connected)
+        requireState(access.record, 'connected', 'renegotiated')
       await unit.calls.touch(caller.member, access.row.timetick, now())
       if (type === 'keepalive') return { delivered: false }
       const data = {
@@ -170,7 +210,13 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
         ...(sdp === undefined ? {} : { sdp }),
         ...(candidate === undefined ? {} : { candidate }),
       }
-      await unit.emit({ chat_id: access.row.chat_id, type: 'CallSignal', addressee: access.peer, data, app_id: access.appId })
+      await unit.emit({
+        chat_id: access.row.chat_id,
+        type: 'CallSignal',
+        addressee: access.peer,
+        data,
+        app_id: access.appId,
+      })
       return { delivered: true }
     })
   })
@@ -187,7 +233,11 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
     const views = rows.slice(0, limit).map((row) => {
       const view = toCallView(row)
       const outgoing = view.caller === me
-      return { ...view, direction: outgoing ? ('outgoing' as const) : ('incoming' as const), peer: outgoing ? view.callee : view.caller }
+      return {
+        ...view,
+        direction: outgoing ? ('outgoing' as const) : ('incoming' as const),
+        peer: outgoing ? view.callee : view.caller,
+      }
     })
     const names = await store.profiles.names(views.map((view) => Number(view.peer)))
     return {

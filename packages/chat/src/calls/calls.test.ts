@@ -62,13 +62,24 @@ forEachDialect('SDP and ICE candidates go to the other party only', async (t, di
   const chatId = await privateChat(chat, 1, 2)
   await chat.register(3)
   const { call_id } = await initiate(chat.user(1), chatId)
-  const candidate = { candidate: 'candidate:1 1 udp 2122260223 127.0.0.1 50000 typ host', sdp_mid: '0', sdp_mline_index: 0 }
-  assert.deepEqual(await chat.user(1).ok('call/send_signal', { call_id, type: 'candidate', candidate }), { delivered: true })
+  const candidate = {
+    candidate: 'candidate:1 1 udp 2122260223 127.0.0.1 50000 typ host',
+    sdp_mid: '0',
+    sdp_mline_index: 0,
+  }
+  assert.deepEqual(await chat.user(1).ok('call/send_signal', { call_id, type: 'candidate', candidate }), {
+    delivered: true,
+  })
   await chat.user(2).ok('call/answer', { call_id, sdp: ANSWER_SDP })
   const signals = async (member: number) =>
     (await callEvents(chat, member))
       .filter((event) => event.EventType === 'CallSignal')
-      .map((event) => ({ type: event.Data.type, from: event.Data.from, sdp: event.Data.sdp, candidate: event.Data.candidate }))
+      .map((event) => ({
+        type: event.Data.type,
+        from: event.Data.from,
+        sdp: event.Data.sdp,
+        candidate: event.Data.candidate,
+      }))
   assert.deepEqual(await signals(2), [
     { type: 'offer', from: '1', sdp: OFFER_SDP, candidate: undefined },
     { type: 'candidate', from: '1', sdp: undefined, candidate },
@@ -88,9 +99,14 @@ forEachDialect('a renegotiation offer is accepted only on a connected call', asy
   const chatId = await privateChat(chat, 1, 2)
   const { call_id } = await initiate(chat.user(1), chatId)
   const early = await chat.user(1).post('call/send_signal', { call_id, type: 'offer', sdp: OFFER_SDP })
-  assert.deepEqual([early.status, early.error?.code, (early.error?.details as { state: string }).state], [409, 3102, 'ringing'])
+  assert.deepEqual(
+    [early.status, early.error?.code, (early.error?.details as { state: string }).state],
+    [409, 3102, 'ringing'],
+  )
   await chat.user(2).ok('call/answer', { call_id, sdp: ANSWER_SDP })
-  assert.deepEqual(await chat.user(2).ok('call/send_signal', { call_id, type: 'offer', sdp: OFFER_SDP }), { delivered: true })
+  assert.deepEqual(await chat.user(2).ok('call/send_signal', { call_id, type: 'offer', sdp: OFFER_SDP }), {
+    delivered: true,
+  })
 })
 
 forEachDialect('the callee rejects, the caller cancels, and ended calls refuse further moves', async (t, dialect) => {
@@ -200,7 +216,10 @@ forEachDialect('guests call only through personal invites', async (t, dialect) =
   assert.equal(joined.calls_allowed, true)
   const fromGuest = await initiate(guest, joined.chat.id)
   assert.equal(fromGuest.state, 'ringing')
-  assert.equal((await chat.user(1).ok('call/answer', { call_id: fromGuest.call_id, sdp: ANSWER_SDP })).call.state, 'connected')
+  assert.equal(
+    (await chat.user(1).ok('call/answer', { call_id: fromGuest.call_id, sdp: ANSWER_SDP })).call.state,
+    'connected',
+  )
   await guest.ok('call/end', { call_id: fromGuest.call_id })
   // The host calls the guest back.
   const toGuest = await initiate(chat.user(1), joined.chat.id)
@@ -227,7 +246,13 @@ forEachDialect('the history lists the caller’s calls newest first with the oth
   const { calls, has_more } = await chat.user(1).read('call/history', {})
   assert.equal(has_more, false)
   assert.deepEqual(
-    calls.map((call: Record<string, string>) => [call.call_id, call.direction, call.peer, call.peer_name, call.end_reason]),
+    calls.map((call: Record<string, string>) => [
+      call.call_id,
+      call.direction,
+      call.peer,
+      call.peer_name,
+      call.end_reason,
+    ]),
     [
       [second.call_id, 'incoming', '3', 'Person 3', 'cancelled'],
       [first.call_id, 'outgoing', '2', 'Person 2', 'rejected'],
@@ -236,8 +261,14 @@ forEachDialect('the history lists the caller’s calls newest first with the oth
   const page = await chat.user(1).read('call/history', { limit: 1 })
   assert.deepEqual([page.calls.length, page.has_more], [1, true])
   const next = await chat.user(1).read('call/history', { limit: 1, before: page.calls[0].call_id })
-  assert.deepEqual(next.calls.map((call: { call_id: string }) => call.call_id), [first.call_id])
+  assert.deepEqual(
+    next.calls.map((call: { call_id: string }) => call.call_id),
+    [first.call_id],
+  )
   // Person 2 sees only the call with them.
   const theirs = await chat.user(2).read('call/history', {})
-  assert.deepEqual(theirs.calls.map((call: { call_id: string }) => call.call_id), [first.call_id])
+  assert.deepEqual(
+    theirs.calls.map((call: { call_id: string }) => call.call_id),
+    [first.call_id],
+  )
 })
