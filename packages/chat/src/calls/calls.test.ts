@@ -100,7 +100,7 @@ forEachDialect('a renegotiation offer is accepted only on a connected call', asy
   const { call_id } = await initiate(chat.user(1), chatId)
   const early = await chat.user(1).post('call/send_signal', { call_id, type: 'offer', sdp: OFFER_SDP })
   assert.deepEqual(
-    [early.status, early.error?.code, (early.error?.details as { state: string }).state],
+    [early.status, early.error?.code, (early.error?.details as { state?: string } | undefined)?.state],
     [409, 3102, 'ringing'],
   )
   await chat.user(2).ok('call/answer', { call_id, sdp: ANSWER_SDP })

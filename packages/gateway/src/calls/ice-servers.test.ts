@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHmac } from 'node:crypto'
 import test from 'node:test'
-import { forEachDialect } from '@atrium/platform/testing'
+import { forEachDialect, json } from '@atrium/platform/testing'
 import { createClock, SERVICE_SECRET, signedInUser, startGateway } from '../../test/support.ts'
 import { loadGatewayConfig } from '../config.ts'
 
@@ -28,7 +28,7 @@ forEachDialect('a signed-in person gets STUN servers and TURN credentials made f
   const response = await fetch(`${gateway.url}/auth/v1/call/ice_servers`, { headers: person.headers })
   assert.equal(response.status, 200)
   assert.equal(response.headers.get('cache-control'), 'no-store')
-  const { result } = await response.json()
+  const { result } = await json(response)
   // The relay checks exactly this: the expiry in the username, the HMAC-SHA1 of it as the password.
   const expiry = Math.floor(clock.now() / 1000) + TTL_SECONDS
   const username = `${expiry}:${person.crmId}`
@@ -46,7 +46,7 @@ forEachDialect('a signed-in person gets STUN servers and TURN credentials made f
   })
   // A later request gets credentials with a later expiry.
   clock.advance(60_000)
-  const later = await (await fetch(`${gateway.url}/auth/v1/call/ice_servers`, { headers: person.headers })).json()
+  const later = await json(await fetch(`${gateway.url}/auth/v1/call/ice_servers`, { headers: person.headers }))
   assert.equal(later.result.ice_servers[1].username, `${expiry + 60}:${person.crmId}`)
 })
 
@@ -55,7 +55,7 @@ forEachDialect('without a session there are no TURN credentials', async (t, dial
     settings: { Calls: { TurnUrls: ['turn:127.0.0.1:3478'], TurnSecret: TURN_SECRET } },
   })
   const response = await fetch(`${gateway.url}/auth/v1/call/ice_servers`)
-  const body = await response.json()
+  const body = await json(response)
   assert.deepEqual([response.status, body.error.code], [401, 2003])
   assert.equal(JSON.stringify(body).includes('turn:'), false)
 })
@@ -63,7 +63,7 @@ forEachDialect('without a session there are no TURN credentials', async (t, dial
 forEachDialect('with nothing configured the list is empty and direct paths are used', async (t, dialect) => {
   const gateway = await startGateway(t, dialect)
   const person = await signedInUser(gateway)
-  const { result } = await (await fetch(`${gateway.url}/auth/v1/call/ice_servers`, { headers: person.headers })).json()
+  const { result } = await json(await fetch(`${gateway.url}/auth/v1/call/ice_servers`, { headers: person.headers }))
   assert.deepEqual([result.ice_servers, result.ice_transport_policy], [[], 'all'])
 })
 
