@@ -48,6 +48,9 @@ forEachDialect('a call rings, is answered and ended, with its duration on its me
     duration: call.duration,
     end_reason: 'completed',
   })
+  // A call row is no message to pass on.
+  const forwarded = await chat.user(1).post('forward_message', { message_id: ringing.call_id, to_chat_id: chatId })
+  assert.deepEqual([forwarded.status, forwarded.error?.code], [400, 1000])
   // Both sides were told each state.
   for (const member of [1, 2]) {
     const states = (await callEvents(chat, member))
