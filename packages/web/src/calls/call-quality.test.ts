@@ -9,7 +9,7 @@ const at = (packetsReceived: number, packetsLost: number, extra: Partial<StatsSa
 })
 
 test('the hint follows loss, round trip and arrival between two readings', () => {
-  assert.equal(qualityHint(undefined, at(10, 0)).level, 'unknown')
+  assert.deepEqual(qualityHint(undefined, at(10, 0)), { level: 'unknown', text: '' })
   assert.deepEqual(qualityHint(at(100, 0), at(200, 0, { roundTripTime: 0.05 })), {
     level: 'good',
     text: 'Good connection.',

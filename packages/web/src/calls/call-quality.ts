@@ -56,7 +56,7 @@ export function sampleOf(report: RTCStatsReport): StatsSample {
  * bandwidth estimate. Nothing received in the interval is the worst case: media stopped.
  */
 export function qualityHint(previous: StatsSample | undefined, current: StatsSample): QualityHint {
-  if (!previous) return { level: 'unknown', text: 'Connecting media…' }
+  if (!previous) return { level: 'unknown', text: '' }
   const received = current.packetsReceived - previous.packetsReceived
   const lost = current.packetsLost - previous.packetsLost
   if (received <= 0) return { level: 'poor', text: 'No sound or picture is arriving: the connection may be lost.' }
