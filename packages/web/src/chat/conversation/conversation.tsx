@@ -291,7 +291,9 @@ export function Conversation({
           Search
         </button>
       </header>
-      {searching && <MessageSearch api={api} chat={chat} onOpen={openResult} onClose={() => setSearching(false)} />}
+      {searching && (
+        <MessageSearch api={api} chat={chat} me={me.crmId} onOpen={openResult} onClose={() => setSearching(false)} />
+      )}
       <PinnedBar messages={state.messages} onJump={jumpTo} />
       {error && (
         <p class="form-error" role="alert">
