@@ -9,7 +9,15 @@ import { startCallHeartbeat } from './call-heartbeat.ts'
 import { type CallMessageContent, endedRecord, ringingRecord, toCallView } from './call-record.ts'
 import { endCall, recordCall, requireCall, requireState } from './call-transitions.ts'
 import { CallLineState } from './calls.repository.ts'
-import { answerCall, callHistory, endCallSchema, initiateCall, rejectCall, sendSignal } from './calls.schema.ts'
+import {
+  activeCall,
+  answerCall,
+  callHistory,
+  endCallSchema,
+  initiateCall,
+  rejectCall,
+  sendSignal,
+} from './calls.schema.ts'
 
 /** The chat module's call settings. */
 export type CallSettings = ChatConfig['Calls']
@@ -67,8 +75,8 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
       const row = newMessage(store, access.chat.timetick, caller.member, { flags: ChatMessFlags.Call })
       const line = { call_id: row.timetick, chat_id: row.chat_id, caller: caller.member, state: CallLineState.Ringing }
       const free = await unit.calls.claim([
-        { ...line, member: caller.member, peer, since: at, seen: at },
-        { ...line, member: peer, peer: caller.member, since: at, seen: at },
+        { ...line, member: caller.member, peer, since: at, seen: at, offer: '' },
+        { ...line, member: peer, peer: caller.member, since: at, seen: at, offer: sdp },
       ])
       if (!free.has(caller.member)) {
         throw new ApiError('AlreadyInCall', 'you are in another call; end it first')
@@ -219,6 +227,14 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
       })
       return { delivered: true }
     })
+  })
+
+  app.get('/call/active', { schema: activeCall }, async (request) => {
+    const caller = await resolveCaller(request)
+    const line = await store.calls.line(caller.member)
+    const row = line && (await store.messages.find(line.call_id))
+    if (!line || !row) return { call: null, offer: '', ...timing }
+    return { call: toCallView(row), offer: line.offer, ...timing }
   })
 
   app.get('/call/history', { schema: callHistory }, async (request) => {

@@ -50,7 +50,7 @@ export function createCallsRepository(db: Kysely<ChatDatabase>) {
     async connect(callId: number, now: number): Promise<boolean> {
       const result = await db
         .updateTable('call_lines')
-        .set({ state: CallLineState.Connected, since: now, seen: now })
+        .set({ state: CallLineState.Connected, since: now, seen: now, offer: '' })
         .where('call_id', '=', callId)
         .where('state', '=', CallLineState.Ringing)
         .executeTakeFirst()

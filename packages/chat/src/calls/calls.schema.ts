@@ -115,3 +115,18 @@ export const callHistory = {
     }),
   },
 }
+
+export const activeCall = {
+  response: {
+    200: Type.Object({
+      call: Type.Union([CallView, Type.Null()], {
+        description: "The caller's ringing or connected call; null for none.",
+      }),
+      offer: Type.String({
+        description: "The caller's SDP offer while the call rings for the person asking; '' otherwise.",
+      }),
+      keepalive_seconds: Type.Integer(),
+      ring_seconds: Type.Integer(),
+    }),
+  },
+}

@@ -275,3 +275,22 @@ forEachDialect('the history lists the caller’s calls newest first with the oth
     [first.call_id],
   )
 })
+
+forEachDialect('call/active gives a page opened during the ring the call and its offer', async (t, dialect) => {
+  const { chat } = await startCalls(t, dialect)
+  const chatId = await privateChat(chat, 1, 2)
+  await chat.register(3)
+  assert.deepEqual((await chat.user(2).read('call/active')).call, null)
+  const { call_id } = await initiate(chat.user(1), chatId, 'video')
+  const forCallee = await chat.user(2).read('call/active')
+  assert.deepEqual([forCallee.call.call_id, forCallee.call.state, forCallee.offer], [call_id, 'ringing', OFFER_SDP])
+  // The offer is for the person called; the caller and others get none.
+  const forCaller = await chat.user(1).read('call/active')
+  assert.deepEqual([forCaller.call.call_id, forCaller.offer], [call_id, ''])
+  assert.deepEqual(await chat.user(3).read('call/active'), { ...forCaller, call: null })
+  await chat.user(2).ok('call/answer', { call_id, sdp: ANSWER_SDP })
+  const connected = await chat.user(2).read('call/active')
+  assert.deepEqual([connected.call.state, connected.offer], ['connected', ''])
+  await chat.user(2).ok('call/end', { call_id })
+  assert.equal((await chat.user(1).read('call/active')).call, null)
+})

@@ -140,6 +140,8 @@ export interface CallLinesTable {
   since: number
   /** Epoch ms of this participant's last sign of life (an operation or a keepalive signal). */
   seen: number
+  /** The caller's SDP offer on the ringing line of the person called; '' otherwise. */
+  offer: string
 }
 
 export interface ChatDatabase {

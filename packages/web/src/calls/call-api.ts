@@ -49,6 +49,11 @@ export function createCallApi(client: ApiClient) {
       client.post<{ delivered: boolean }>(`${CALL}/send_signal`, { call_id: callId, type: 'candidate', candidate }),
     keepalive: (callId: string) =>
       client.post<{ delivered: boolean }>(`${CALL}/send_signal`, { call_id: callId, type: 'keepalive' }),
+    /** The person's ringing or connected call, with the caller's offer while it rings for them. */
+    active: () =>
+      client.get<{ call: CallView | null; offer: string; keepalive_seconds: number; ring_seconds: number }>(
+        `${CALL}/active`,
+      ),
     history: (page: { before?: string; limit?: number } = {}) =>
       client.get<{ calls: CallHistoryEntry[]; has_more: boolean }>(`${CALL}/history`, page),
   }

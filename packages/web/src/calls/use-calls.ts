@@ -105,6 +105,22 @@ export function useCalls({ api, me, bus, enabled }: CallsOptions) {
 
   useEffect(() => (enabled ? bus.subscribe(onEvent) : undefined), [bus, enabled, me])
 
+  // A call that began ringing before this page opened (a reload, a tab opened from a notification)
+  // rings here too: the offer comes from call/active instead of the live stream.
+  useEffect(() => {
+    if (!enabled) return
+    api
+      .active()
+      .then(({ call, offer }) => {
+        if (!call || call.state !== 'ringing' || call.callee !== me || !offer) return
+        if (current.current.kind !== 'idle') return
+        const stored = early.current.get(call.call_id) ?? { candidates: [] }
+        early.current.set(call.call_id, { ...stored, offer })
+        setPhase({ kind: 'incoming', call })
+      })
+      .catch(() => {})
+  }, [api, enabled, me])
+
   // Leaving the page ends the call at once, instead of leaving the other side to the heartbeat.
   useEffect(() => {
     const leave = () => {

@@ -143,12 +143,15 @@ async function videoCall(t: TestContext, gatewaySettings: Record<string, unknown
   return { system, alice, bob }
 }
 
-test('two browsers call each other over host candidates; leaving the page ends a call', async (t) => {
+test('two browsers call each other over host candidates; a reload keeps the ring, leaving the page ends a call', async (t) => {
   const { alice, bob } = await videoCall(t, {}, 'host')
 
-  // Alice calls again from the history's call-back button; she then leaves the page while the
-  // call is connected, and the pagehide request ends it for Bob at once.
+  // Bob calls back from the history. Alice reloads her page while it rings: the ring is there
+  // again (call/active), she accepts, then leaves the page while the call is connected, and the
+  // pagehide request ends it for Bob at once.
   await bob.page.getByRole('button', { name: 'Call back Alice' }).click()
+  await alice.page.getByRole('alertdialog', { name: 'Bob is calling' }).waitFor()
+  await alice.page.reload()
   const ring = alice.page.getByRole('alertdialog', { name: 'Bob is calling' })
   await ring.getByRole('button', { name: 'Accept' }).click()
   await alice.page
