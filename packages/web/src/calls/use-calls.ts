@@ -112,7 +112,7 @@ export function useCalls({ api, me, bus, enabled }: CallsOptions) {
     api
       .active()
       .then(({ call, offer }) => {
-        if (!call || call.state !== 'ringing' || call.callee !== me || !offer) return
+        if (call?.state !== 'ringing' || call.callee !== me || !offer) return
         if (current.current.kind !== 'idle') return
         const stored = early.current.get(call.call_id) ?? { candidates: [] }
         early.current.set(call.call_id, { ...stored, offer })
