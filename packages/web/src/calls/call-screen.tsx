@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { Avatar } from '../people/avatar.tsx'
 import type { SessionView } from './call-session.ts'
 import { type CallView, callSummary, formatDuration, spokenDuration } from './call-words.ts'
+import { startRingTone } from './ring-tone.ts'
 import type { Calls } from './use-calls.ts'
 
 interface CallScreenProps {
@@ -91,7 +92,9 @@ export function CallScreen({ calls, me, nameOf }: CallScreenProps) {
   const accept = useRef<HTMLButtonElement>(null)
   const ringing = phase.kind === 'incoming' ? phase.call.call_id : ''
   useEffect(() => {
-    if (ringing) accept.current?.focus()
+    if (!ringing) return
+    accept.current?.focus()
+    return startRingTone()
   }, [ringing])
 
   if (error) {

@@ -140,6 +140,7 @@ async function videoCall(t: TestContext, gatewaySettings: Record<string, unknown
   assert.match(summary, /^Incoming video call · \d+:\d{2}/)
   assert.equal(shownSeconds(summary), rowSeconds)
   await checkAccessibility(bob.page, `call-history-${candidateType}`)
+  assert.deepEqual([...alice.errors, ...bob.errors], [])
   return { system, alice, bob }
 }
 
@@ -163,6 +164,7 @@ test('two browsers call each other over host candidates; a reload keeps the ring
   const line = bob.page.locator('.call-history li').first()
   await line.locator('.call-summary', { hasText: /^Outgoing video call · / }).waitFor()
   await screenshot(bob.page, 'call-history-after-pagehide')
+  assert.deepEqual([...alice.errors, ...bob.errors], [])
 })
 
 test('two browsers call each other through a coturn relay only', async (t) => {
