@@ -5,6 +5,7 @@ import type { ChatConfig } from '../config.ts'
 import { InviteKind } from '../invites/invites.repository.ts'
 import { newMessage, postMessage } from '../messages/message-rows.ts'
 import type { Store, Unit } from '../store.ts'
+import { callEventsRoute } from './call-events.ts'
 import { startCallHeartbeat } from './call-heartbeat.ts'
 import { type CallMessageContent, endedRecord, ringingRecord, toCallView } from './call-record.ts'
 import { endCall, recordCall, requireCall, requireState } from './call-transitions.ts'
@@ -45,7 +46,7 @@ async function requireCallsAllowed(unit: Pick<Unit, 'calls'>, caller: Caller, pe
   }
 }
 
-/** call/initiate, answer, reject, end, send_signal, history; and the heartbeat that ends calls left behind. */
+/** call/initiate, answer, reject, end, send_signal, active, history, events; and the heartbeat that ends calls left behind. */
 export default async function callsPlugin(app: Service, { store, resolveCaller, calls, now }: CallsPluginOptions) {
   const timing = { keepalive_seconds: Math.max(1, Math.floor(calls.StaleSeconds / 3)), ring_seconds: calls.RingSeconds }
 
@@ -262,5 +263,6 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
     }
   })
 
+  callEventsRoute(app, { store, resolveCaller })
   startCallHeartbeat(app, { store, calls, now })
 }

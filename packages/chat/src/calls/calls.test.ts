@@ -294,3 +294,39 @@ forEachDialect('call/active gives a page opened during the ring the call and its
   await chat.user(2).ok('call/end', { call_id })
   assert.equal((await chat.user(1).read('call/active')).call, null)
 })
+
+forEachDialect('a guest follows their calls with call/events, waiting for the next one', async (t, dialect) => {
+  const { chat } = await startCalls(t, dialect)
+  await chat.register([1, 'Host'])
+  const invite = await chat.user(1).ok('create_invite', { kind: 'personal' })
+  const guest = chat.guest(invite.code, 'device-guest-0003')
+  const joined = await guest.ok('join_invite', { code: invite.code })
+  const start = await guest.read('call/events')
+  assert.deepEqual(start.events, [])
+  // Waiting: the host's call arrives while the request waits.
+  const waiting = guest.read('call/events', { since: start.last_tick, wait: 5000 })
+  const started = Date.now()
+  const { call_id } = await initiate(chat.user(1), joined.chat.id)
+  const first = await waiting
+  assert.ok(Date.now() - started < 4000, 'answered when the call came, not at the end of the wait')
+  const all = [...first.events]
+  if (!all.some((event) => event.type === 'CallSignal')) {
+    all.push(...(await guest.read('call/events', { since: first.last_tick, wait: 2000 })).events)
+  }
+  assert.deepEqual(
+    all.map((event: { type: string; data: { call_id: string; type?: string } }) => [
+      event.type,
+      event.data.call_id,
+      event.data.type,
+    ]),
+    [
+      ['CallUpdated', call_id, undefined],
+      ['CallSignal', call_id, 'offer'],
+    ],
+  )
+  // Nothing else waits there: a wait with nothing new ends empty at its time.
+  const quiet = await guest.read('call/events', { since: (await guest.read('call/events')).last_tick, wait: 300 })
+  assert.deepEqual(quiet.events, [])
+  const refused = await guest.get('call/events', { wait: 60_000 })
+  assert.deepEqual([refused.status, refused.error?.code], [400, 1000])
+})
