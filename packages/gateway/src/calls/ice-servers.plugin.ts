@@ -1,6 +1,5 @@
 import type { Service } from '@atrium/platform'
 import { Type } from 'typebox'
-import { requireUserSession } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import { turnCredentials } from './turn-credentials.ts'
 
@@ -36,33 +35,28 @@ export function gatewayStunUrl(publicOrigin: string): string {
 }
 
 /**
- * GET /auth/v1/call/ice_servers: the ICE servers a signed-in person's browser calls with, TURN
- * relays with credentials made for them now (docs/calls.md).
+ * GET /auth/v1/call/ice_servers: the ICE servers a browser calls with; for a signed-in person also
+ * the TURN relays, with credentials made for them now (docs/calls.md).
  */
 export default async function iceServersPlugin(app: Service, { calls, publicOrigin, now }: IceServersPluginOptions) {
   const stun = [...calls.StunUrls, ...(calls.GatewayStun ? [gatewayStunUrl(publicOrigin)] : [])]
 
-  app.get(
-    '/call/ice_servers',
-    {
-      schema: iceServers,
-      preValidation: async (request) => void requireUserSession(request.caller, 'Sign in to make calls.'),
-    },
-    async (request, reply) => {
-      const caller = requireUserSession(request.caller, 'Sign in to make calls.')
-      const expiresAt = now() + calls.TurnTtlSeconds * 1000
-      const servers: { urls: string[]; username?: string; credential?: string }[] = []
-      if (stun.length > 0) servers.push({ urls: stun })
-      if (calls.TurnUrls.length > 0) {
-        servers.push({ urls: calls.TurnUrls, ...turnCredentials(calls.TurnSecret, String(caller.crmId), expiresAt) })
-      }
-      // Credentials are personal and short-lived: no cache may keep or share them.
-      reply.header('cache-control', 'no-store')
-      return {
-        ice_servers: servers,
-        ice_transport_policy: calls.IceTransportPolicy,
-        expires_at: new Date(expiresAt).toISOString(),
-      }
-    },
-  )
+  app.get('/call/ice_servers', { schema: iceServers }, async (request, reply) => {
+    const { caller } = request
+    const expiresAt = now() + calls.TurnTtlSeconds * 1000
+    const servers: { urls: string[]; username?: string; credential?: string }[] = []
+    if (stun.length > 0) servers.push({ urls: stun })
+    // The relay is for signed-in people: a caller without a session (a guest of an invite) gets
+    // the STUN servers, which are no secret, and no TURN credentials.
+    if (calls.TurnUrls.length > 0 && caller.keyType === 'session' && caller.crmId !== 0) {
+      servers.push({ urls: calls.TurnUrls, ...turnCredentials(calls.TurnSecret, String(caller.crmId), expiresAt) })
+    }
+    // Credentials are personal and short-lived: no cache may keep or share them.
+    reply.header('cache-control', 'no-store')
+    return {
+      ice_servers: servers,
+      ice_transport_policy: calls.IceTransportPolicy,
+      expires_at: new Date(expiresAt).toISOString(),
+    }
+  })
 }

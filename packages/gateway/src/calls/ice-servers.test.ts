@@ -50,13 +50,19 @@ forEachDialect('a signed-in person gets STUN servers and TURN credentials made f
   assert.equal(later.result.ice_servers[1].username, `${expiry + 60}:${person.crmId}`)
 })
 
-forEachDialect('without a session there are no TURN credentials', async (t, dialect) => {
+forEachDialect('without a session there are STUN servers but no TURN credentials', async (t, dialect) => {
   const gateway = await startGateway(t, dialect, {
-    settings: { Calls: { TurnUrls: ['turn:127.0.0.1:3478'], TurnSecret: TURN_SECRET } },
+    settings: {
+      Calls: { TurnUrls: ['turn:127.0.0.1:3478'], TurnSecret: TURN_SECRET, StunUrls: ['stun:stun.example.org:3478'] },
+    },
   })
-  const response = await fetch(`${gateway.url}/auth/v1/call/ice_servers`)
+  // A guest of an invite has no session: what it sends is the invite and its device.
+  const response = await fetch(`${gateway.url}/auth/v1/call/ice_servers`, {
+    headers: { 'X-Invite-Code': 'AbCdEf123456', 'X-Device-Guid': 'device-guest-0001' },
+  })
   const body = await json(response)
-  assert.deepEqual([response.status, body.error.code], [401, 2003])
+  assert.equal(response.status, 200)
+  assert.deepEqual(body.result.ice_servers, [{ urls: ['stun:stun.example.org:3478'] }])
   assert.equal(JSON.stringify(body).includes('turn:'), false)
 })
 

@@ -54,6 +54,15 @@ export function createCallApi(client: ApiClient) {
       client.get<{ call: CallView | null; offer: string; keepalive_seconds: number; ring_seconds: number }>(
         `${CALL}/active`,
       ),
+    /**
+     * The caller's call events after `since` (omitted: none, just the cursor to start from),
+     * waiting up to `wait` ms: how a guest, who has no SSE stream, follows its calls.
+     */
+    events: (since: string | undefined, wait: number) =>
+      client.get<{ events: { type: string; tick: string; data: Record<string, unknown> }[]; last_tick: string }>(
+        `${CALL}/events`,
+        { since, wait },
+      ),
     history: (page: { before?: string; limit?: number } = {}) =>
       client.get<{ calls: CallHistoryEntry[]; has_more: boolean }>(`${CALL}/history`, page),
   }

@@ -3,7 +3,7 @@ import { type TestContext, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
 import { openPrivateChat, signedInPerson } from './steps.ts'
-import { launchBrowser, type System, screenshot, startSystem } from './system.ts'
+import { launchBrowser, openPage, type System, screenshot, startSystem } from './system.ts'
 import { startTurnServer } from './turn-server.ts'
 
 /** Chromium's fake camera and microphone, granted without a prompt (no real devices on CI). */
@@ -172,4 +172,37 @@ test('two browsers call each other through a coturn relay only', async (t) => {
   const turn = await startTurnServer(t, secret)
   if (!turn) return
   await videoCall(t, { Calls: { TurnUrls: [turn.url], TurnSecret: secret, IceTransportPolicy: 'relay' } }, 'relay')
+})
+
+test('a guest of a personal invite calls the person who invited them', async (t) => {
+  const system = await startSystem(t)
+  const alice = await caller(t, system, 'alice@example.com', 'Alice')
+  await alice.page.getByText('Invite a guest', { exact: true }).click()
+  await alice.page.getByRole('button', { name: 'Create an invite link' }).click()
+  const link = await alice.page.getByLabel('Invite link').inputValue()
+
+  const browser = (await launchBrowser(t, FAKE_MEDIA)) as Browser
+  const guest = await openPage(browser)
+  await guest.context.addInitScript(KEEP_PEER_CONNECTIONS)
+  await guest.page.goto(link)
+  await guest.page.getByRole('heading', { name: 'Alice' }).waitFor()
+  await guest.page.getByRole('button', { name: 'Call', exact: true }).click()
+
+  const ring = alice.page.getByRole('alertdialog', { name: /is calling$/ })
+  await ring.getByText('Audio call').waitFor()
+  await ring.getByRole('button', { name: 'Accept' }).click()
+  const guestCall = guest.page.getByRole('region', { name: 'Call with Alice' })
+  await guestCall.locator('.call-status', { hasText: /^\d+:\d{2}$/ }).waitFor({ timeout: 20_000 })
+  const toGuest = await mediaFlows(guest.page)
+  const toAlice = await mediaFlows(alice.page)
+  assert.deepEqual([toGuest.candidateType, toAlice.candidateType], ['host', 'host'])
+  await checkAccessibility(guest.page, 'call-guest-active')
+
+  await guestCall.getByRole('button', { name: 'End call' }).click()
+  await alice.page.getByRole('status').filter({ hasText: 'Call ended' }).waitFor()
+  // The guest's conversation row follows the call's end (call events, long-polled).
+  await guest.page.locator('.message .call-row', { hasText: /Outgoing call · \d+:\d{2}/ }).waitFor()
+  await alice.page.getByRole('link', { name: 'Calls' }).click()
+  await alice.page.locator('.call-history li .call-summary', { hasText: /^Incoming call · \d+:\d{2}/ }).waitFor()
+  assert.deepEqual([...alice.errors, ...guest.errors], [])
 })
