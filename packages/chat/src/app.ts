@@ -12,6 +12,7 @@ import type { FastifyServerOptions } from 'fastify'
 import { installAcceptedText } from './accepted-text.ts'
 import { createCallerResolver } from './caller.ts'
 import callsPlugin from './calls/calls.plugin.ts'
+import { internalCallsPlugin } from './calls/internal-calls.plugin.ts'
 import chatsPlugin from './chats/chats.plugin.ts'
 import type { ChatConfig } from './config.ts'
 import { chatMigrations } from './db/migrations/index.ts'
@@ -96,6 +97,7 @@ export async function buildChat(
   app.register(internalProfilesPlugin, { prefix: '/private/v1', store })
   app.register(internalPlugin, { prefix: '/private/v1', store, hardDelete: config.HardDelete.Messages })
   app.register(filesPlugin, { prefix: '/private/v1', store })
+  app.register(internalCallsPlugin, { prefix: '/private/v1', store })
   app.register(internalSupportPlugin, { prefix: '/private/v1', store, support: config.Support, now })
   app.register(deliveryPlugin, {
     prefix: '/private/v1',

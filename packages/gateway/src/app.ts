@@ -14,6 +14,7 @@ import { createOtpDelivery } from './auth/otp-delivery.ts'
 import passkeysPlugin from './auth/passkeys.plugin.ts'
 import { createSignIn } from './auth/sign-in.ts'
 import userKeysPlugin from './auth/user-keys.plugin.ts'
+import { createCallGuests } from './calls/call-guests.ts'
 import iceServersPlugin from './calls/ice-servers.plugin.ts'
 import type { GatewayConfig } from './config.ts'
 import { createCors } from './cors/cors.ts'
@@ -197,6 +198,9 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     calls: config.Calls,
     publicOrigin: config.PublicOrigin,
     now: store.now,
+    callingGuest: config.Modules.chat
+      ? createCallGuests({ chatUrl: config.Modules.chat, serviceSecret: config.ServiceSecret })
+      : undefined,
   })
   const eventCursors = createEventCursors(store.db, store.now)
   const profileSync = config.Modules.chat

@@ -174,8 +174,13 @@ test('two browsers call each other through a coturn relay only', async (t) => {
   await videoCall(t, { Calls: { TurnUrls: [turn.url], TurnSecret: secret, IceTransportPolicy: 'relay' } }, 'relay')
 })
 
-test('a guest of a personal invite calls the person who invited them', async (t) => {
-  const system = await startSystem(t)
+test('a guest of a personal invite calls the person who invited them, through the relay', async (t) => {
+  const secret = 'coturn-secret-for-the-guest-test'
+  const turn = await startTurnServer(t, secret)
+  if (!turn) return
+  const system = await startSystem(t, 'sqlite', {
+    Calls: { TurnUrls: [turn.url], TurnSecret: secret, IceTransportPolicy: 'relay' },
+  })
   const alice = await caller(t, system, 'alice@example.com', 'Alice')
   await alice.page.getByText('Invite a guest', { exact: true }).click()
   await alice.page.getByRole('button', { name: 'Create an invite link' }).click()
@@ -195,7 +200,8 @@ test('a guest of a personal invite calls the person who invited them', async (t)
   await guestCall.locator('.call-status', { hasText: /^\d+:\d{2}$/ }).waitFor({ timeout: 20_000 })
   const toGuest = await mediaFlows(guest.page)
   const toAlice = await mediaFlows(alice.page)
-  assert.deepEqual([toGuest.candidateType, toAlice.candidateType], ['host', 'host'])
+  // The guest got TURN credentials too: relay-only works for both sides.
+  assert.deepEqual([toGuest.candidateType, toAlice.candidateType], ['relay', 'relay'])
   await checkAccessibility(guest.page, 'call-guest-active')
 
   await guestCall.getByRole('button', { name: 'End call' }).click()
