@@ -20,6 +20,10 @@ const IceServer = Type.Object({
 })
 
 const iceServers = {
+  description:
+    'STUN servers for anyone; a signed-in session, or a guest of a personal invite (X-Invite-Code and X-Device-Guid), also gets the TURN relays with credentials.',
+  // Open to anyone: credentials add to the answer, none are required.
+  security: [],
   response: {
     200: Type.Object({
       ice_servers: Type.Array(IceServer, { description: 'RTCConfiguration.iceServers as the browser takes them.' }),
