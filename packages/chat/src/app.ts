@@ -11,6 +11,8 @@ import {
 import type { FastifyServerOptions } from 'fastify'
 import { installAcceptedText } from './accepted-text.ts'
 import { createCallerResolver } from './caller.ts'
+import callsPlugin from './calls/calls.plugin.ts'
+import { internalCallsPlugin } from './calls/internal-calls.plugin.ts'
 import chatsPlugin from './chats/chats.plugin.ts'
 import type { ChatConfig } from './config.ts'
 import { chatMigrations } from './db/migrations/index.ts'
@@ -112,12 +114,14 @@ export async function buildChat(
         linkTtlMinutes: config.Telegram.LinkTtlMinutes,
         now,
       })
+      msg.register(callsPlugin, { store, resolveCaller, calls: config.Calls, now })
     },
     { prefix: '/msg/v1' },
   )
   app.register(internalProfilesPlugin, { prefix: '/private/v1', store })
   app.register(internalPlugin, { prefix: '/private/v1', store, hardDelete: config.HardDelete.Messages })
   app.register(filesPlugin, { prefix: '/private/v1', store })
+  app.register(internalCallsPlugin, { prefix: '/private/v1', store })
   app.register(internalSupportPlugin, { prefix: '/private/v1', store, support: config.Support, now })
   const smsSettings = smsProviderSettings(config)
   const smsMessages = createSmsMessagesRepository(database.db)

@@ -181,6 +181,36 @@ export const chatSettings = Type.Object(
         'Telegram bot token from @BotFather; empty: Telegram delivery is off (docs/delivery.md, "Telegram").',
     }),
     Telegram: telegramSettings,
+    Calls: Type.Object(
+      {
+        RingSeconds: Type.Integer({
+          default: 45,
+          minimum: 5,
+          maximum: 600,
+          description: 'A call nobody answers within this many seconds ends as missed.',
+        }),
+        StaleSeconds: Type.Integer({
+          default: 40,
+          minimum: 5,
+          maximum: 3600,
+          description:
+            'A call whose participant sent no sign of life (an operation or a keepalive signal) for this many seconds is ended as failed by the server heartbeat; clients send a keepalive every third of it.',
+        }),
+        SweepMs: Type.Integer({
+          default: 5000,
+          minimum: 10,
+          maximum: 60_000,
+          description: 'How often the server heartbeat looks for calls to end (unanswered or silent).',
+        }),
+        MaxSdpLength: Type.Integer({
+          default: 32_768,
+          minimum: 1024,
+          maximum: 262_144,
+          description: 'Longest SDP offer or answer accepted in characters; an ICE candidate may be at most 2,048.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     Support: Type.Object(
       {
         TeamCrmIds: Type.Array(Type.String({ pattern: '^[1-9][0-9]{0,15}$' }), {

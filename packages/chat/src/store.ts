@@ -1,5 +1,6 @@
 import type { Database, DatabaseDialect, TimetickGenerator } from '@atrium/platform'
 import type { Kysely } from 'kysely'
+import { createCallsRepository } from './calls/calls.repository.ts'
 import { createChatsRepository } from './chats/chats.repository.ts'
 import type { ChatDatabase } from './db/schema.ts'
 import { createSharedTransactions } from './db/shared-transactions.ts'
@@ -19,6 +20,7 @@ import { createEscalationsRepository } from './support/escalations.repository.ts
 function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
   return {
     chats: createChatsRepository(db),
+    calls: createCallsRepository(db),
     members: createMembersRepository(db),
     messages: createMessagesRepository(db),
     files: createFileCatalog(db),

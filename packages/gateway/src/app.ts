@@ -14,6 +14,8 @@ import { createOtpDelivery } from './auth/otp-delivery.ts'
 import passkeysPlugin from './auth/passkeys.plugin.ts'
 import { createSignIn } from './auth/sign-in.ts'
 import userKeysPlugin from './auth/user-keys.plugin.ts'
+import { createCallGuests } from './calls/call-guests.ts'
+import iceServersPlugin from './calls/ice-servers.plugin.ts'
 import type { GatewayConfig } from './config.ts'
 import { createCors } from './cors/cors.ts'
 import { createDnsCheck } from './domains/dns-check.ts'
@@ -195,6 +197,16 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
 
   // People: search, the own display name, and every user's name pushed to the chat module (docs/people.md).
   app.register(peoplePlugin, { prefix: '/auth/v1', users: store.users, now: store.now })
+  // Calls: the ICE servers and TURN credentials a caller's browser needs (docs/calls.md).
+  app.register(iceServersPlugin, {
+    prefix: '/auth/v1',
+    calls: config.Calls,
+    publicOrigin: config.PublicOrigin,
+    now: store.now,
+    callingGuest: config.Modules.chat
+      ? createCallGuests({ chatUrl: config.Modules.chat, serviceSecret: config.ServiceSecret })
+      : undefined,
+  })
   const eventCursors = createEventCursors(store.db, store.now)
   const profileSync = config.Modules.chat
     ? createProfileSync({

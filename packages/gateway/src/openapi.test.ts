@@ -36,7 +36,7 @@ const UNDOCUMENTED = new Set([
 ])
 // POST operations that take no body; any other state-changing operation must declare one.
 const BODYLESS = new Set(['post /auth/v1/logout', 'post /auth/v1/logout_all'])
-// Sign-in operations: they take no credentials.
+// Sign-in operations, and others open to anyone: they take no credentials.
 const PUBLIC = [
   'post /auth/v1/email/start',
   'post /auth/v1/email/verify',
@@ -51,6 +51,8 @@ const PUBLIC = [
   'post /auth/v1/passkeys/authenticate/verify',
   'get /auth/v1/federated/providers',
   'get /auth/v1/federated/start',
+  // STUN for anyone; the session, or a guest's invite code, adds TURN credentials (docs/calls.md).
+  'get /auth/v1/call/ice_servers',
 ]
 
 /**

@@ -223,6 +223,26 @@ export const errorCodes = {
     status: 404,
     meaning: 'No invite code or user answers to this email address (the bridge refuses it at RCPT time).',
   },
+  CallNotFound: {
+    code: 3100,
+    status: 404,
+    meaning: 'No such call, or the caller is not one of its two participants.',
+  },
+  AlreadyInCall: {
+    code: 3101,
+    status: 409,
+    meaning: 'The caller is in another call (ringing or connected); end it before starting or answering one.',
+  },
+  CallStateConflict: {
+    code: 3102,
+    status: 409,
+    meaning: 'The call is not in a state that allows this (already answered, or ended); details.state says which.',
+  },
+  SignalTooLarge: {
+    code: 3103,
+    status: 413,
+    meaning: 'The SDP or ICE candidate is longer than the chat module accepts (Calls.MaxSdpLength).',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

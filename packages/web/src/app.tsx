@@ -2,7 +2,8 @@ import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import { AccountPage } from './account/account-page.tsx'
 import type { SignedIn, UserView } from './api/auth-api.ts'
-import { Messenger } from './chat/messenger.tsx'
+import { CallHistory } from './calls/call-history.tsx'
+import { Messenger, type MessengerContext } from './chat/messenger.tsx'
 import { type ClientConfig, featuresOf } from './config/client-config.ts'
 import { contextScreens } from './contexts/context-screens.tsx'
 import { FileBrowser } from './files/file-browser.tsx'
@@ -58,8 +59,9 @@ export function App({ services, config, initialUser, onSession }: AppProps) {
     <Unavailable feature={feature} reason={on ? 'release' : 'mode'} mode={config.mode} />
   )
 
-  const messenger = (chatId: string | undefined) => (
+  const messenger = (chatId: string | undefined, main?: (context: MessengerContext) => JSX.Element) => (
     <Messenger
+      main={main}
       services={services}
       me={user!}
       features={features}
@@ -84,7 +86,14 @@ export function App({ services, config, initialUser, onSession }: AppProps) {
       needsUser(() => <AccountPage me={user!} auth={services.auth} chat={services.chat} onSignedOut={signedOut} />),
     guest: ({ code }) => <GuestPage key={code} code={code} services={services} user={user} />,
     support: () => (features.support ? needsUser(contexts.support) : unavailable('Support chat', false)),
-    calls: () => unavailable('Calls', features.calls),
+    calls: () =>
+      features.calls
+        ? needsUser(() =>
+            messenger(undefined, ({ bus, call, canCall }) => (
+              <CallHistory api={services.calls} me={user!.crmId} bus={bus} onCall={call} canCall={canCall} />
+            )),
+          )
+        : unavailable('Calls', false),
     feedback: (route) =>
       features.feedback ? needsUser(() => contexts.feedback(route)) : unavailable('Feedback', false),
     files: ({ chatId }) =>

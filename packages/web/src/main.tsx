@@ -13,6 +13,7 @@ import './files/files.css'
 import './chat/chat-list/chat-list.css'
 import './chat/conversation/conversation.css'
 import './people/people.css'
+import './calls/calls.css'
 
 /**
  * Starts the client: the configuration and the session are read in parallel, then the route's

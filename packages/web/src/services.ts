@@ -1,12 +1,15 @@
 import { type AuthApi, createAuthApi } from './api/auth-api.ts'
 import { type ChatApi, createChatApi } from './api/chat-api.ts'
 import { type ApiClient, createApiClient } from './api/client.ts'
+import { type CallApi, createCallApi } from './calls/call-api.ts'
 
 /** The client's connections to the gateway, made once at start and handed to the screens. */
 export interface Services {
   client: ApiClient
   auth: AuthApi
   chat: ChatApi
+  /** Calls: the call operations and the gateway's ICE servers (docs/calls.md). */
+  calls: CallApi
   /** The gateway's SSE stream (spec: GET /auth/v1/subscribe). */
   subscribeUrl: string
 }
@@ -21,6 +24,7 @@ export function createServices(deviceGuid: string, base = '', send?: typeof fetc
     client,
     auth: createAuthApi(client),
     chat: createChatApi(client),
+    calls: createCallApi(client),
     subscribeUrl: `${base}/auth/v1/subscribe`,
   }
 }

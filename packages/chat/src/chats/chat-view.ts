@@ -13,7 +13,9 @@ export const LastMessagePreview = Type.Object({
   id: Type.String(),
   sender: Type.String(),
   sender_name: Type.String({ description: "The sender's profile name, '' when they have none." }),
-  content: Type.String({ description: `The text's first ${LIST_PREVIEW_LENGTH} characters; for a widget, ''.` }),
+  content: Type.String({
+    description: `The text's first ${LIST_PREVIEW_LENGTH} characters; for a widget, ''; for a call, its whole call record (JSON).`,
+  }),
   file_name: Type.String({ description: "The attached file's name, '' without one." }),
   flags: Type.Integer({ description: 'ChatMessFlags of the message (File, Widget, Call …).' }),
   edited: Type.Boolean(),
@@ -68,7 +70,12 @@ export function toLastMessagePreview(row: MessageRow, senderName: string) {
     id: String(row.timetick),
     sender: String(row.owner),
     sender_name: senderName,
-    content: widget ? '' : row.content.slice(0, LIST_PREVIEW_LENGTH),
+    // A call row's content is its whole call record (a few hundred characters), which the list words.
+    content: widget
+      ? ''
+      : hasFlag(row.flags, ChatMessFlags.Call)
+        ? row.content
+        : row.content.slice(0, LIST_PREVIEW_LENGTH),
     file_name: hasFlag(row.flags, ChatMessFlags.File) ? row.file_name : '',
     flags: row.flags,
     edited: row.edited !== 0,

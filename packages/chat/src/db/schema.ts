@@ -198,6 +198,26 @@ export interface MailStateTable {
   cursor: number
 }
 
+/** A participant of an active call (ringing or connected); the member key allows one active call per person. */
+export interface CallLinesTable {
+  member: number
+  /** The call's chat_mess row (Call flag). */
+  call_id: number
+  chat_id: number
+  /** The other participant. */
+  peer: number
+  /** Who placed the call: while it rings, only the caller's silence ends it early. */
+  caller: number
+  /** CallLineState: 1 ringing, 2 connected. */
+  state: number
+  /** Epoch ms when the current state began. */
+  since: number
+  /** Epoch ms of this participant's last sign of life (an operation or a keepalive signal). */
+  seen: number
+  /** The caller's SDP offer on the ringing line of the person called; '' otherwise. */
+  offer: string
+}
+
 export interface ChatDatabase {
   chats: ChatsTable
   chat_members: ChatMembersTable
@@ -215,4 +235,5 @@ export interface ChatDatabase {
   mail_messages: MailMessagesTable
   mail_user_invites: MailUserInvitesTable
   mail_state: MailStateTable
+  call_lines: CallLinesTable
 }

@@ -30,6 +30,8 @@ export type ChatEventType =
   | 'MemberRemoved'
   | 'MemberUpdated'
   | 'ProfileChanged'
+  | 'CallUpdated'
+  | 'CallSignal'
 
 /**
  * An EventBatchItem as the feed reads it: the event's data stays JSON text, with `tick` (the cursor

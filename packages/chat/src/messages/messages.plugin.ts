@@ -147,6 +147,8 @@ export default async function messagesPlugin(
     const row = await store.transact(async (unit) => {
       const { message } = await requireMessage(unit, Number(request.body.message_id), caller)
       if (hasFlag(message.flags, ChatMessFlags.Deleted)) throw new ApiError('MessageDeleted')
+      // A call row is the record of a call between two people (docs/calls.md), not a message to pass on.
+      if (hasFlag(message.flags, ChatMessFlags.Call)) throw new ApiError('InvalidRequest', 'calls cannot be forwarded')
       const target = await requireMember(unit, Number(request.body.to_chat_id), caller)
       requireCanPost(target)
       const row = newMessage(store, target.chat.timetick, caller.member, {

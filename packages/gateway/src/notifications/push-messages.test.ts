@@ -30,6 +30,17 @@ test('message bodies: files, calls, long text; hidden, deleted and own messages 
     (await pushMessageFor(1001, chatEvent({ flags: ChatMessFlags.Call, content: '' }), lookups))?.body,
     'Call',
   )
+  // A placed call carries its record: the person called reads who is calling, not JSON.
+  const ringing = JSON.stringify({ media: 'video', state: 'ringing', caller: '1002', callee: '1001' })
+  const busy = JSON.stringify({ media: 'audio', state: 'ended', caller: '1002', callee: '1001', end_reason: 'busy' })
+  assert.equal(
+    (await pushMessageFor(1001, chatEvent({ flags: ChatMessFlags.Call, content: ringing }), lookups))?.body,
+    '📞 Incoming video call',
+  )
+  assert.equal(
+    (await pushMessageFor(1001, chatEvent({ flags: ChatMessFlags.Call, content: busy }), lookups))?.body,
+    '📞 Missed call',
+  )
   const long = await pushMessageFor(1001, chatEvent({ content: `${'word '.repeat(100)}\n\nend` }), lookups)
   assert.equal(long?.body.length, 180)
   assert.ok(long?.body.endsWith('…'))

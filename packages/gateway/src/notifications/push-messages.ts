@@ -38,14 +38,28 @@ function clip(text: string, chars = BODY_CHARS): string {
   return flat.length > chars ? `${flat.slice(0, chars - 1)}…` : flat
 }
 
+/**
+ * A call row's words: its content is the call record (docs/calls.md), pushed when the call is
+ * placed, so the person called sees who is calling while no tab is open.
+ */
+function callBody(content: unknown): string {
+  try {
+    const record = JSON.parse(String(content)) as { media?: unknown; state?: unknown }
+    const kind = record.media === 'video' ? 'video call' : 'call'
+    return record.state === 'ringing' ? `📞 Incoming ${kind}` : `📞 Missed ${kind}`
+  } catch {
+    return 'Call'
+  }
+}
+
 function chatBody(data: Record<string, unknown>): string {
   const flags = Number(data.flags) || 0
+  if (hasFlag(flags, ChatMessFlags.Call)) return callBody(data.content)
   const content = typeof data.content === 'string' ? clip(data.content) : ''
   const file = data.file as { name?: unknown } | undefined
   if (hasFlag(flags, ChatMessFlags.File) && typeof file?.name === 'string') {
     return content ? `📎 ${clip(file.name)}: ${content}` : `📎 ${clip(file.name)}`
   }
-  if (hasFlag(flags, ChatMessFlags.Call)) return content || 'Call'
   return content || 'New message'
 }
 

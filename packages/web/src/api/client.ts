@@ -115,6 +115,24 @@ export function createApiClient({
       return response.blob()
     },
 
+    /**
+     * POSTs `body` as a request that outlives the page (fetch with keepalive, for pagehide): unlike
+     * navigator.sendBeacon it carries X-CSRF-Token, so the gateway's CSRF rule holds for it too
+     * (docs/calls.md, "Leaving the page"). Nothing waits for its answer.
+     */
+    beacon(path: string, body: object): void {
+      const headers = apiHeaders(deviceGuid)
+      headers['content-type'] = 'application/json'
+      if (csrf) headers['x-csrf-token'] = csrf
+      send(`${base}${path}`, {
+        method: 'POST',
+        headers,
+        credentials: 'same-origin',
+        body: JSON.stringify(body),
+        keepalive: true,
+      }).catch(() => {})
+    },
+
     /** The session's CSRF token as last known, for requests made outside this client (tus uploads). */
     csrfToken: () => csrf,
 

@@ -3,10 +3,13 @@ import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } fro
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
+import { CallScreen } from '../calls/call-screen.tsx'
+import { useCalls } from '../calls/use-calls.ts'
 import type { Features } from '../config/client-config.ts'
 import { createUploader } from '../files/uploader.ts'
 import { type LiveStatus, openLiveEvents, type TickStorage } from '../live-events.ts'
-import { createPeopleNames, PeopleNamesContext } from '../people/people-names.ts'
+import { createPeopleNames, fallbackName, PeopleNamesContext } from '../people/people-names.ts'
+import { Link } from '../router/link.tsx'
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import type { Services } from '../services.ts'
@@ -33,6 +36,17 @@ interface MessengerProps {
   onSignedOut: () => void
   /** More of the sidebar above the chat list (the support team's escalations), given the live events. */
   aside?: (bus: EventBus) => JSX.Element
+  /** What the main pane shows instead of a conversation (the call history at /chat/calls). */
+  main?: (context: MessengerContext) => JSX.Element
+}
+
+/** What a screen in the messenger's main pane may use of it. */
+export interface MessengerContext {
+  bus: EventBus
+  /** Calls the other person of a private chat. */
+  call: (chatId: string, media: 'audio' | 'video') => void
+  /** No call is under way, so a new one may start. */
+  canCall: boolean
 }
 
 /** The chat a route names: by chat id, else the private chat with that peer (spec: /chat/c/{peerCrmId}). */
@@ -69,7 +83,16 @@ function useOnline(): boolean {
  * The messenger at /chat/ and /chat/c/{chatId}: the chat list with unread badges beside the open
  * conversation, kept current by the gateway's live events.
  */
-export function Messenger({ services, me, features, uploadChunkSize, chatId, onSignedOut, aside }: MessengerProps) {
+export function Messenger({
+  services,
+  me,
+  features,
+  uploadChunkSize,
+  chatId,
+  onSignedOut,
+  aside,
+  main,
+}: MessengerProps) {
   const { chat: api, auth } = services
   const [list, dispatch] = useReducer(chatListReducer, EMPTY_CHAT_LIST)
   const [status, setStatus] = useState<LiveStatus>('connecting')
@@ -89,6 +112,13 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, onS
       }),
     [services.client, me.crmId, uploadChunkSize],
   )
+  const calls = useCalls({ api: services.calls, me: me.crmId, bus, enabled: features.calls })
+  const canCall = calls.phase.kind === 'idle' || calls.phase.kind === 'ended'
+  /** A person by name: the name of the private chat with them, else a known display name. */
+  function nameOf(id: string): string {
+    const chat = list.chats.find((candidate) => candidate.type === ChatType.Private && candidate.peer === id)
+    return chat?.name || names.get(id) || fallbackName(id)
+  }
   const [panelOpen, setPanelOpen] = useState(false)
   const panelToggle = useRef<HTMLButtonElement>(null)
 
@@ -200,7 +230,7 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, onS
   const outsideMode = openChat === undefined && findChat(list.chats, chatId) !== undefined
   return (
     <PeopleNamesContext.Provider value={names}>
-      <div class={openChat || chatId ? 'messenger chat-open' : 'messenger'}>
+      <div class={openChat || chatId || main ? 'messenger chat-open' : 'messenger'}>
         <aside class="sidebar">
           <ProfilePanel me={me} auth={auth} api={api} onSignedOut={onSignedOut} />
           <NewPrivateChat api={api} onOpened={opened} />
@@ -209,6 +239,11 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, onS
             <p class="form-error" role="alert">
               {error}
             </p>
+          )}
+          {features.calls && (
+            <nav class="sidebar-links" aria-label="More">
+              <Link href={routePath({ name: 'calls' })}>Calls</Link>
+            </nav>
           )}
           {aside?.(bus)}
           <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} me={me.crmId} />
@@ -237,6 +272,8 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, onS
                   onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
                   uploader={uploader}
                   typing={typing}
+                  onCall={features.calls ? (media) => void calls.start(openChat.id, media) : undefined}
+                  canCall={canCall}
                 />
               </div>
               {panelOpen && (
@@ -252,6 +289,8 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, onS
                 />
               )}
             </>
+          ) : main && !chatId ? (
+            main({ bus, call: (id, media) => void calls.start(id, media), canCall })
           ) : outsideMode ? (
             <p class="empty">Groups and channels are not shown in this deployment's client mode.</p>
           ) : notAllowed ? (
@@ -262,6 +301,7 @@ export function Messenger({ services, me, features, uploadChunkSize, chatId, onS
             <p class="empty">Choose a chat, or start a new one.</p>
           )}
         </section>
+        {features.calls && <CallScreen calls={calls} me={me.crmId} nameOf={nameOf} />}
         {status !== 'live' && (
           <p class="live-status" role="status">
             {status === 'offline' ? 'Offline: reconnecting…' : 'Connecting…'}

@@ -205,12 +205,17 @@ test('each mode shows only its contexts; a turned-off context says so in words',
   if (!browser) return
   const { page, errors } = await openPage(browser)
   const offered = {
-    support: { support: true, feedback: false, discuss: false },
-    feedback: { support: false, feedback: true, discuss: true },
-    full: { support: false, feedback: true, discuss: true },
+    support: { support: true, feedback: false, discuss: false, calls: false },
+    feedback: { support: false, feedback: true, discuss: true, calls: false },
+    full: { support: false, feedback: true, discuss: true, calls: true },
   }
-  const routes = { support: '/chat/support', feedback: '/chat/feedback/order/1', discuss: '/chat/discuss/order/1' }
-  const titles = { support: 'Support chat', feedback: 'Feedback', discuss: 'Discussions' }
+  const routes = {
+    support: '/chat/support',
+    feedback: '/chat/feedback/order/1',
+    discuss: '/chat/discuss/order/1',
+    calls: '/chat/calls',
+  }
+  const titles = { support: 'Support chat', feedback: 'Feedback', discuss: 'Discussions', calls: 'Calls' }
   for (const [mode, contexts] of Object.entries(offered)) {
     const system = await startSystem(t, 'sqlite', {}, { mode })
     for (const [context, on] of Object.entries(contexts) as [keyof typeof routes, boolean][]) {

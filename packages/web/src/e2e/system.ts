@@ -157,17 +157,22 @@ export async function startSystem(
 export type System = Awaited<ReturnType<typeof startSystem>>
 
 /**
- * Headless Chromium, or undefined after skipping the test when it is not installed (unless
- * ATRIUM_REQUIRE_BROWSER=1, as in CI, where a missing browser fails the test).
+ * Headless Chromium (with `extraArgs` after the usual flags), or undefined after skipping the test
+ * when it is not installed (unless ATRIUM_REQUIRE_BROWSER=1, as in CI, where a missing browser
+ * fails the test).
  */
-export async function launchBrowser(t: TestContext): Promise<Browser | undefined> {
+export async function launchBrowser(t: TestContext, extraArgs: string[] = []): Promise<Browser | undefined> {
   if (!existsSync(CHROMIUM)) {
     const message = `Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`
     if (process.env.ATRIUM_REQUIRE_BROWSER === '1') assert.fail(`${message}; ATRIUM_REQUIRE_BROWSER=1 requires it`)
     t.skip(message)
     return undefined
   }
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS })
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...CHROMIUM_FLAGS, ...extraArgs],
+  })
   t.after(() => browser.close())
   return browser
 }

@@ -9,12 +9,22 @@ export const INVITE_CODE_HEADER = 'x-invite-code'
  * invite in X-Invite-Code beside the client's X-Device-Guid, which is how the chat module knows a
  * guest without a session (docs/chat-api.md, "Invites and guests"; the gateway passes both headers).
  */
-export function createGuestChatApi(
+export function createGuestChatApi(code: string, deviceGuid: string, options: GuestClientOptions = {}) {
+  return createChatApi(createGuestClient(code, deviceGuid, options))
+}
+
+export interface GuestClientOptions {
+  base?: string
+  fetch?: typeof fetch
+}
+
+/** The API client of the guest of invite `code` on this device: X-Invite-Code on every request. */
+export function createGuestClient(
   code: string,
   deviceGuid: string,
-  { base = '', fetch: send = (...args: Parameters<typeof fetch>) => fetch(...args) } = {},
+  { base = '', fetch: send = (...args: Parameters<typeof fetch>) => fetch(...args) }: GuestClientOptions = {},
 ) {
-  const client = createApiClient({
+  return createApiClient({
     base,
     deviceGuid,
     fetch: (input, init = {}) => {
@@ -23,5 +33,4 @@ export function createGuestChatApi(
       return send(input, { ...init, headers })
     },
   })
-  return createChatApi(client)
 }

@@ -5,6 +5,7 @@ import type { ChatView } from '../api/chat-types.ts'
 import { failureText } from '../api/envelope.ts'
 import { conversationReducer, EMPTY_CONVERSATION, newestId, PAGE } from '../chat/conversation/conversation-state.ts'
 import { useOlderMessages } from '../chat/conversation/use-older-messages.ts'
+import type { EventBus } from '../chat/live/event-bus.ts'
 import { mayPost } from '../chat/message/names.ts'
 import { GuestComposer } from './guest-composer.tsx'
 import { GuestMessages } from './guest-messages.tsx'
@@ -16,6 +17,8 @@ interface GuestConversationProps {
   me: UserView
   /** Fetches the file of a message as this guest. */
   loadFile: (messageId: string) => Promise<Blob>
+  /** The guest's call events (long-polled): a call row follows its call. */
+  bus?: EventBus
 }
 
 /**
@@ -28,7 +31,7 @@ export const GUEST_POLL_MS = 4000
  * The conversation a guest joined: history, newer messages by polling, and the composer for text.
  * Guests get no upload, file browser or search (spec: "Guests").
  */
-export function GuestConversation({ api, chat, me, loadFile }: GuestConversationProps) {
+export function GuestConversation({ api, chat, me, loadFile, bus }: GuestConversationProps) {
   const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
   const [error, setError] = useState('')
   const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
@@ -65,6 +68,16 @@ export function GuestConversation({ api, chat, me, loadFile }: GuestConversation
       document.removeEventListener('visibilitychange', poll)
     }
   }, [api, chat.id])
+
+  useEffect(
+    () =>
+      bus?.subscribe((event) => {
+        if (event !== 'resync' && event.type === 'CallUpdated' && event.data.chat_id === chat.id) {
+          dispatch({ type: 'event', event, me: me.crmId })
+        }
+      }),
+    [bus, chat.id, me.crmId],
+  )
 
   async function send(text: string) {
     try {

@@ -1,6 +1,8 @@
+import { ChatMessFlags } from '@atrium/platform/flags'
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatView, MessageView } from '../api/chat-types.ts'
+import { CallRow } from '../calls/call-row.tsx'
 import { LoadOlderButton } from '../chat/conversation/load-older.tsx'
 import { senderName } from '../chat/message/names.ts'
 import { GuestFile } from '../files/guest-file.tsx'
@@ -62,8 +64,12 @@ export function GuestMessages(props: GuestMessagesProps) {
                 {message.file && !message.deleted && (
                   <GuestFile file={message.file} load={() => loadFile(message.id)} />
                 )}
-                {(message.deleted || message.content !== '' || !message.file) && (
-                  <div class="message-content">{message.deleted ? <em>Message deleted</em> : message.content}</div>
+                {!message.deleted && message.flags & ChatMessFlags.Call ? (
+                  <CallRow content={message.content} me={me.crmId} />
+                ) : (
+                  (message.deleted || message.content !== '' || !message.file) && (
+                    <div class="message-content">{message.deleted ? <em>Message deleted</em> : message.content}</div>
+                  )
                 )}
               </li>
             ))}

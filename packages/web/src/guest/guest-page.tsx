@@ -1,7 +1,10 @@
 import { useEffect, useMemo, useState } from 'preact/hooks'
 import type { UserView } from '../api/auth-api.ts'
+import { createChatApi } from '../api/chat-api.ts'
 import type { JoinedInvite } from '../api/chat-types.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
+import { GuestCalls } from '../calls/guest-calls.tsx'
+import { createEventBus } from '../chat/live/event-bus.ts'
 import { chatKind } from '../chat/message/names.ts'
 import { guestFilePath } from '../files/file-urls.ts'
 import { Avatar } from '../people/avatar.tsx'
@@ -10,7 +13,7 @@ import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import { MessageScreen } from '../screens/message-screen.tsx'
 import type { Services } from '../services.ts'
-import { createGuestChatApi } from './guest-api.ts'
+import { createGuestClient } from './guest-api.ts'
 import { GuestConversation } from './guest-conversation.tsx'
 import { GuestName } from './guest-name.tsx'
 
@@ -35,13 +38,16 @@ type Joining = { state: 'joining' } | { state: 'joined'; joined: JoinedInvite } 
  * user joins a group invite as a member and goes on in the messenger.
  */
 export function GuestPage({ code, services, user }: GuestPageProps) {
-  const api = useMemo(
-    () => (user ? services.chat : createGuestChatApi(code, services.client.deviceGuid)),
+  const guestClient = useMemo(
+    () => (user ? undefined : createGuestClient(code, services.client.deviceGuid)),
     [code, services, user],
   )
+  const api = useMemo(() => (guestClient ? createChatApi(guestClient) : services.chat), [guestClient, services])
   // Guests cannot search people; they see the names of those who share their chat (get_profiles).
   const names = useMemo(() => createPeopleNames(api.getProfiles, async () => []), [api])
   const [joining, setJoining] = useState<Joining>({ state: 'joining' })
+  // The guest's call events, long-polled by GuestCalls, for the call screen and the call rows.
+  const callEvents = useMemo(createEventBus, [])
 
   useEffect(() => {
     if (!INVITE_CODE.test(code)) return
@@ -76,7 +82,7 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
       </MessageScreen>
     )
   }
-  const { chat, member } = joining.joined
+  const { chat, member, calls_allowed } = joining.joined
   const me: UserView = { crmId: member, name: '', scopes: [], contacts: [] }
   return (
     <PeopleNamesContext.Provider value={names}>
@@ -91,6 +97,7 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
               </p>
             </div>
           </div>
+          {calls_allowed && guestClient && <GuestCalls client={guestClient} chat={chat} me={member} bus={callEvents} />}
           <GuestName api={api} />
         </header>
         <GuestConversation
@@ -98,6 +105,7 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
           chat={chat}
           me={me}
           loadFile={(messageId) => services.client.getBlob(guestFilePath(code, messageId))}
+          bus={callEvents}
         />
       </div>
     </PeopleNamesContext.Provider>

@@ -14,6 +14,7 @@ import * as supportChats from './0012-support-chats.ts'
 import * as smsMessages from './0013-sms-messages.ts'
 import * as telegramLinks from './0014-telegram-links.ts'
 import * as mailBridge from './0015-mail-bridge.ts'
+import * as calls from './0017-calls.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -32,4 +33,5 @@ export const chatMigrations: Migrations = {
   '0013-sms-messages': smsMessages,
   '0014-telegram-links': telegramLinks,
   '0015-mail-bridge': mailBridge,
+  '0017-calls': calls,
 }

@@ -153,3 +153,45 @@ test('deleting a message in a chat with unread messages refetches its count', ()
     ],
   )
 })
+
+test('a call row in the preview follows its call', () => {
+  const record = {
+    media: 'video',
+    state: 'ringing',
+    caller: '1002',
+    callee: '1001',
+    answered_at: '',
+    ended_at: '',
+    duration: 0,
+    end_reason: '',
+  }
+  const preview = {
+    id: '7001',
+    sender: '1002',
+    sender_name: '',
+    content: JSON.stringify(record),
+    file_name: '',
+    flags: 512,
+    edited: false,
+    time: '2026-11-26T10:00:00.000Z',
+  }
+  const state = loaded(chat('100', { last_message: '7001', last_message_preview: preview }))
+  const ended = {
+    ...record,
+    state: 'ended',
+    answered_at: '2026-11-26T10:00:05.000Z',
+    duration: 151,
+    end_reason: 'completed',
+  }
+  const updated: BroadcastEvent = {
+    module: 'chat',
+    tick: 7002,
+    type: 'CallUpdated',
+    data: { call_id: '7001', chat_id: '100', started_at: preview.time, ...ended },
+  }
+  const after = chatListReducer(state, { type: 'event', event: updated, me: '1001', openChatId: undefined })
+  assert.deepEqual(JSON.parse(after.chats[0]!.last_message_preview!.content), ended)
+  // Another call of the chat, not the previewed one, leaves it.
+  const other = { ...updated, data: { ...updated.data, call_id: '6999' } }
+  assert.equal(chatListReducer(state, { type: 'event', event: other, me: '1001', openChatId: undefined }), state)
+})

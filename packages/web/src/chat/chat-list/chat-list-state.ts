@@ -71,6 +71,14 @@ function applyEvent(state: ChatListState, event: BroadcastEvent, me: string, ope
       const content = String(event.data.content ?? '').slice(0, PREVIEW_LENGTH)
       return withChat(state, { ...chat, last_message_preview: { ...preview, content, edited: true } })
     }
+    case 'CallUpdated': {
+      // A call row's record changes as the call goes on: the preview follows (docs/calls.md).
+      const preview = chat?.last_message_preview
+      if (!chat || preview?.id !== String(event.data.call_id)) return state
+      const { media, state: callState, caller, callee, answered_at, ended_at, duration, end_reason } = event.data
+      const record = { media, state: callState, caller, callee, answered_at, ended_at, duration, end_reason }
+      return withChat(state, { ...chat, last_message_preview: { ...preview, content: JSON.stringify(record) } })
+    }
     case 'MessageRead':
       // Our own read (here or in another tab) changes our count; only the server knows what is left.
       return chat && String(event.data.reader) === me ? refetching(state, chatId) : state

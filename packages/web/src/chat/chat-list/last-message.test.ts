@@ -102,6 +102,18 @@ test('a row names the sender in groups and oneself everywhere, and says what a m
   assert.equal(previewSender(direct, preview('1', { sender: '1001' }), '1001'), 'You')
   assert.equal(previewBody(preview('1', { content: '  two\n\nlines ' })), 'two lines')
   assert.equal(previewBody(preview('1', { content: '', file_name: 'a.png', flags: ChatMessFlags.File })), '📎 a.png')
+  const call = JSON.stringify({
+    media: 'audio',
+    state: 'ended',
+    caller: '1',
+    callee: '2',
+    answered_at: '',
+    ended_at: '',
+    duration: 0,
+    end_reason: 'missed',
+  })
+  assert.equal(previewBody(preview('1', { content: call, flags: ChatMessFlags.Call }), '2'), '📞 Missed call')
+  assert.equal(previewBody(preview('1', { content: call, flags: ChatMessFlags.Call }), '1'), '📞 Call: no answer')
   assert.equal(previewBody(preview('1', { content: 'look', file_name: 'a.png', flags: ChatMessFlags.File })), '📎 look')
   assert.equal(previewBody(preview('1', { content: '', flags: ChatMessFlags.Widget })), 'Widget')
   assert.equal(previewBody(preview('1', { content: '', flags: ChatMessFlags.Call })), '📞 Call')

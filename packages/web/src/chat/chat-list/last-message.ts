@@ -1,5 +1,6 @@
 import { ChatMessFlags } from '@atrium/platform/flags'
 import type { ChatView, LastMessagePreview } from '../../api/chat-types.ts'
+import { callSummary, parseCallRecord } from '../../calls/call-words.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
 import { fallbackName } from '../../people/people-names.ts'
 import { ChatType } from '../message/names.ts'
@@ -18,9 +19,12 @@ export function previewSender(chat: ChatView, preview: LastMessagePreview, me: s
 }
 
 /** What a list row says of the message, on one line: its text, or what it is when it has none. */
-export function previewBody(preview: LastMessagePreview): string {
+export function previewBody(preview: LastMessagePreview, me = ''): string {
   if (preview.flags & ChatMessFlags.Widget) return 'Widget'
-  if (preview.flags & ChatMessFlags.Call) return '📞 Call'
+  if (preview.flags & ChatMessFlags.Call) {
+    const record = parseCallRecord(preview.content)
+    return record ? `📞 ${callSummary(record, me)}` : '📞 Call'
+  }
   const text = preview.content.replace(/\s+/g, ' ').trim()
   if (preview.flags & ChatMessFlags.File) return `📎 ${text || preview.file_name}`
   return text
@@ -45,7 +49,12 @@ export function previewOfEvent(event: BroadcastEvent, chats: ChatView[]): LastMe
     id: String(data.message_id),
     sender,
     sender_name: knownName(chats, sender),
-    content: flags & ChatMessFlags.Widget ? '' : String(data.content ?? '').slice(0, PREVIEW_LENGTH),
+    content:
+      flags & ChatMessFlags.Widget
+        ? ''
+        : flags & ChatMessFlags.Call
+          ? String(data.content ?? '')
+          : String(data.content ?? '').slice(0, PREVIEW_LENGTH),
     file_name: file?.name ?? '',
     flags,
     edited: false,

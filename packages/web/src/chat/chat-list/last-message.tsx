@@ -14,7 +14,7 @@ export function LastMessageLine({ chat, me }: { chat: ChatView; me: string }) {
     <span class="chat-preview">
       {chat.archived && <span class="chat-archived">Archived · </span>}
       {sender && <span class="preview-sender">{sender}: </span>}
-      <PlainText source={previewBody(preview)} />
+      <PlainText source={previewBody(preview, me)} />
     </span>
   )
 }

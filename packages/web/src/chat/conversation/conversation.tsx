@@ -45,6 +45,10 @@ interface ConversationProps {
   uploader: Uploader
   /** Who is typing where, from the live stream's typing frames. */
   typing: TypingBoard
+  /** Calls the peer of this private chat; absent where calls are off (client mode). */
+  onCall?: (media: 'audio' | 'video') => void
+  /** No call is under way, so a new one may start. */
+  canCall?: boolean
 }
 
 /** Pages (of the largest size) loaded back at most to reach a message that is jumped to. */
@@ -67,7 +71,17 @@ function holds(state: ConversationState, messageId: string): boolean {
  * One open chat: its history (paged back on demand), live arrivals, the composer, and the read
  * marker moved whenever the reader can see the newest message.
  */
-export function Conversation({ api, chat, me, bus, onRead, uploader, typing }: ConversationProps) {
+export function Conversation({
+  api,
+  chat,
+  me,
+  bus,
+  onRead,
+  uploader,
+  typing,
+  onCall,
+  canCall = true,
+}: ConversationProps) {
   const typers = useTyping(typing, chat.id)
   const peerOnline = usePeerPresence(api, chat, typers)
   const typed = useTypingSender(api, chat.id)
@@ -258,6 +272,16 @@ export function Conversation({ api, chat, me, bus, onRead, uploader, typing }: C
             </p>
           </div>
         </div>
+        {onCall && chat.type === ChatType.Private && !chat.archived && (
+          <div class="header-calls">
+            <button type="button" class="secondary" disabled={!canCall} onClick={() => onCall('audio')}>
+              Call
+            </button>
+            <button type="button" class="secondary" disabled={!canCall} onClick={() => onCall('video')}>
+              Video call
+            </button>
+          </div>
+        )}
         <button
           type="button"
           class="secondary search-toggle"
@@ -267,7 +291,9 @@ export function Conversation({ api, chat, me, bus, onRead, uploader, typing }: C
           Search
         </button>
       </header>
-      {searching && <MessageSearch api={api} chat={chat} onOpen={openResult} onClose={() => setSearching(false)} />}
+      {searching && (
+        <MessageSearch api={api} chat={chat} me={me.crmId} onOpen={openResult} onClose={() => setSearching(false)} />
+      )}
       <PinnedBar messages={state.messages} onJump={jumpTo} />
       {error && (
         <p class="form-error" role="alert">

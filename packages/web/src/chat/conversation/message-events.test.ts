@@ -100,3 +100,27 @@ test('a deleted message takes no reactions, pins or edits from late events', () 
   ])
     assert.equal(applyMessageEvent(deleted, late, ME), deleted)
 })
+
+test('a call row follows its call: CallUpdated replaces the record it shows', () => {
+  const ringing = {
+    media: 'audio',
+    state: 'ringing',
+    caller: '1002',
+    callee: ME,
+    answered_at: '',
+    ended_at: '',
+    duration: 0,
+    end_reason: '',
+  }
+  const row = message('1005', { flags: 512, content: JSON.stringify(ringing) })
+  const ended = { ...ringing, state: 'ended', ended_at: '2026-11-26T10:00:45.000Z', end_reason: 'missed' }
+  const after = applyMessageEvent(
+    [message('1004'), row],
+    event('CallUpdated', { call_id: '1005', started_at: '2026-11-26T10:00:00.000Z', ...ended }),
+    ME,
+  )
+  assert.deepEqual(JSON.parse(after[1]!.content), ended)
+  // The same record again changes nothing.
+  const again = applyMessageEvent(after, event('CallUpdated', { call_id: '1005', ...ended }), ME)
+  assert.equal(again, after)
+})

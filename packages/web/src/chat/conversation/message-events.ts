@@ -9,6 +9,7 @@ export const MESSAGE_CHANGE_EVENTS = new Set([
   'MessagePinned',
   'MessageUnpinned',
   'ReactionChanged',
+  'CallUpdated',
 ])
 
 /** Characters of the replied message that a reply's preview carries (docs/chat-api.md, MessageView.reply_to). */
@@ -58,7 +59,9 @@ export function applyReaction(reactions: ReactionView[], emoji: string, added: b
  */
 export function applyMessageEvent(messages: MessageView[], event: BroadcastEvent, me: string): MessageView[] {
   const { data } = event
-  const id = typeof data.message_id === 'string' ? data.message_id : ''
+  // A call's id is its message's id (docs/calls.md).
+  const id =
+    typeof data.message_id === 'string' ? data.message_id : typeof data.call_id === 'string' ? data.call_id : ''
   if (!id) return messages
   switch (event.type) {
     case 'MessageEdited': {
@@ -93,6 +96,13 @@ export function applyMessageEvent(messages: MessageView[], event: BroadcastEvent
         const reactions = applyReaction(message.reactions, emoji, added, data.by === me)
         return reactions === message.reactions ? message : { ...message, reactions }
       })
+    }
+    case 'CallUpdated': {
+      const { media, state, caller, callee, answered_at, ended_at, duration, end_reason } = data
+      const content = JSON.stringify({ media, state, caller, callee, answered_at, ended_at, duration, end_reason })
+      return mapChanged(messages, (message) =>
+        message.id === id && message.content !== content ? { ...message, content } : message,
+      )
     }
     default:
       return messages

@@ -2,6 +2,7 @@ import { ChatMessFlags } from '@atrium/platform/flags'
 import { useRef } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
+import { CallRow } from '../../calls/call-row.tsx'
 import { FileAttachment } from '../../files/file-attachment.tsx'
 import { Avatar } from '../../people/avatar.tsx'
 import { usePeopleNames } from '../../people/people-names.ts'
@@ -78,6 +79,8 @@ export function MessageItem({ message, chat, me, actionsOpen, handlers, continue
         <div class="message-content">
           <em>Message deleted</em>
         </div>
+      ) : message.flags & ChatMessFlags.Call ? (
+        <CallRow content={message.content} me={me.crmId} />
       ) : message.flags & ChatMessFlags.Widget ? (
         <div class="message-content">{message.content}</div>
       ) : message.file && message.content === '' ? null : (

@@ -1,7 +1,9 @@
+import { ChatMessFlags } from '@atrium/platform/flags'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
+import { callSummary, parseCallRecord } from '../../calls/call-words.ts'
 import { addSearchPage, type SearchResults, searchSnippet, searchWords } from './search-state.ts'
 
 interface MessageSearchProps {
@@ -11,6 +13,14 @@ interface MessageSearchProps {
   /** A result was picked. */
   onOpen: (message: MessageView) => void
   onClose: () => void
+  /** The signed-in person's id: a call found is said from their side. */
+  me: string
+}
+
+/** A call found by the search, in words instead of its record. */
+function callText(content: string, me: string): string {
+  const record = parseCallRecord(content)
+  return record ? `📞 ${callSummary(record, me)}` : '📞 Call'
 }
 
 /** Results per page. */
@@ -22,7 +32,7 @@ const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', tim
  * Search in the open chat or in all of the caller's chats (search_messages): whole or partial
  * words, newest first, with more pages on demand. Picking a result opens it.
  */
-export function MessageSearch({ api, chat, onOpen, onClose }: MessageSearchProps) {
+export function MessageSearch({ api, chat, onOpen, onClose, me }: MessageSearchProps) {
   const [query, setQuery] = useState('')
   const [allChats, setAllChats] = useState(false)
   const [results, setResults] = useState<SearchResults>()
@@ -126,7 +136,11 @@ export function MessageSearch({ api, chat, onOpen, onClose }: MessageSearchProps
                       {' · '}
                       {dateFormat.format(new Date(message.time))}
                     </span>
-                    <span class="search-result-text">{searchSnippet(message.content, words)}</span>
+                    <span class="search-result-text">
+                      {message.flags & ChatMessFlags.Call
+                        ? callText(message.content, me)
+                        : searchSnippet(message.content, words)}
+                    </span>
                   </button>
                 </li>
               ))}
