@@ -48,6 +48,9 @@ import signalsPlugin from './signals/signals.plugin.ts'
 import { createFrontPage } from './static/front-page.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
+import { createStunReports } from './stun/stun-reports.repository.ts'
+import { createStunResponder, type StunResponder, stunBindTargets } from './stun/stun-responder.ts'
+import stunPlugin from './stun/stun.plugin.ts'
 import { type GatewayStore, openGatewayStore } from './store.ts'
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
 import { createWebhooks } from './webhooks/webhooks.repository.ts'
@@ -68,6 +71,8 @@ export interface Gateway extends Service {
   sweepFiles(): Promise<FileSweepReport>
   /** Pushes changed users to the chat module now (people/profile-sync.ts); nothing without a chat module. */
   syncProfiles(): Promise<void>
+  /** The embedded STUN responder; `stun.listening()` settles once its sockets are bound after listen. */
+  stun: StunResponder
 }
 
 /** Builds the gateway with every capability registered and its database migrated; the caller listens. */
@@ -290,6 +295,34 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
 
+  // The embedded STUN responder, on UDP on the HTTP(S) port number once that is known, and its
+  // diagnostics for signed-in clients (docs/stun.md).
+  const stun = createStunResponder({
+    software: config.Stun.Software,
+    trackedSources: config.Stun.TrackedSources,
+    log: app.log,
+  })
+  if (config.Stun.Enabled) {
+    app.addHook('onListen', async () => {
+      await stun.listen(stunBindTargets(app.addresses(), config.Stun)).then(
+        (bound) => app.log.info({ stun: bound }, 'STUN responder listening on UDP'),
+        (error: unknown) => app.log.error({ err: error }, 'STUN responder could not bind; Binding requests go unanswered'),
+      )
+    })
+  }
+  app.addHook('preClose', () => stun.close())
+  app.register(stunPlugin, {
+    prefix: '/auth/v1',
+    responder: stun,
+    reports: createStunReports(store.db, store.nextTick, store.now, {
+      perUser: config.Stun.ReportsPerUser,
+      retentionMs: config.Stun.ReportRetentionHours * 3_600_000,
+    }),
+    enabled: config.Stun.Enabled,
+    reportsPerHour: config.Stun.ReportsPerHour,
+    now: store.now,
+  })
+
   // The frontends' mounts are more specific than the proxy's catch-all, so they win in the router.
   app.register(staticPlugin, { loaded: frontends })
 
@@ -321,5 +354,6 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     store,
     sweepFiles: () => sweepFiles(files),
     syncProfiles: async () => profileSync?.flush(),
+    stun,
   }) as Gateway
 }

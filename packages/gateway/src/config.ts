@@ -3,6 +3,7 @@ import { commonSettings, loadConfig, RouteFlags, type Settings } from '@atrium/p
 import { Type } from 'typebox'
 import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
+import { stunSettings } from './stun/stun-settings.ts'
 
 /** A fixed-window request limit: at most `Requests` per window of `WindowSeconds` (0 requests: off). */
 function requestWindow(requests: number, windowSeconds: number, scope: string) {
@@ -139,6 +140,7 @@ export const gatewaySettings = Type.Object(
     ),
     ...fileSettings,
     ...oauthSettings,
+    ...stunSettings,
     PushSending: Type.Boolean({
       default: true,
       description: 'Send Web Push and webhooks from this node; enable on exactly one gateway node.',
