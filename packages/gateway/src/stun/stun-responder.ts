@@ -21,6 +21,12 @@ import {
  * (IPv6); a binding request is about 100 bytes, so anything larger is not one of ours.
  */
 export const MAX_REQUEST_BYTES = 1280
+/**
+ * Socket buffers: a burst of requests (every client of a large call starting at once) waits in the
+ * kernel while the event loop is busy; the kernel caps them at net.core.rmem_max / wmem_max.
+ */
+const RECEIVE_BUFFER_BYTES = 4 * 1024 * 1024
+const SEND_BUFFER_BYTES = 1024 * 1024
 /** Binding requests remembered per source address for /auth/v1/stun/current. */
 export const BINDINGS_PER_SOURCE = 10
 
@@ -157,7 +163,11 @@ export function createStunResponder({ software, trackedSources, log, now = Date.
   }
 
   async function bindOne({ address, port }: BindTarget): Promise<AddressInfo> {
-    const socket = createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' })
+    const socket = createSocket({
+      type: address.includes(':') ? 'udp6' : 'udp4',
+      recvBufferSize: RECEIVE_BUFFER_BYTES,
+      sendBufferSize: SEND_BUFFER_BYTES,
+    })
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject)
       socket.bind({ address, port, exclusive: true }, () => {
