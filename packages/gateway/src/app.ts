@@ -48,10 +48,10 @@ import signalsPlugin from './signals/signals.plugin.ts'
 import { createFrontPage } from './static/front-page.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
+import { type GatewayStore, openGatewayStore } from './store.ts'
+import stunPlugin from './stun/stun.plugin.ts'
 import { createStunReports } from './stun/stun-reports.repository.ts'
 import { createStunResponder, type StunResponder, stunBindTargets } from './stun/stun-responder.ts'
-import stunPlugin from './stun/stun.plugin.ts'
-import { type GatewayStore, openGatewayStore } from './store.ts'
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
 import { createWebhooks } from './webhooks/webhooks.repository.ts'
 
@@ -306,7 +306,8 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     app.addHook('onListen', async () => {
       await stun.listen(stunBindTargets(app.addresses(), config.Stun)).then(
         (bound) => app.log.info({ stun: bound }, 'STUN responder listening on UDP'),
-        (error: unknown) => app.log.error({ err: error }, 'STUN responder could not bind; Binding requests go unanswered'),
+        (error: unknown) =>
+          app.log.error({ err: error }, 'STUN responder could not bind; Binding requests go unanswered'),
       )
     })
   }

@@ -52,7 +52,7 @@ const SOFTWARE = Buffer.from('test vector')
 const MAPPED_IPV4 = { family: 'IPv4', address: '192.0.2.1', port: 32853 } as const
 const MAPPED_IPV6 = { family: 'IPv6', address: '2001:db8:1234:5678:11:2233:4455:6677', port: 32853 } as const
 
-const valueOf = (packet: Buffer, type: number) =>
+const attributeValue = (packet: Buffer, type: number) =>
   decodeStunMessage(packet)?.attributes.find((attribute) => attribute.type === type)?.value
 
 test('RFC 5769 2.1: the sample request parses, with a valid FINGERPRINT and MESSAGE-INTEGRITY', () => {
@@ -66,8 +66,8 @@ test('RFC 5769 2.1: the sample request parses, with a valid FINGERPRINT and MESS
     message.attributes.map((attribute) => attribute.type),
     [Attr.Software, Attr.Priority, Attr.IceControlled, Attr.Username, Attr.MessageIntegrity],
   )
-  assert.equal(valueOf(SAMPLE_REQUEST, Attr.Software)?.toString(), 'STUN test client')
-  assert.equal(valueOf(SAMPLE_REQUEST, Attr.Username)?.toString(), 'evtj:h6vY')
+  assert.equal(attributeValue(SAMPLE_REQUEST, Attr.Software)?.toString(), 'STUN test client')
+  assert.equal(attributeValue(SAMPLE_REQUEST, Attr.Username)?.toString(), 'evtj:h6vY')
   assert.equal(checkIntegrity(SAMPLE_REQUEST, message, SHORT_TERM_PASSWORD), true)
   assert.equal(checkIntegrity(SAMPLE_REQUEST, message, 'not the password'), false)
 })
@@ -82,7 +82,7 @@ test('RFC 5769 2.2 and 2.3: the sample responses parse to 192.0.2.1 and 2001:db8
     assert.equal(message.messageClass, StunClass.SuccessResponse)
     assert.equal(message.fingerprinted, true)
     assert.equal(checkIntegrity(packet, message, SHORT_TERM_PASSWORD), true)
-    const value = valueOf(packet, Attr.XorMappedAddress)
+    const value = attributeValue(packet, Attr.XorMappedAddress)
     assert.ok(value)
     assert.deepEqual(readXorMappedAddress(value, TRANSACTION), mapped)
     assert.deepEqual(xorMappedAddress(mapped, TRANSACTION), value)
@@ -121,8 +121,8 @@ test('RFC 5769 2.1 and 2.4: the requests re-encode byte for byte, short-term and
   const longTerm = decodeStunMessage(SAMPLE_LONG_TERM_REQUEST)
   assert.ok(longTerm)
   assert.equal(longTerm.fingerprinted, false)
-  assert.equal(valueOf(SAMPLE_LONG_TERM_REQUEST, Attr.Username)?.toString(), 'マトリックス')
-  assert.equal(valueOf(SAMPLE_LONG_TERM_REQUEST, Attr.Realm)?.toString(), 'example.org')
+  assert.equal(attributeValue(SAMPLE_LONG_TERM_REQUEST, Attr.Username)?.toString(), 'マトリックス')
+  assert.equal(attributeValue(SAMPLE_LONG_TERM_REQUEST, Attr.Realm)?.toString(), 'example.org')
   const key = createHash('md5').update('マトリックス:example.org:TheMatrIX').digest()
   assert.equal(checkIntegrity(SAMPLE_LONG_TERM_REQUEST, longTerm, key), true)
   const rebuilt = encodeStunMessage(
@@ -179,7 +179,11 @@ test('attributes after MESSAGE-INTEGRITY are not read, except FINGERPRINT (RFC 8
 })
 
 test('an IPv4 peer seen through a dual-stack socket is mapped as IPv4; a zone is dropped', () => {
-  assert.deepEqual(canonicalAddress('::ffff:198.51.100.7', 4000), { family: 'IPv4', address: '198.51.100.7', port: 4000 })
+  assert.deepEqual(canonicalAddress('::ffff:198.51.100.7', 4000), {
+    family: 'IPv4',
+    address: '198.51.100.7',
+    port: 4000,
+  })
   assert.deepEqual(canonicalAddress('fe80::1%eth0', 5), { family: 'IPv6', address: 'fe80::1', port: 5 })
   for (const address of ['::1', '::', 'fe80::1:2:3:4', '2001:db8::', '1:0:2:0:3:0:4:0', '::ffff:c000:201']) {
     const mapped = { family: 'IPv6', address, port: 9 } as const
@@ -191,5 +195,9 @@ test('an IPv4 peer seen through a dual-stack socket is mapped as IPv4; a zone is
       address,
     )
   }
-  assert.equal(readXorMappedAddress(xorMappedAddress({ ...MAPPED_IPV6, address: '2001:db8::1' }, TRANSACTION), TRANSACTION)?.address, '2001:db8::1')
+  assert.equal(
+    readXorMappedAddress(xorMappedAddress({ ...MAPPED_IPV6, address: '2001:db8::1' }, TRANSACTION), TRANSACTION)
+      ?.address,
+    '2001:db8::1',
+  )
 })

@@ -128,7 +128,7 @@ export function decodeStunMessage(packet: Buffer): StunMessage | undefined {
 }
 
 function fingerprintMatches(packet: Buffer, offset: number): boolean {
-  return ((crc32(packet.subarray(0, offset)) ^ FINGERPRINT_XOR) >>> 0) === packet.readUInt32BE(offset + 4)
+  return (crc32(packet.subarray(0, offset)) ^ FINGERPRINT_XOR) >>> 0 === packet.readUInt32BE(offset + 4)
 }
 
 /**
@@ -242,7 +242,7 @@ export function ipv6Bytes(address: string): Buffer | undefined {
   for (const word of restWords) words.push(Number.parseInt(word, 16))
   if (words.length !== 8) return undefined
   const bytes = Buffer.allocUnsafe(16)
-  words.forEach((word, i) => bytes.writeUInt16BE(word, i * 2))
+  for (const [i, word] of words.entries()) bytes.writeUInt16BE(word, i * 2)
   return bytes
 }
 
@@ -317,6 +317,6 @@ export function errorCodeValue(code: number, reason: string): Buffer {
 /** The value of an UNKNOWN-ATTRIBUTES attribute (§14.13): the 16-bit types, in order. */
 export function unknownAttributesValue(types: readonly number[]): Buffer {
   const value = Buffer.allocUnsafe(types.length * 2)
-  types.forEach((type, i) => value.writeUInt16BE(type, i * 2))
+  for (const [i, type] of types.entries()) value.writeUInt16BE(type, i * 2)
   return value
 }

@@ -28,7 +28,8 @@ export const stunSettings = {
         default: 'Atrium',
         maxLength: 127,
         pattern: '^[^\\u0000-\\u001f\\u007f]*$',
-        description: 'SOFTWARE attribute of every answer (fewer than 128 characters, RFC 8489 §14.14); empty leaves it out.',
+        description:
+          'SOFTWARE attribute of every answer (fewer than 128 characters, RFC 8489 §14.14); empty leaves it out.',
       }),
       TrackedSources: Type.Integer({
         default: 10_000,
@@ -41,7 +42,8 @@ export const stunSettings = {
         default: 30,
         minimum: 1,
         maximum: 10_000,
-        description: 'POST /auth/v1/stun/report calls one user may make per hour on one gateway; more answer RateLimited.',
+        description:
+          'POST /auth/v1/stun/report calls one user may make per hour on one gateway; more answer RateLimited.',
       }),
       ReportsPerUser: Type.Integer({
         default: 20,

@@ -4,8 +4,8 @@ import type { FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
 import { createFixedWindow } from '../rate-limit/fixed-window.ts'
 import { canonicalAddress } from './stun-message.ts'
-import type { StunResponder } from './stun-responder.ts'
 import type { StunReportRow, StunReports } from './stun-reports.repository.ts'
+import type { StunResponder } from './stun-responder.ts'
 
 export interface StunPluginOptions {
   responder: StunResponder
@@ -157,6 +157,12 @@ function checkReport(body: Report) {
   }
 }
 
+/** The text without control characters (a header may carry a tab; NUL never reaches the database). */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  return text.replace(/[\u0000-\u001f\u007f]/g, '')
+}
+
 // Before the schema, so that an anonymous caller is told to sign in rather than what is missing.
 async function requirePerson(request: FastifyRequest): Promise<void> {
   if (request.caller.crmId === 0) throw new ApiError('SessionRequired', 'STUN diagnostics need a signed-in person.')
@@ -187,9 +193,7 @@ export default async function stunPlugin(
       const row = await reports.add({
         crmId,
         ip: canonicalAddress(request.ip, 0).address,
-        userAgent: String(request.headers['user-agent'] ?? '')
-          .replace(/[\u0000-\u001f\u007f]/g, '')
-          .slice(0, MAX_USER_AGENT),
+        userAgent: printable(String(request.headers['user-agent'] ?? '')).slice(0, MAX_USER_AGENT),
         report: JSON.stringify(request.body),
       })
       return { report: toReportView(row) }
