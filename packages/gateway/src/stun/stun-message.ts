@@ -211,7 +211,9 @@ export interface TransportAddress {
  * A source address as node:dgram reports it, as STUN should carry it: an IPv4-mapped IPv6
  * address (a dual-stack socket's view of an IPv4 peer) is the IPv4 address, and a zone is dropped.
  */
-export function canonicalAddress(address: string, port: number): TransportAddress {
+export function canonicalAddress(address: string, port: number, family?: string): TransportAddress {
+  // node:dgram tells the family; an IPv4 socket's peers need no look at the text.
+  if (family === 'IPv4') return { family, address, port }
   if (address.startsWith('::ffff:') && isIPv4(address.slice(7))) {
     return { family: 'IPv4', address: address.slice(7), port }
   }
@@ -256,8 +258,7 @@ export function xorMappedAddress({ family, address, port }: TransportAddress, tr
   value[1] = family === 'IPv4' ? 0x01 : 0x02
   value.writeUInt16BE(port ^ (MAGIC_COOKIE >>> 16), 2)
   if (family === 'IPv4') {
-    const [a, b, c, d] = address.split('.').map(Number) as [number, number, number, number]
-    value.writeUInt32BE((((a << 24) | (b << 16) | (c << 8) | d) ^ MAGIC_COOKIE) >>> 0, 4)
+    value.writeUInt32BE((ipv4Number(address) ^ MAGIC_COOKIE) >>> 0, 4)
     return value
   }
   const bytes = ipv6Bytes(address)
@@ -265,6 +266,20 @@ export function xorMappedAddress({ family, address, port }: TransportAddress, tr
   value.writeUInt32BE((bytes.readUInt32BE(0) ^ MAGIC_COOKIE) >>> 0, 4)
   for (let i = 4; i < 16; i++) value[4 + i] = bytes[i]! ^ transactionId[i - 4]!
   return value
+}
+
+/** A dotted IPv4 address as its 32-bit number; read digit by digit, as it is on every answer's path. */
+function ipv4Number(address: string): number {
+  let total = 0
+  let part = 0
+  for (let i = 0; i < address.length; i++) {
+    const code = address.charCodeAt(i)
+    if (code === 46) {
+      total = total * 256 + part
+      part = 0
+    } else part = part * 10 + code - 48
+  }
+  return total * 256 + part
 }
 
 /** Reads an XOR-MAPPED-ADDRESS value back into an address, or undefined when it is malformed. */

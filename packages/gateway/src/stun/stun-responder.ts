@@ -132,20 +132,18 @@ export function createStunResponder({ software, trackedSources, log, now = Date.
 
   function remember(source: TransportAddress, outcome: SeenBinding['outcome']) {
     let list = seen.get(source.address)
-    if (list) {
-      // Re-inserted so that the map's order is least recently seen first, which eviction takes.
-      seen.delete(source.address)
-    } else {
-      list = []
+    if (!list) {
+      // Past the limit the source seen first goes (it comes back with its next request).
       if (seen.size >= trackedSources) seen.delete(seen.keys().next().value as string)
+      list = []
+      seen.set(source.address, list)
     }
-    seen.set(source.address, list)
-    list.unshift({ ...source, at: now(), outcome })
-    if (list.length > BINDINGS_PER_SOURCE) list.pop()
+    if (list.length === BINDINGS_PER_SOURCE) list.shift()
+    list.push({ family: source.family, address: source.address, port: source.port, at: now(), outcome })
   }
 
   function onMessage(this: Socket, packet: Buffer, remote: RemoteInfo) {
-    const source = canonicalAddress(remote.address, remote.port)
+    const source = canonicalAddress(remote.address, remote.port, remote.family)
     // Port 0 cannot be answered; it is also a classic reflection forgery.
     const answer = remote.port === 0 ? undefined : answerStunPacket(packet, source, softwareAttribute)
     if (!answer) {
@@ -207,7 +205,7 @@ export function createStunResponder({ software, trackedSources, log, now = Date.
 
     /** The last answered requests from one IP address (canonical form), newest first. */
     bindingsFrom(address: string): SeenBinding[] {
-      return [...(seen.get(address) ?? [])]
+      return [...(seen.get(address) ?? [])].reverse()
     },
 
     /** Packets by outcome since start. */
