@@ -36,7 +36,7 @@ export const stunSettings = {
         minimum: 1,
         maximum: 1_000_000,
         description:
-          'Source IP addresses whose last 10 Binding requests each gateway keeps in memory for GET /auth/v1/stun/current; the least recently seen goes first.',
+          'Source IP addresses whose last 10 Binding requests each gateway keeps in memory for GET /auth/v1/stun/current; past it the address seen first goes.',
       }),
       ReportsPerHour: Type.Integer({
         default: 30,
