@@ -252,20 +252,60 @@ export function ipv6Bytes(address: string): Buffer | undefined {
  * The value of an XOR-MAPPED-ADDRESS (§14.2): the port XORed with the cookie's top half, an IPv4
  * address with the cookie, an IPv6 address with the cookie and the transaction id.
  */
-export function xorMappedAddress({ family, address, port }: TransportAddress, transactionId: Buffer): Buffer {
-  const value = Buffer.allocUnsafe(family === 'IPv4' ? 8 : 20)
-  value[0] = 0
-  value[1] = family === 'IPv4' ? 0x01 : 0x02
-  value.writeUInt16BE(port ^ (MAGIC_COOKIE >>> 16), 2)
+export function xorMappedAddress(mapped: TransportAddress, transactionId: Buffer): Buffer {
+  const value = Buffer.allocUnsafe(mapped.family === 'IPv4' ? 8 : 20)
+  writeXorMappedAddress(value, 0, mapped, transactionId, 0)
+  return value
+}
+
+/** Writes an XOR-MAPPED-ADDRESS value at `at`, XORed with the transaction id at `transactionAt` of `transaction`. */
+function writeXorMappedAddress(
+  target: Buffer,
+  at: number,
+  { family, address, port }: TransportAddress,
+  transaction: Buffer,
+  transactionAt: number,
+) {
+  target[at] = 0
+  target[at + 1] = family === 'IPv4' ? 0x01 : 0x02
+  target.writeUInt16BE(port ^ (MAGIC_COOKIE >>> 16), at + 2)
   if (family === 'IPv4') {
-    value.writeUInt32BE((ipv4Number(address) ^ MAGIC_COOKIE) >>> 0, 4)
-    return value
+    target.writeUInt32BE((ipv4Number(address) ^ MAGIC_COOKIE) >>> 0, at + 4)
+    return
   }
   const bytes = ipv6Bytes(address)
   if (!bytes) throw new TypeError(`not an IPv6 address: ${address}`)
-  value.writeUInt32BE((bytes.readUInt32BE(0) ^ MAGIC_COOKIE) >>> 0, 4)
-  for (let i = 4; i < 16; i++) value[4 + i] = bytes[i]! ^ transactionId[i - 4]!
-  return value
+  target.writeUInt32BE((bytes.readUInt32BE(0) ^ MAGIC_COOKIE) >>> 0, at + 4)
+  for (let i = 4; i < 16; i++) target[at + 4 + i] = bytes[i]! ^ transaction[transactionAt + i - 4]!
+}
+
+/**
+ * A Binding success response to `request` (whose transaction id it copies): SOFTWARE when given,
+ * XOR-MAPPED-ADDRESS of `mapped`, FINGERPRINT. The bytes are those encodeStunMessage makes from the
+ * same attributes, written into one buffer because every answer takes this path.
+ */
+export function encodeBindingSuccess(request: Buffer, mapped: TransportAddress, software?: StunAttribute): Buffer {
+  const softwareLength = software ? software.value.length : 0
+  const addressAt = HEADER_BYTES + (software ? 4 + ((softwareLength + 3) & ~3) : 0)
+  const fingerprintAt = addressAt + (mapped.family === 'IPv4' ? 12 : 24)
+  const packet = Buffer.allocUnsafe(fingerprintAt + FINGERPRINT_BYTES)
+  packet.writeUInt16BE(messageType(BINDING, StunClass.SuccessResponse), 0)
+  packet.writeUInt16BE(packet.length - HEADER_BYTES, 2)
+  packet.writeUInt32BE(MAGIC_COOKIE, 4)
+  request.copy(packet, 8, 8, HEADER_BYTES)
+  if (software) {
+    packet.writeUInt16BE(Attr.Software, HEADER_BYTES)
+    packet.writeUInt16BE(softwareLength, HEADER_BYTES + 2)
+    software.value.copy(packet, HEADER_BYTES + 4)
+    packet.fill(0, HEADER_BYTES + 4 + softwareLength, addressAt)
+  }
+  packet.writeUInt16BE(Attr.XorMappedAddress, addressAt)
+  packet.writeUInt16BE(mapped.family === 'IPv4' ? 8 : 20, addressAt + 2)
+  writeXorMappedAddress(packet, addressAt + 4, mapped, request, 8)
+  packet.writeUInt16BE(Attr.Fingerprint, fingerprintAt)
+  packet.writeUInt16BE(4, fingerprintAt + 2)
+  packet.writeUInt32BE((crc32(packet.subarray(0, fingerprintAt)) ^ FINGERPRINT_XOR) >>> 0, fingerprintAt + 4)
+  return packet
 }
 
 /** A dotted IPv4 address as its 32-bit number; read digit by digit, as it is on every answer's path. */

@@ -7,6 +7,7 @@ import {
   BINDING,
   canonicalAddress,
   decodeStunMessage,
+  encodeBindingSuccess,
   encodeStunMessage,
   errorCodeValue,
   messageType,
@@ -14,7 +15,6 @@ import {
   StunClass,
   type TransportAddress,
   unknownAttributesValue,
-  xorMappedAddress,
 } from './stun-message.ts'
 
 /**
@@ -55,7 +55,6 @@ const UNDERSTOOD = new Set<number>([
   Attr.UseCandidate,
 ])
 
-const BINDING_SUCCESS = messageType(BINDING, StunClass.SuccessResponse)
 const BINDING_ERROR = messageType(BINDING, StunClass.ErrorResponse)
 
 /** What the responder did with one packet; `answered` and `unknownAttributes` were answered. */
@@ -89,8 +88,8 @@ export function answerStunPacket(
       if (!unknown.includes(type)) unknown.push(type)
     }
   }
-  const attributes: StunAttribute[] = software ? [software] : []
   if (unknown) {
+    const attributes: StunAttribute[] = software ? [software] : []
     attributes.push(
       { type: Attr.ErrorCode, value: errorCodeValue(420, 'Unknown Attribute') },
       { type: Attr.UnknownAttributes, value: unknownAttributesValue(unknown) },
@@ -100,8 +99,7 @@ export function answerStunPacket(
       reply: encodeStunMessage(BINDING_ERROR, request.transactionId, attributes),
     }
   }
-  attributes.push({ type: Attr.XorMappedAddress, value: xorMappedAddress(source, request.transactionId) })
-  return { outcome: 'answered', reply: encodeStunMessage(BINDING_SUCCESS, request.transactionId, attributes) }
+  return { outcome: 'answered', reply: encodeBindingSuccess(packet, source, software) }
 }
 
 /**
