@@ -2,15 +2,16 @@
  * STUN benchmark (issue 19): Binding requests per second and latency of the gateway's embedded STUN
  * responder against coturn's STUN (Debian's `turnserver --stun-only`) in the same run, with the
  * runtime's floor beside them.
- *   npm exec -- node bench/stun.ts [--seconds 10] [--warmup 2] [--window 32] [--clients 1]
- *     [--targets gateway,coturn,node-echo] [--rounds 2]
+ *   npm exec -- node bench/stun.ts [--seconds 5] [--warmup 2] [--window 32] [--clients 1]
+ *     [--targets gateway,coturn,node-echo] [--rounds 5]
  * Targets: `gateway` (the whole gateway process, bench/stun-servers.ts), `coturn` (turnserver on
  * loopback with only STUN: no relay, TLS, DTLS or CLI; its default of one UDP thread per core), and
  * `node-echo` (a bare node:dgram socket sending back a prepared answer of the same size: what Node
  * costs before any STUN work). Each of --clients processes (bench/stun-client.ts) keeps --window
  * requests in flight from one UDP socket; latency is per request, send to answer. CPU is the server
  * process's (all threads) from /proc over the measured window. Rounds repeat the targets in turn so
- * that a busy neighbour on a shared machine shows as spread. The exit code is 0 either way.
+ * that a busy neighbour on a shared machine shows as spread, and the summary takes each target's
+ * median over the rounds. The exit code is 0 either way.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
@@ -25,12 +26,12 @@ import { bindingRequestPacket } from './stun-client.ts'
 
 const { values: args } = parseArgs({
   options: {
-    seconds: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '2' },
     window: { type: 'string', default: '32' },
     clients: { type: 'string', default: '1' },
     targets: { type: 'string', default: 'gateway,coturn,node-echo' },
-    rounds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '5' },
   },
 })
 const seconds = Number(args.seconds)
@@ -178,9 +179,13 @@ async function main() {
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
-  const best = (target: string) =>
-    Math.max(0, ...rows.filter((row) => row.target === target).map((row) => row.perSecond))
-  const coturn = best('coturn')
+  const median = (target: string, field: keyof Row) => {
+    const values = rows
+      .filter((row) => row.target === target)
+      .map((row) => Number(row[field]))
+      .sort((a, b) => a - b)
+    return values.length === 0 ? 0 : values[Math.floor((values.length - 1) / 2)]!
+  }
   console.log('\n| server | round | answers/s | lost | p50 µs | p99 µs | CPU % of a core | CPU µs/answer |')
   console.log('|---|---|---|---|---|---|---|---|')
   for (const row of rows) {
@@ -188,12 +193,16 @@ async function main() {
       `| ${row.target} | ${row.round} | ${number(row.perSecond)} | ${row.lost} | ${number(row.p50)} | ${number(row.p99)} | ${row.cpuPercent.toFixed(0)} | ${row.cpuPerAnswer.toFixed(1)} |`,
     )
   }
-  if (coturn > 0) {
-    console.log('\n| server | best answers/s | × coturn |')
-    console.log('|---|---|---|')
-    for (const target of targets) {
-      console.log(`| ${target} | ${number(best(target))} | ${(best(target) / coturn).toFixed(2)} |`)
-    }
+  // Medians over the rounds: one round disturbed by a neighbour moves them little.
+  const coturn = median('coturn', 'perSecond')
+  const coturnCpu = median('coturn', 'cpuPerAnswer')
+  console.log('\n| server (median of rounds) | answers/s | × coturn | p50 µs | p99 µs | CPU µs/answer | CPU × coturn |')
+  console.log('|---|---|---|---|---|---|---|')
+  for (const target of targets) {
+    const ratio = (value: number, base: number) => (base > 0 ? (value / base).toFixed(2) : '–')
+    console.log(
+      `| ${target} | ${number(median(target, 'perSecond'))} | ${ratio(median(target, 'perSecond'), coturn)} | ${number(median(target, 'p50'))} | ${number(median(target, 'p99'))} | ${median(target, 'cpuPerAnswer').toFixed(1)} | ${ratio(median(target, 'cpuPerAnswer'), coturnCpu)} |`,
+    )
   }
 }
 
