@@ -310,6 +310,8 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
           app.log.error({ err: error }, 'STUN responder could not bind; Binding requests go unanswered'),
       )
     })
+  } else {
+    await stun.listen([])
   }
   app.addHook('preClose', () => stun.close())
   app.register(stunPlugin, {

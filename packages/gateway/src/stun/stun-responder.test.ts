@@ -3,8 +3,9 @@ import { execFile } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { existsSync } from 'node:fs'
 import test, { type TestContext } from 'node:test'
+import { json } from '@atrium/platform/testing'
 import { bindingRequest, stunClient } from '../../test/stun.ts'
-import { startGateway } from '../../test/support.ts'
+import { capturedLog, signedInUser, startGateway } from '../../test/support.ts'
 import {
   Attr,
   BINDING,
@@ -188,6 +189,24 @@ test('the STUN socket closes with the gateway, and is not opened when Stun.Enabl
   const off = await startGateway(t, 'sqlite', { settings: { Stun: { Enabled: false } } })
   assert.deepEqual(await off.app.stun.listening(), [])
   assert.deepEqual(off.app.stun.addresses(), [])
+  const person = await signedInUser(off)
+  const current = await fetch(`${off.url}/auth/v1/stun/current`, { headers: person.headers })
+  assert.deepEqual((await json(current)).result.stun, { enabled: false, listening: false, port: 0 })
+})
+
+test('a UDP port already taken is logged, and the gateway goes on serving HTTP', async (t) => {
+  const holder = createSocket('udp4')
+  await new Promise<void>((resolve) => holder.bind({ port: 0, address: '127.0.0.1', exclusive: true }, resolve))
+  t.after(() => new Promise<void>((resolve) => holder.close(() => resolve())))
+  const log = capturedLog()
+  const gateway = await startGateway(t, 'sqlite', {
+    settings: { Stun: { Port: holder.address().port } },
+    logger: { level: 'error', stream: log.stream },
+  })
+  await assert.rejects(gateway.app.stun.listening(), { code: 'EADDRINUSE' })
+  assert.ok(log.lines.some((line) => line.includes('STUN responder could not bind')))
+  assert.equal((await fetch(`${gateway.url}/auth/v1/health`)).status, 200)
+  assert.deepEqual(gateway.app.stun.addresses(), [])
 })
 
 test("coturn's STUN client reads our answer: its mapped address is its own address", async (t) => {

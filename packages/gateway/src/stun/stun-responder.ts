@@ -144,7 +144,13 @@ export function createStunResponder({ software, trackedSources, log, now = Date.
   const seen = new Map<string, SeenBinding[]>()
   const counts: Record<StunOutcome, number> = { answered: 0, unknownAttributes: 0, dropped: 0 }
   let sendErrors = 0
-  let listening: Promise<AddressInfo[]> = Promise.resolve([])
+  let attempt: Promise<AddressInfo[]> | undefined
+  let settle: { resolve(bound: AddressInfo[]): void; reject(error: unknown): void } | undefined
+  const settled = new Promise<AddressInfo[]>((resolve, reject) => {
+    settle = { resolve, reject }
+  })
+  // A failed bind is logged by whoever called listen; nobody need wait on this one.
+  settled.catch(() => undefined)
 
   function remember(source: TransportAddress, outcome: SeenBinding['outcome']) {
     let list = seen.get(source.address)
@@ -205,15 +211,19 @@ export function createStunResponder({ software, trackedSources, log, now = Date.
      * so far are closed and the error (EADDRINUSE, EACCES) is the rejection.
      */
     listen(targets: BindTarget[]): Promise<AddressInfo[]> {
-      listening = Promise.all(targets.map(bindOne)).catch(async (error: unknown) => {
+      attempt = Promise.all(targets.map(bindOne)).catch(async (error: unknown) => {
         await closeSockets()
         throw error
       })
-      return listening
+      attempt.then(settle?.resolve, settle?.reject)
+      return attempt
     },
 
-    /** The bound addresses once binding settled ([] when it never started); rejects when it failed. */
-    listening: () => listening,
+    /**
+     * The bound addresses once the first listen settled (after the gateway's listener is up, or at
+     * once with none when STUN is off); rejects when binding failed.
+     */
+    listening: () => settled,
 
     /** The sockets' local addresses now; empty when none is bound. */
     addresses(): AddressInfo[] {
@@ -230,7 +240,7 @@ export function createStunResponder({ software, trackedSources, log, now = Date.
 
     /** Closes every socket, after a bind still under way has settled. */
     async close(): Promise<void> {
-      await listening.catch(() => undefined)
+      await attempt?.catch(() => undefined)
       await closeSockets()
     },
   }
