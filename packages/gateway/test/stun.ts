@@ -27,11 +27,16 @@ export function bindingRequest(attributes: StunAttribute[] = [], fingerprint = t
  * can tell an answer from silence: a dropped packet followed by a good request gets only the good
  * request's answer, because loopback keeps the order and the server answers in order.
  */
-export async function stunClient(t: TestContext, server: { address: string; port: number }) {
+export async function stunClient(
+  t: TestContext,
+  server: { address: string; port: number },
+  /** The client's own address; loopback of the server's family when omitted (any 127.x.y.z is loopback). */
+  from = server.address.includes(':') ? '::1' : '127.0.0.1',
+) {
   const socket = createSocket({ type: server.address.includes(':') ? 'udp6' : 'udp4', recvBufferSize: 1 << 22 })
   const received: Buffer[] = []
   socket.on('message', (packet) => received.push(packet))
-  await new Promise<void>((resolve) => socket.bind(0, server.address.includes(':') ? '::1' : '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => socket.bind(0, from, resolve))
   t.after(() => new Promise<void>((resolve) => socket.close(() => resolve())))
 
   function send(packet: Buffer) {

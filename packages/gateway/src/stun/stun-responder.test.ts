@@ -175,6 +175,18 @@ test('a burst of 500 requests gets 500 answers, each to its own transaction and 
   assert.ok(seen.every((binding) => binding.port === client.local.port && binding.outcome === 'answered'))
 })
 
+test('the responder remembers at most Stun.TrackedSources source addresses; the one seen first goes', async (t) => {
+  const { app, stunAddress } = await startStunGateway(t, { TrackedSources: 2 })
+  for (const from of ['127.0.0.1', '127.0.0.2', '127.0.0.3']) {
+    const client = await stunClient(t, stunAddress, from)
+    const { message } = await client.exchange()
+    assert.equal(xorMapped(message)?.address, from)
+  }
+  assert.deepEqual(app.stun.bindingsFrom('127.0.0.1'), [])
+  assert.equal(app.stun.bindingsFrom('127.0.0.2').length, 1)
+  assert.equal(app.stun.bindingsFrom('127.0.0.3').length, 1)
+})
+
 test('the STUN socket closes with the gateway, and is not opened when Stun.Enabled is false', async (t) => {
   const { app, stunAddress } = await startStunGateway(t)
   await app.close()
