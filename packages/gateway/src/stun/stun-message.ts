@@ -5,7 +5,7 @@ import { crc32 } from 'node:zlib'
 /** The fixed value in every RFC 8489 message header (§5); a packet without it is not ours. */
 export const MAGIC_COOKIE = 0x2112a442
 /** Bytes of the message header: type, length, magic cookie, transaction id (§5). */
-export const HEADER_BYTES = 20
+const HEADER_BYTES = 20
 /** The Binding method (§18.2), the only one a basic STUN server supports. */
 export const BINDING = 0x001
 
@@ -223,7 +223,7 @@ export function canonicalAddress(address: string, port: number, family?: string)
 }
 
 /** The 16 bytes of an IPv6 address (with an optional embedded IPv4 tail), or undefined. */
-export function ipv6Bytes(address: string): Buffer | undefined {
+function ipv6Bytes(address: string): Buffer | undefined {
   if (!isIPv6(address)) return undefined
   let text = address
   const zone = text.indexOf('%')

@@ -71,7 +71,7 @@ export interface SeenBinding extends TransportAddress {
  * The answer to one packet from `source`, or undefined to drop it (§6.3): only a well-formed Binding
  * request is answered, with XOR-MAPPED-ADDRESS, or with 420 and UNKNOWN-ATTRIBUTES when it carries
  * comprehension-required attributes this server does not understand. Every answer ends in a
- * FINGERPRINT; `software` (an encoded SOFTWARE attribute) comes first when given.
+ * FINGERPRINT; `software`, the SOFTWARE attribute, comes first when given.
  */
 export function answerStunPacket(
   packet: Buffer,
