@@ -54,6 +54,9 @@ import { createFrontPage } from './static/front-page.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
 import { type GatewayStore, openGatewayStore } from './store.ts'
+import stunPlugin from './stun/stun.plugin.ts'
+import { createStunReports } from './stun/stun-reports.repository.ts'
+import { createStunResponder, type StunResponder, stunBindTargets } from './stun/stun-responder.ts'
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
 import { createWebhooks } from './webhooks/webhooks.repository.ts'
 
@@ -75,6 +78,8 @@ export interface Gateway extends Service {
   syncProfiles(): Promise<void>
   /** The inbound email bridge's SMTP port; 0 while MailBridge.Enabled is false. */
   mailPort(): number
+  /** The embedded STUN responder; `stun.listening()` settles once its sockets are bound after listen. */
+  stun: StunResponder
 }
 
 /** Builds the gateway with every capability registered and its database migrated; the caller listens. */
@@ -307,6 +312,37 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
 
+  // The embedded STUN responder, on UDP on the HTTP(S) port number once that is known, and its
+  // diagnostics for signed-in clients (docs/stun.md).
+  const stun = createStunResponder({
+    software: config.Stun.Software,
+    trackedSources: config.Stun.TrackedSources,
+    log: app.log,
+  })
+  if (config.Stun.Enabled) {
+    app.addHook('onListen', async () => {
+      await stun.listen(stunBindTargets(app.addresses(), config.Stun)).then(
+        (bound) => app.log.info({ stun: bound }, 'STUN responder listening on UDP'),
+        (error: unknown) =>
+          app.log.error({ err: error }, 'STUN responder could not bind; Binding requests go unanswered'),
+      )
+    })
+  } else {
+    await stun.listen([])
+  }
+  app.addHook('preClose', () => stun.close())
+  app.register(stunPlugin, {
+    prefix: '/auth/v1',
+    responder: stun,
+    reports: createStunReports(store.db, store.nextTick, store.now, {
+      perUser: config.Stun.ReportsPerUser,
+      retentionMs: config.Stun.ReportRetentionHours * 3_600_000,
+    }),
+    enabled: config.Stun.Enabled,
+    reportsPerHour: config.Stun.ReportsPerHour,
+    now: store.now,
+  })
+
   // The frontends' mounts are more specific than the proxy's catch-all, so they win in the router.
   const mailBridge = config.MailBridge.Enabled
     ? createMailBridge({
@@ -354,5 +390,6 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     sweepFiles: () => sweepFiles(files),
     syncProfiles: async () => profileSync?.flush(),
     mailPort: () => mailBridge?.port() ?? 0,
+    stun,
   }) as Gateway
 }

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
 import { checkMailBridge, mailSettings } from './mail/mail-settings.ts'
+import { stunSettings } from './stun/stun-settings.ts'
 
 /** A fixed-window request limit: at most `Requests` per window of `WindowSeconds` (0 requests: off). */
 function requestWindow(requests: number, windowSeconds: number, scope: string) {
@@ -141,6 +142,7 @@ export const gatewaySettings = Type.Object(
     ...fileSettings,
     ...oauthSettings,
     ...mailSettings,
+    ...stunSettings,
     PushSending: Type.Boolean({
       default: true,
       description: 'Send Web Push and webhooks from this node; enable on exactly one gateway node.',

@@ -352,6 +352,16 @@ export interface FederatedFlowsTable {
   consumed: number
 }
 
+/** One client's account of its ICE gathering (POST /auth/v1/stun/report); `report` is its JSON. */
+export interface StunReportsTable {
+  id: number
+  crm_id: number
+  ip: string
+  user_agent: string
+  report: string
+  created: number
+}
+
 export interface GatewayDatabase {
   users: UsersTable
   contacts: ContactsTable
@@ -374,4 +384,5 @@ export interface GatewayDatabase {
   federated_identities: FederatedIdentitiesTable
   federation_partners: FederationPartnersTable
   federated_flows: FederatedFlowsTable
+  stun_reports: StunReportsTable
 }

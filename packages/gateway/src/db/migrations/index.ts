@@ -9,6 +9,7 @@ import * as uploads from './0007-uploads.ts'
 import * as userKeys from './0008-user-keys.ts'
 import * as webauthn from './0009-webauthn.ts'
 import * as federation from './0010-federation.ts'
+import * as stunReports from './0015-stun-reports.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
@@ -22,4 +23,5 @@ export const gatewayMigrations: Migrations = {
   '0008-user-keys': userKeys,
   '0009-webauthn': webauthn,
   '0010-federation': federation,
+  '0015-stun-reports': stunReports,
 }
