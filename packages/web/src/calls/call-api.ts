@@ -1,5 +1,6 @@
 import type { ApiClient } from '../api/client.ts'
 import type { CallMedia, CallView } from './call-words.ts'
+import type { IceReport } from './ice-report.ts'
 
 const CALL = '/msg/v1/call'
 
@@ -35,6 +36,8 @@ export interface CandidateSignal {
 export function createCallApi(client: ApiClient) {
   return {
     iceServers: () => client.get<IceConfig>('/auth/v1/call/ice_servers'),
+    /** What ICE gathered, for the gateway's STUN diagnostics (docs/stun.md); signed-in people only. */
+    reportIce: (report: IceReport) => client.post<unknown>('/auth/v1/stun/report', report),
     initiate: (chatId: string, media: CallMedia, sdp: string) =>
       client.post<ActiveCallAnswer>(`${CALL}/initiate`, { chat_id: chatId, media, sdp }),
     answer: (callId: string, sdp: string) => client.post<ActiveCallAnswer>(`${CALL}/answer`, { call_id: callId, sdp }),

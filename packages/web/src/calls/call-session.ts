@@ -1,6 +1,7 @@
 import type { CallApi, CandidateSignal, IceConfig } from './call-api.ts'
 import { type QualityHint, qualityHint, type StatsSample, sampleOf, shouldFallBackToAudio } from './call-quality.ts'
 import type { CallMedia, CallView } from './call-words.ts'
+import { createIceGatheringLog, type IceReport } from './ice-report.ts'
 
 /** How often the call's link is measured for the quality hint. */
 const STATS_MS = 2000
@@ -27,6 +28,8 @@ export interface CallSessionOptions {
   onChange: (view: SessionView) => void
   /** The connection failed for good (ICE failed): the call should end as failed. */
   onFailed: () => void
+  /** Sends what ICE gathered to the gateway's STUN diagnostics (signed-in people only). */
+  reportIce?: (report: IceReport) => Promise<unknown>
 }
 
 /** Microphone, and the camera when wanted and present; without a camera the call goes on as audio only. */
@@ -55,7 +58,7 @@ function candidateOf(candidate: RTCIceCandidate | null): CandidateSignal {
  * through the call operations (SDP and trickled ICE candidates), renegotiation when video is
  * added, the keepalive the server heartbeat expects, and the quality readings.
  */
-export function createCallSession({ api, media, onChange, onFailed }: CallSessionOptions) {
+export function createCallSession({ api, media, onChange, onFailed, reportIce }: CallSessionOptions) {
   let pc: RTCPeerConnection | undefined
   let callId = ''
   let localStream: MediaStream | undefined
@@ -103,6 +106,7 @@ export function createCallSession({ api, media, onChange, onFailed }: CallSessio
     })
     pc = new RTCPeerConnection({ iceServers: ice.ice_servers, iceTransportPolicy: ice.ice_transport_policy })
     for (const track of localStream.getTracks()) pc.addTrack(track, localStream)
+    if (reportIce) reportGathering(pc, reportIce)
     pc.addEventListener('icecandidate', ({ candidate }) => {
       if (!candidate) return
       const signal = candidateOf(candidate)
@@ -122,6 +126,26 @@ export function createCallSession({ api, media, onChange, onFailed }: CallSessio
     pc.addEventListener('negotiationneeded', () => {
       if (!callId || pc!.connectionState !== 'connected') return
       renegotiate().catch(report)
+    })
+  }
+
+  /** Reports the first gathering of `connection` once it completes (renegotiations are not reported). */
+  function reportGathering(connection: RTCPeerConnection, send: (report: IceReport) => Promise<unknown>) {
+    const gathering = createIceGatheringLog(location.hostname)
+    let reported = false
+    connection.addEventListener('icecandidate', (event) => {
+      // The ICE server a candidate came from: the event's url (Chromium, Safari) or the candidate's
+      // (newer browsers); neither is in TypeScript's DOM types.
+      const { candidate } = event
+      const url = (event as { url?: string | null }).url ?? (candidate as { url?: string | null } | null)?.url
+      if (candidate) gathering.candidate(candidate, url)
+    })
+    connection.addEventListener('icecandidateerror', (event) => gathering.error(event))
+    connection.addEventListener('icegatheringstatechange', () => {
+      if (reported || connection.iceGatheringState !== 'complete') return
+      reported = true
+      // Diagnostics only: a refused or failed report never disturbs the call.
+      send(gathering.report()).catch(() => {})
     })
   }
 

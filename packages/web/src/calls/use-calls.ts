@@ -5,6 +5,7 @@ import type { BroadcastEvent } from '../live-events.ts'
 import type { CallApi, CandidateSignal } from './call-api.ts'
 import { type CallSession, createCallSession, type SessionView } from './call-session.ts'
 import type { CallMedia, CallView } from './call-words.ts'
+import type { IceReport } from './ice-report.ts'
 
 /** How long the "Call ended" line stays on the call screen. */
 const ENDED_NOTICE_MS = 4000
@@ -26,6 +27,8 @@ export interface CallsOptions {
   bus: EventBus
   /** Calls are part of the client mode (contexts.calls). */
   enabled: boolean
+  /** Sends what ICE gathered to the gateway's STUN diagnostics; absent for guests, who have no session. */
+  reportIce?: (report: IceReport) => Promise<unknown>
 }
 
 /** The signals of a call that arrived before this device took it (the offer, trickled candidates). */
@@ -43,7 +46,7 @@ function callOf(data: Record<string, unknown>): CallView {
  * call this device places or takes, the signals of the live stream routed to it, and the end of
  * it — by either side, the server heartbeat, or this page going away (pagehide).
  */
-export function useCalls({ api, me, bus, enabled }: CallsOptions) {
+export function useCalls({ api, me, bus, enabled, reportIce }: CallsOptions) {
   const [phase, setPhase] = useState<CallPhase>({ kind: 'idle' })
   const [view, setView] = useState<SessionView>()
   const [error, setError] = useState('')
@@ -66,6 +69,7 @@ export function useCalls({ api, me, bus, enabled }: CallsOptions) {
     const created = createCallSession({
       api,
       media,
+      reportIce,
       onChange: setView,
       onFailed: () => {
         const id = created.callId

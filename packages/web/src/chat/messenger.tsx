@@ -112,7 +112,13 @@ export function Messenger({
       }),
     [services.client, me.crmId, uploadChunkSize],
   )
-  const calls = useCalls({ api: services.calls, me: me.crmId, bus, enabled: features.calls })
+  const calls = useCalls({
+    api: services.calls,
+    me: me.crmId,
+    bus,
+    enabled: features.calls,
+    reportIce: services.calls.reportIce,
+  })
   const canCall = calls.phase.kind === 'idle' || calls.phase.kind === 'ended'
   /** A person by name: the name of the private chat with them, else a known display name. */
   function nameOf(id: string): string {

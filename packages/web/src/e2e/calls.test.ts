@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { type TestContext, test } from 'node:test'
+import { until } from '@atrium/platform/testing'
 import type { Browser, Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
 import { openPrivateChat, signedInPerson } from './steps.ts'
@@ -140,6 +141,21 @@ async function videoCall(t: TestContext, gatewaySettings: Record<string, unknown
   assert.match(summary, /^Incoming video call · \d+:\d{2}/)
   assert.equal(shownSeconds(summary), rowSeconds)
   await checkAccessibility(bob.page, `call-history-${candidateType}`)
+
+  // Each side reported what ICE gathered to the gateway's STUN diagnostics, with the kind of
+  // candidate the call went over among them.
+  const reports = async () => system.gateway.store.db.selectFrom('stun_reports').select(['crm_id', 'report']).execute()
+  const reporters = async () => new Set((await reports()).map((row) => String(row.crm_id)))
+  await until(async () => (await reporters()).size === 2, 'both ICE gathering reports')
+  assert.deepEqual(await reporters(), new Set([alice.crmId, bob.crmId]))
+  for (const { report } of await reports()) {
+    const { candidates, gatheringMs } = JSON.parse(report) as { candidates: { type: string }[]; gatheringMs: number }
+    assert.ok(
+      candidates.some((candidate) => candidate.type === candidateType),
+      report,
+    )
+    assert.ok(gatheringMs >= 0, report)
+  }
   assert.deepEqual([...alice.errors, ...bob.errors], [])
   return { system, alice, bob }
 }
