@@ -5,7 +5,12 @@ import { createIceGatheringLog } from './ice-report.ts'
 /** A clock the test moves. */
 function clock(start = 1_000) {
   let now = start
-  return { now: () => now, advance: (ms: number) => void (now += ms) }
+  return {
+    now: () => now,
+    advance(ms: number) {
+      now += ms
+    },
+  }
 }
 
 const host = {

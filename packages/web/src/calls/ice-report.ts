@@ -36,7 +36,7 @@ const MAX_CANDIDATES = 32
 const MAX_ERRORS = 16
 const MAX_TEXT = 200
 const ADDRESS = /^[0-9A-Za-z.:%_-]{1,253}$/
-const ICE_URL = /^(stun|stuns|turn|turns):[^\s\u0000-\u001f\u007f]{1,250}$/
+const ICE_URL = /^(stun|stuns|turn|turns):[^\s\p{Cc}]{1,250}$/u
 
 function address(value: string | null | undefined): string | undefined {
   return value && ADDRESS.test(value) ? value : undefined
@@ -94,7 +94,7 @@ export function createIceGatheringLog(gatewayHost: string, now: () => number = (
     error({ url, errorCode, errorText }: { url: string; errorCode: number; errorText: string }) {
       const checked = iceUrl(url)
       if (!checked || errors.length >= MAX_ERRORS) return
-      const text = errorText.replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, MAX_TEXT)
+      const text = errorText.replace(/\p{Cc}/gu, ' ').slice(0, MAX_TEXT)
       errors.push({ url: checked, code: Math.min(Math.max(Math.trunc(errorCode), 0), 999), text })
     },
 
