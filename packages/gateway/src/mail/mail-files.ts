@@ -36,12 +36,19 @@ const NAME_CONTROL = /[\u0000-\u001f\u007f-\u009f]+/g
 
 /**
  * A file name a person can see and save: one line without control characters (NUL among them),
- * path separators replaced, at most 255 characters (whole code points), never `.` or `..`; a
+ * path separators replaced, at most 255 characters (whole code points, a long name keeping its
+ * extension), never `.` or `..`; a
  * part without a name gets `attachment-<n>` (with `.eml` for an attached message).
  */
 export function mailFileName(raw: string | undefined, index: number, type: string): string {
   const clean = (raw ?? '').replace(NAME_CONTROL, ' ').replace(/[/\\]/g, '_').replace(/\s+/g, ' ').trim()
-  const name = Array.from(clean).slice(0, MAX_NAME).join('').trim()
+  const points = Array.from(clean)
+  // A name cut short keeps its extension (up to 16 characters), so the file still opens as what it is.
+  const extension = /\.[^.\s]{1,16}$/.exec(clean)?.[0] ?? ''
+  const name =
+    points.length <= MAX_NAME
+      ? clean
+      : `${points.slice(0, MAX_NAME - Array.from(extension).length).join('').trim()}${extension}`
   if (name !== '' && name !== '.' && name !== '..') return name
   return `attachment-${index + 1}${type === 'message/rfc822' ? '.eml' : ''}`
 }
