@@ -49,7 +49,7 @@ const receiveEmail = {
         { additionalProperties: false },
       ),
       subject: Type.String({ maxLength: 998, default: '' }),
-      text: Type.String({ description: 'The mail text; at most 16,384 characters with the notes added.' }),
+      text: Type.String({ description: 'The mail text; at most 16,384 characters.' }),
       message_id: MessageId,
       in_reply_to: Type.Optional(Type.String({ maxLength: 998 })),
       references: Type.Array(Type.String({ maxLength: 998 }), { maxItems: 100, default: [] }),

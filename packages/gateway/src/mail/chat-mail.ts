@@ -27,9 +27,7 @@ export interface InboundMail {
  * The chat module's answer. A refusal it sent means nothing was stored; `uncertain` means no answer
  * came (unreachable, a timeout), so the mail may have been stored after all.
  */
-export type ChatAnswer =
-  | { ok: true; result: Record<string, unknown> }
-  | ({ ok: false; uncertain?: boolean } & Refusal)
+export type ChatAnswer = { ok: true; result: Record<string, unknown> } | ({ ok: false; uncertain?: boolean } & Refusal)
 
 // What the chat module's refusals mean to the sending server: permanent, with the reason.
 const PERMANENT: Record<number, Refusal> = {
@@ -55,7 +53,10 @@ export function createChatMail({ chatUrl, serviceSecret, timeoutMs = 15_000 }: C
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       })
-      const envelope = (await response.json().catch(() => ({}))) as { result?: Record<string, unknown>; error?: { code: number } }
+      const envelope = (await response.json().catch(() => ({}))) as {
+        result?: Record<string, unknown>
+        error?: { code: number }
+      }
       if (response.ok && envelope.result) return { ok: true, result: envelope.result }
       if (!envelope.error) return { ok: false, uncertain: true, ...TEMPORARY }
       return { ok: false, ...(PERMANENT[envelope.error.code] ?? TEMPORARY) }

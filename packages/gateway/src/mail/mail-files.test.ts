@@ -29,7 +29,11 @@ interface FileView {
  * A mail bridge whose invite belongs to a signed-in gateway user (so they can download), with
  * readers of what the file service holds: its upload rows and the bytes in its storage.
  */
-async function startBridge(t: test.TestContext, dialect: Parameters<typeof startMailBridge>[1], options?: BridgeOptions) {
+async function startBridge(
+  t: test.TestContext,
+  dialect: Parameters<typeof startMailBridge>[1],
+  options?: BridgeOptions,
+) {
   const bridge = await startMailBridge(t, dialect, options)
   const { gateway } = bridge
   const member = gateway.user
@@ -75,77 +79,78 @@ test('attachment names are one clean line without path separators, at most 255 c
   assert.equal(mailFileName('reports/2026\\q3.pdf', 0, 'application/pdf'), 'reports_2026_q3.pdf')
   assert.equal(mailFileName('a\u0000b\r\nc.txt', 0, 'text/plain'), 'a b c.txt')
   assert.equal(mailFileName('ä'.repeat(300), 0, 'text/plain'), 'ä'.repeat(255))
-  assert.equal(mailFileName(`${'ä'.repeat(300)}.docx`, 0, 'text/plain'), `${'ä'.repeat(250)}.docx`, 'keeps the extension')
+  assert.equal(
+    mailFileName(`${'ä'.repeat(300)}.docx`, 0, 'text/plain'),
+    `${'ä'.repeat(250)}.docx`,
+    'keeps the extension',
+  )
   assert.equal(mailFileName('😀'.repeat(300), 0, 'text/plain').length, 2 * 255, 'whole code points')
   assert.equal(mailFileName('..', 2, 'text/plain'), 'attachment-3')
   assert.equal(mailFileName(undefined, 0, 'message/rfc822'), 'attachment-1.eml')
 })
 
-forEachDialect(
-  "a mail's attachments land as file messages, downloadable by the chat's members",
-  async (t, dialect) => {
-    const bridge = await startBridge(t, dialect)
-    const pdf = randomBytes(3000)
-    const longName = `Überblick\u0000März ${'ä'.repeat(300)}.txt`
-    const text = Buffer.from('Grüße\n')
-    const reply = await bridge.send({
-      text: 'See the files',
-      attachments: [
-        { filename: 'reports/2026\\q3.pdf', content: pdf, contentType: 'application/pdf' },
-        { filename: longName, content: text, contentType: 'text/plain; charset=utf-8' },
-      ],
-    })
-    assert.equal(reply.code, 250, reply.text)
+forEachDialect("a mail's attachments land as file messages, downloadable by the chat's members", async (t, dialect) => {
+  const bridge = await startBridge(t, dialect)
+  const pdf = randomBytes(3000)
+  const longName = `Überblick\u0000März ${'ä'.repeat(300)}.txt`
+  const text = Buffer.from('Grüße\n')
+  const reply = await bridge.send({
+    text: 'See the files',
+    attachments: [
+      { filename: 'reports/2026\\q3.pdf', content: pdf, contentType: 'application/pdf' },
+      { filename: longName, content: text, contentType: 'text/plain; charset=utf-8' },
+    ],
+  })
+  assert.equal(reply.code, 250, reply.text)
 
-    const { messages, files } = await received(bridge)
-    assert.deepEqual(
-      messages.map((message) => [message.content, message.flags]),
-      [
-        ['See the files', ChatMessFlags.Email],
-        ['', ChatMessFlags.Email | ChatMessFlags.File],
-        ['', ChatMessFlags.Email | ChatMessFlags.File],
-      ],
-    )
-    assert.deepEqual(
-      files.map(({ name, size, type }) => ({ name, size, type })),
-      [
-        { name: 'reports_2026_q3.pdf', size: pdf.length, type: 'application/pdf' },
-        // NUL became a space; cut to 255 characters, keeping the extension.
-        { name: `Überblick März ${'ä'.repeat(255 - 15 - 4)}.txt`, size: text.length, type: 'text/plain' },
-      ],
-    )
+  const { messages, files } = await received(bridge)
+  assert.deepEqual(
+    messages.map((message) => [message.content, message.flags]),
+    [
+      ['See the files', ChatMessFlags.Email],
+      ['', ChatMessFlags.Email | ChatMessFlags.File],
+      ['', ChatMessFlags.Email | ChatMessFlags.File],
+    ],
+  )
+  assert.deepEqual(
+    files.map(({ name, size, type }) => ({ name, size, type })),
+    [
+      { name: 'reports_2026_q3.pdf', size: pdf.length, type: 'application/pdf' },
+      // NUL became a space; cut to 255 characters, keeping the extension.
+      { name: `Überblick März ${'ä'.repeat(255 - 15 - 4)}.txt`, size: text.length, type: 'text/plain' },
+    ],
+  )
 
-    // Stored as uploads are: counted against the invite's owner, attached, bytes in the storage.
-    const rows = await bridge.uploadRows()
-    assert.deepEqual(
-      rows.map((row) => [String(row.id), row.crm_id, row.state, row.upload_offset]),
-      files.map((file) => [file.id, bridge.member.crmId, 'attached', file.size]),
-    )
-    assert.deepEqual((await bridge.storedKeys()).sort(), rows.map((row) => row.storage_key).sort())
+  // Stored as uploads are: counted against the invite's owner, attached, bytes in the storage.
+  const rows = await bridge.uploadRows()
+  assert.deepEqual(
+    rows.map((row) => [String(row.id), row.crm_id, row.state, row.upload_offset]),
+    files.map((file) => [file.id, bridge.member.crmId, 'attached', file.size]),
+  )
+  assert.deepEqual((await bridge.storedKeys()).sort(), rows.map((row) => row.storage_key).sort())
 
-    // The normal download paths: by file id and by message, with the bytes that were sent.
-    const sent = [pdf, text]
-    for (const [index, file] of files.entries()) {
-      const byId = await bridge.download(`/auth/v1/file/${file.id}`)
-      assert.equal(byId.status, 200)
-      assert.deepEqual(Buffer.from(await byId.arrayBuffer()), sent[index])
-      assert.equal(byId.headers.get('content-type'), file.type)
-      const message = messages.find((m) => m.file?.id === file.id)!
-      const byMessage = await bridge.download(`/auth/v2/file/${message.id}`)
-      assert.deepEqual(Buffer.from(await byMessage.arrayBuffer()), sent[index])
-    }
-    // Someone who is not in the chat cannot read them.
-    const { 'Content-Type': _json, ...otherHeaders } = (await signedInUser(bridge.gateway)).headers
-    assert.equal((await bridge.download(`/auth/v1/file/${files[0]!.id}`, otherHeaders)).status, 404)
+  // The normal download paths: by file id and by message, with the bytes that were sent.
+  const sent = [pdf, text]
+  for (const [index, file] of files.entries()) {
+    const byId = await bridge.download(`/auth/v1/file/${file.id}`)
+    assert.equal(byId.status, 200)
+    assert.deepEqual(Buffer.from(await byId.arrayBuffer()), sent[index])
+    assert.equal(byId.headers.get('content-type'), file.type)
+    const message = messages.find((m) => m.file?.id === file.id)!
+    const byMessage = await bridge.download(`/auth/v2/file/${message.id}`)
+    assert.deepEqual(Buffer.from(await byMessage.arrayBuffer()), sent[index])
+  }
+  // Someone who is not in the chat cannot read them.
+  const { 'Content-Type': _json, ...otherHeaders } = (await signedInUser(bridge.gateway)).headers
+  assert.equal((await bridge.download(`/auth/v1/file/${files[0]!.id}`, otherHeaders)).status, 404)
 
-    // The chat's file browser lists them.
-    const browser = await bridge.memberChat.read('get_chat_files', { chat_id: messages[0]!.chat_id })
-    assert.deepEqual(
-      (browser.files as { file: FileView }[]).map((entry) => entry.file.id).sort(),
-      files.map((file) => file.id).sort(),
-    )
-  },
-)
+  // The chat's file browser lists them.
+  const browser = await bridge.memberChat.read('get_chat_files', { chat_id: messages[0]!.chat_id })
+  assert.deepEqual(
+    (browser.files as { file: FileView }[]).map((entry) => entry.file.id).sort(),
+    files.map((file) => file.id).sort(),
+  )
+})
 
 forEachDialect('attachments over the limits are refused at SMTP time and nothing is stored', async (t, dialect) => {
   const bridge = await startBridge(t, dialect, {
@@ -154,7 +159,12 @@ forEachDialect('attachments over the limits are refused at SMTP time and nothing
   })
   const file = (size: number, filename = 'f.bin') => ({ filename, content: randomBytes(size) })
   const cases: [string, MailFields['attachments'], number, RegExp][] = [
-    ['one file over Files.MaxFileSize', [file(2001, 'big.bin')], 552, /^5\.3\.4 The attachment "big\.bin" is too large/],
+    [
+      'one file over Files.MaxFileSize',
+      [file(2001, 'big.bin')],
+      552,
+      /^5\.3\.4 The attachment "big\.bin" is too large/,
+    ],
     ['more than MaxAttachments', [file(10), file(10), file(10)], 552, /^5\.3\.4 The message has 3 attachments/],
     ['more than MaxAttachmentBytes together', [file(1500), file(1501)], 552, /^5\.3\.4 .*3000 bytes together/],
     [
@@ -183,7 +193,9 @@ forEachDialect('a storage failure midway leaves no file and no message, and the 
   const s3 = bridge.gateway.s3!
   // The object of the second file cannot be written: the first one is complete by then.
   let objects = 0
-  s3.refuse((request) => request.method === 'PUT' && !request.query.partNumber && !request.key.includes('.') && ++objects === 2)
+  s3.refuse(
+    (request) => request.method === 'PUT' && !request.query.partNumber && !request.key.includes('.') && ++objects === 2,
+  )
   const mail = {
     text: 'Two files',
     messageId: '<storage-failure@example.org>',

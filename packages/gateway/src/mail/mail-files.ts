@@ -48,7 +48,10 @@ export function mailFileName(raw: string | undefined, index: number, type: strin
   const name =
     points.length <= MAX_NAME
       ? clean
-      : `${points.slice(0, MAX_NAME - Array.from(extension).length).join('').trim()}${extension}`
+      : `${points
+          .slice(0, MAX_NAME - Array.from(extension).length)
+          .join('')
+          .trim()}${extension}`
   if (name !== '' && name !== '.' && name !== '..') return name
   return `attachment-${index + 1}${type === 'message/rfc822' ? '.eml' : ''}`
 }
@@ -95,7 +98,10 @@ function refusalOf(error: unknown, name: string): unknown {
   const shown = JSON.stringify(name)
   switch (error.name) {
     case 'UploadTooLarge':
-      return new SmtpRefusal({ responseCode: 552, message: `5.3.4 The attachment ${shown} is too large: ${error.message}` })
+      return new SmtpRefusal({
+        responseCode: 552,
+        message: `5.3.4 The attachment ${shown} is too large: ${error.message}`,
+      })
     case 'FileTypeNotAllowed':
       return new SmtpRefusal({ responseCode: 550, message: `5.6.1 The attachment ${shown}: ${error.message}` })
     case 'QuotaExceeded':
