@@ -75,7 +75,8 @@ function readAll(stream: SMTPServerDataStream, maxBytes: number): Promise<Buffer
  * message it does not store: unknown addresses at RCPT, senders over their hourly limit at MAIL
  * FROM, and at the end of DATA oversized mail, loops, and mail whose From: domain does not vouch
  * for it (DKIM or SPF, strictly aligned). Bounces and auto-replies are accepted and dropped, never
- * stored or answered. Everything else becomes one chat message per recipient (ReceiveEmail).
+ * stored or answered. Everything else becomes one chat message per recipient (ReceiveEmail), its
+ * attachments stored as files through the file service first (mail-files.ts).
  */
 export function createMailBridge({
   settings,
@@ -103,11 +104,10 @@ export function createMailBridge({
    * the answer was lost (a timeout), the chat module may yet commit, so they stay finished and
    * unattached, and the file sweep asks the chat module about them once their time is up.
    */
-  async function settleFiles(stored: Upload[], named: boolean, error: unknown): Promise<void> {
+  async function settleFiles(stored: Upload[], named: boolean, uncertain: boolean): Promise<void> {
     if (stored.length === 0) return
     if (named) return fileService.uploads.markAttached(stored.map((file) => file.id))
-    if ((error as { uncertain?: boolean } | undefined)?.uncertain) return
-    await removeFiles(fileService, stored)
+    if (!uncertain) await removeFiles(fileService, stored)
   }
 
   async function accept(raw: Buffer, session: SMTPServerSession): Promise<string> {
@@ -159,25 +159,19 @@ export function createMailBridge({
     const files = mailFiles(parsed.attachments, settings, fileService.settings)
     const locals = session.envelope.rcptTo.map((rcpt) => rcpt.address.slice(0, rcpt.address.lastIndexOf('@')))
     const stored = files.length > 0 ? await storeMailFiles(fileService, await quotaOwner(locals[0]!), files) : []
+    const described = describeFiles(stored)
     // One chat message per recipient, each naming the same files. A failure asks the sender to
     // retry; the recipients stored already recognise the Message-ID then, so nothing is stored twice.
     let named = false
-    try {
-      for (const local of locals) {
-        const answer = await chat.receive({
-          ...mail,
-          recipient: `${local}@${bridgeDomain}`,
-          local,
-          files: describeFiles(stored),
-        })
-        if (!answer.ok) throw Object.assign(new SmtpRefusal(answer), { uncertain: answer.uncertain === true })
-        if (answer.result.duplicate !== true) named = true
+    for (const local of locals) {
+      const answer = await chat.receive({ ...mail, recipient: `${local}@${bridgeDomain}`, local, files: described })
+      if (!answer.ok) {
+        await settleFiles(stored, named, answer.uncertain === true)
+        throw new SmtpRefusal(answer)
       }
-    } catch (error) {
-      await settleFiles(stored, named, error)
-      throw error
+      if (answer.result.duplicate !== true) named = true
     }
-    await settleFiles(stored, named, undefined)
+    await settleFiles(stored, named, false)
     log.info(
       { via: verdict.via, domain: verdict.fromDomain, recipients: session.envelope.rcptTo.length },
       'mail bridge: stored',
