@@ -150,6 +150,8 @@ export interface BridgeOptions {
   gateway?: Record<string, unknown>
   /** Where the file service keeps attachments: a directory of the test's own, or an S3 server. */
   backend?: StorageBackend
+  /** Puts something between the gateway and the chat module: answers the URL the gateway calls. */
+  chatFront?: (chatBase: string) => Promise<string>
 }
 
 /**
@@ -176,7 +178,7 @@ export async function startMailBridge(t: TestContext, dialect: DatabaseDialect, 
     settings: {
       // The gateway signs its calls with the secret the chat test client uses too.
       ServiceSecret: CHAT_SECRET,
-      Modules: { chat: chat.base },
+      Modules: { chat: options.chatFront ? await options.chatFront(chat.base) : chat.base },
       Dns: { Servers: [dns.server], TimeoutMs: 1000, Tries: 1 },
       MailBridge: { Enabled: true, Host: '127.0.0.1', Port: 0, Domain: BRIDGE_DOMAIN, ...options.bridge },
       ...options.gateway,

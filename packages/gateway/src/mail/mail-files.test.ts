@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readdir } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { buffer } from 'node:stream/consumers'
 import test from 'node:test'
 import { ChatMessFlags } from '@atrium/platform'
@@ -17,6 +19,9 @@ import {
   startMailBridge,
 } from '../../test/mail-peers.ts'
 import { signedInUser } from '../../test/support.ts'
+import { createFileCatalogClient } from '../files/file-catalog-client.ts'
+import { ATTACH_GRACE_MS, sweepFiles } from '../files/upload-sweep.ts'
+import { createUploads } from '../files/uploads.repository.ts'
 import { mailFileName } from './mail-files.ts'
 
 interface FileView {
@@ -285,5 +290,86 @@ forEachDialect('one mail to two addresses stores its files once, named in both c
   assert.deepEqual(
     [mine.map((file) => file.id), theirs.map((m) => (m as unknown as { file: FileView }).file.id)],
     [[String(rows[0]!.id)], [String(rows[0]!.id)]],
+  )
+})
+
+/**
+ * A front of the chat module that forwards every call, except that ReceiveEmail's answer can be
+ * lost: `before` drops the connection without forwarding, `after` forwards (the chat module
+ * stores the mail) and then drops it, as a timeout would.
+ */
+async function lossyFront(t: test.TestContext, chatBase: string) {
+  const state: { lose?: 'before' | 'after' } = {}
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of request) chunks.push(chunk as Buffer)
+    const lose = request.url?.endsWith('/ReceiveEmail') ? state.lose : undefined
+    if (lose === 'before') return request.socket.destroy()
+    const headers = Object.fromEntries(
+      Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+    ) as Record<string, string>
+    const answer = await fetch(`${chatBase}${request.url}`, {
+      method: request.method,
+      headers,
+      ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+    })
+    const body = Buffer.from(await answer.arrayBuffer())
+    if (lose === 'after') return request.socket.destroy()
+    response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' })
+    response.end(body)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => {
+    server.closeAllConnections()
+    return new Promise<void>((resolve) => server.close(() => resolve()))
+  })
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, state }
+}
+
+forEachDialect("when the chat module's answer is lost, the file sweep settles the files", async (t, dialect) => {
+  let front: Awaited<ReturnType<typeof lossyFront>> | undefined
+  const bridge = await startBridge(t, dialect, {
+    chatFront: async (base) => {
+      front = await lossyFront(t, base)
+      return front.url
+    },
+  })
+  const { gateway } = bridge
+  const later = () => Date.now() + gateway.config.Files.ExpirySeconds * 1000 + ATTACH_GRACE_MS + 1000
+  const sweep = () =>
+    sweepFiles({
+      uploads: createUploads(gateway.store.db, dialect, gateway.store.nextTick, later),
+      storage: gateway.storage,
+      catalog: createFileCatalogClient({ baseUrl: bridge.chat.base, serviceSecret: gateway.config.ServiceSecret }),
+      now: later,
+    })
+  const attachments = [{ filename: 'lost.txt', content: 'the answer got lost' }]
+
+  // Not stored by the chat module: the file waits, unattached, and the sweep removes it.
+  front!.state.lose = 'before'
+  const lost = await bridge.send({ text: 'first', messageId: '<lost@example.org>', attachments })
+  assert.equal(lost.code, 451, lost.text)
+  assert.deepEqual(
+    (await bridge.uploadRows()).map((row) => row.state),
+    ['finished'],
+    'kept: the chat module might have stored it',
+  )
+  assert.deepEqual((await sweep()).unattached, 1)
+  await assertNothingStored(bridge, 'a mail the chat module never saw')
+
+  // Stored by the chat module, answer lost: the sweep finds the message naming the file and keeps it.
+  front!.state.lose = 'after'
+  const stored = await bridge.send({ text: 'second', messageId: '<stored@example.org>', attachments })
+  assert.equal(stored.code, 451, stored.text)
+  assert.equal((await sweep()).unattached, 0)
+  const rows = await bridge.uploadRows()
+  assert.deepEqual(
+    rows.map((row) => row.state),
+    ['attached'],
+  )
+  const { files } = await received(bridge)
+  assert.deepEqual(
+    files.map((file) => file.id),
+    [String(rows[0]!.id)],
   )
 })
