@@ -352,6 +352,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
         // Modules.chat is set: the config check refuses the bridge without it.
         chat: createChatMail({ chatUrl: config.Modules.chat ?? '', serviceSecret: config.ServiceSecret }),
         authenticate: createMailAuth(createDnsLookup(config.Dns.Servers, config.Dns.TimeoutMs, config.Dns.Tries)),
+        files: { uploads, storage: fileStorage, settings: config.Files, now: store.now },
         log: app.log,
         now: store.now,
       })

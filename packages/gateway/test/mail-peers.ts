@@ -6,7 +6,7 @@ import { createTransport } from 'nodemailer'
 import { startSmtpPeer } from '../../chat/test/smtp-peer.ts'
 import { SERVICE_SECRET as CHAT_SECRET, type ChatCaller, startChat } from '../../chat/test/support.ts'
 import { type DnsAnswer, startDnsPeer } from './dns-peer.ts'
-import { startGateway } from './support.ts'
+import { type StorageBackend, startUploadGateway } from './uploads.ts'
 
 /** The project domain of the test bridge. */
 export const BRIDGE_DOMAIN = 'atrium.test'
@@ -40,7 +40,17 @@ export interface MailFields {
   messageId?: string
   inReplyTo?: string
   references?: string
-  attachments?: { filename: string; content: string }[]
+  attachments?: MailAttachment[]
+  html?: string
+}
+
+/** An attachment as nodemailer takes it (`cid`: an inline part the HTML names). */
+export interface MailAttachment {
+  filename?: string
+  content: string | Buffer
+  contentType?: string
+  cid?: string
+  contentDisposition?: 'attachment' | 'inline'
 }
 
 /**
@@ -138,6 +148,10 @@ export interface BridgeOptions {
   zone?: [string, DnsAnswer][]
   /** More gateway settings, e.g. Tls. */
   gateway?: Record<string, unknown>
+  /** Where the file service keeps attachments: a directory of the test's own, or an S3 server. */
+  backend?: StorageBackend
+  /** Puts something between the gateway and the chat module: answers the URL the gateway calls. */
+  chatFront?: (chatBase: string) => Promise<string>
 }
 
 /**
@@ -159,11 +173,12 @@ export async function startMailBridge(t: TestContext, dialect: DatabaseDialect, 
   const chat = await startChat(t, dialect, {
     SmtpSettings: { Host: '127.0.0.1', Port: sink.port, Username: 'relay', Password: 'relay-password' },
   })
-  const gateway = await startGateway(t, dialect, {
+  const gateway = await startUploadGateway(t, dialect, {
+    backend: options.backend ?? 'local',
     settings: {
       // The gateway signs its calls with the secret the chat test client uses too.
       ServiceSecret: CHAT_SECRET,
-      Modules: { chat: chat.base },
+      Modules: { chat: options.chatFront ? await options.chatFront(chat.base) : chat.base },
       Dns: { Servers: [dns.server], TimeoutMs: 1000, Tries: 1 },
       MailBridge: { Enabled: true, Host: '127.0.0.1', Port: 0, Domain: BRIDGE_DOMAIN, ...options.bridge },
       ...options.gateway,

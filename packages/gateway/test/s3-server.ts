@@ -43,15 +43,23 @@ export async function startS3Server(t: TestContext) {
     configureBuckets: [{ name: BUCKET }],
   })
   const requests: S3Request[] = []
+  // A test's way to make the store fail: a request it matches is answered 500 InternalError.
+  const failures: { refuse?: (request: S3Request) => boolean } = {}
   const uploadsDirectory = server.store.getResourcePath(BUCKET, undefined, 'uploads')
   const front: Middleware = async (ctx, next) => {
     const [, bucket = '', ...key] = ctx.path.split('/')
-    requests.push({
+    const request = {
       method: ctx.method,
       key: key.join('/'),
       query: { ...ctx.query },
       length: Number(ctx.get('content-length') || 0),
-    })
+    }
+    requests.push(request)
+    if (failures.refuse?.(request)) {
+      ctx.status = 500
+      ctx.body = '<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code></Error>'
+      return
+    }
     if (ctx.method === 'DELETE' && bucket === BUCKET && typeof ctx.query.uploadId === 'string') {
       await rm(join(uploadsDirectory, ctx.query.uploadId.replace(/[^0-9a-f]/g, '')), { recursive: true, force: true })
       ctx.status = 204
@@ -78,6 +86,10 @@ export async function startS3Server(t: TestContext) {
     endpoint,
     bucket: BUCKET,
     requests,
+    /** Answers every request `refuse` matches with 500 InternalError (undefined: none). */
+    refuse(match: ((request: S3Request) => boolean) | undefined) {
+      failures.refuse = match
+    },
     /** The Files.S3 settings that reach this server. */
     settings: {
       Endpoint: endpoint,

@@ -26,7 +26,14 @@ const MAX_REFERENCES = 20
 
 const mailRecipient = {
   body: Type.Object({ local: Local }, { additionalProperties: false }),
-  response: { 200: Type.Object({ kind: Type.Union([Type.Literal('invite'), Type.Literal('user')]) }) },
+  response: {
+    200: Type.Object({
+      kind: Type.Union([Type.Literal('invite'), Type.Literal('user')]),
+      owner: Type.String({
+        description: "The user the address belongs to (the invite's creator): attachments count against their quota.",
+      }),
+    }),
+  },
 }
 
 const receiveEmail = {
@@ -42,16 +49,25 @@ const receiveEmail = {
         { additionalProperties: false },
       ),
       subject: Type.String({ maxLength: 998, default: '' }),
-      text: Type.String({ description: 'The mail text; at most 16,384 characters with the notes added.' }),
+      text: Type.String({ description: 'The mail text; at most 16,384 characters.' }),
       message_id: MessageId,
       in_reply_to: Type.Optional(Type.String({ maxLength: 998 })),
       references: Type.Array(Type.String({ maxLength: 998 }), { maxItems: 100, default: [] }),
-      dropped_attachments: Type.Array(
+      files: Type.Array(
         Type.Object(
-          { name: Type.String({ maxLength: 255 }), size: Type.Integer({ minimum: 0 }) },
+          {
+            id: Type.String({ pattern: '^[1-9][0-9]{0,15}$' }),
+            name: Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f\\u007f/\\\\]+$' }),
+            size: Type.Integer({ minimum: 0 }),
+            type: Type.String({ maxLength: 255 }),
+          },
           { additionalProperties: false },
         ),
-        { maxItems: 100, default: [] },
+        {
+          maxItems: 100,
+          default: [],
+          description: "The attachments, stored already by the gateway's file service; each becomes a file message.",
+        },
       ),
     },
     { additionalProperties: false },
@@ -65,12 +81,8 @@ const receiveEmail = {
   },
 }
 
-function contentOf(text: string, subject: string, dropped: { name: string; size: number }[]): string {
-  const body = text.trim() || subject.trim() || '(no text)'
-  const notes = dropped.map(
-    ({ name, size }) => `[attachment not delivered by email: ${name || 'unnamed'}, ${size} bytes]`,
-  )
-  return [body, ...notes].join('\n\n')
+function contentOf(text: string, subject: string): string {
+  return text.trim() || subject.trim() || '(no text)'
 }
 
 /**
@@ -115,16 +127,17 @@ export default async function mailPlugin(app: Service, { store, serviceSecret, o
     const { local } = request.body
     if (CRM_ID.test(local)) {
       if (!(await store.mail.isUser(Number(local)))) throw new ApiError('MailRecipientUnknown')
-      return { kind: 'user' as const }
+      return { kind: 'user' as const, owner: local }
     }
-    if (!(await store.invites.find(local))) throw new ApiError('MailRecipientUnknown')
-    return { kind: 'invite' as const }
+    const invite = await store.invites.find(local)
+    if (!invite) throw new ApiError('MailRecipientUnknown')
+    return { kind: 'invite' as const, owner: String(invite.created_by) }
   })
 
   app.post('/ReceiveEmail', { schema: receiveEmail }, async (request) => {
-    const { recipient, local, subject, text, message_id, in_reply_to, references, dropped_attachments } = request.body
+    const { recipient, local, subject, text, message_id, in_reply_to, references, files } = request.body
     const address = request.body.from.address.toLowerCase()
-    const content = contentOf(text, subject, dropped_attachments)
+    const content = contentOf(text, subject)
     requireContentLength(content, 'the mail text')
     const threadIds = [...(in_reply_to ? [in_reply_to] : []), ...references]
 
@@ -154,6 +167,15 @@ export default async function mailPlugin(app: Service, { store, serviceSecret, o
       const name = request.body.from.name.trim() || address
       await unit.profiles.setNames([{ member, name }], store.nextTick())
       await postMessage(unit, row, access.chat.app_id)
+      // Each attachment follows the text as a file message of the sender (a message names one file).
+      for (const file of files) {
+        const fields = { file_id: Number(file.id), file_name: file.name, file_size: file.size, file_type: file.type }
+        await postMessage(
+          unit,
+          newMessage(store, chatId, member, { ...fields, flags: ChatMessFlags.Email | ChatMessFlags.File }),
+          access.chat.app_id,
+        )
+      }
       const thread = [...references, message_id].slice(-MAX_REFERENCES).join(' ')
       await unit.mail.saveContact({
         member,

@@ -33,8 +33,9 @@ forEachDialect('MailRecipient knows invite codes and registered users, not guest
   const stored = await receive({})
   const guestId = (await chat.user(OWNER).read('get_chat_info', { chat_id: stored.result.chat_id })).peer
 
-  assert.deepEqual((await ask(code)).result, { kind: 'invite' })
-  assert.deepEqual((await ask(String(OWNER))).result, { kind: 'user' })
+  // The owner is whose quota attachments count against: the invite's creator, or the user.
+  assert.deepEqual((await ask(code)).result, { kind: 'invite', owner: String(OWNER) })
+  assert.deepEqual((await ask(String(OWNER))).result, { kind: 'user', owner: String(OWNER) })
   for (const local of ['Unknown1code', '42', guestId]) {
     const answer = await ask(local)
     assert.equal(answer.status, 404, local)
@@ -52,6 +53,22 @@ forEachDialect('ReceiveEmail refuses bad input with an envelope error and stores
     ['a sender that is no address', { from: { address: 'nobody', name: '' } }, 400, errorCodes.InvalidRequest.code],
     ['text over 16,384 characters', { text: 'x'.repeat(16_385) }, 413, errorCodes.MessageTooLong.code],
     ['an unknown code', { local: 'Unknown1code' }, 404, errorCodes.MailRecipientUnknown.code],
+    ...(
+      [
+        ['a file name with NUL', { name: 'a\u0000b' }],
+        ['a file name with a path separator', { name: '../etc/passwd' }],
+        ['a file name with a backslash', { name: '..\\boot.ini' }],
+        ['an empty file name', { name: '' }],
+        ['a file name of 256 characters', { name: 'x'.repeat(256) }],
+        ['a file id that is no id', { id: '0' }],
+        ['a negative file size', { size: -1 }],
+      ] as const
+    ).map(([name, file]): [string, object, number, number] => [
+      name,
+      { files: [{ id: '123', name: 'a.txt', size: 1, type: 'text/plain', ...file }] },
+      400,
+      errorCodes.InvalidRequest.code,
+    ]),
   ]
   for (const [name, body, status, code] of cases) {
     const answer = await receive(body)
@@ -66,6 +83,34 @@ forEachDialect('ReceiveEmail refuses bad input with an envelope error and stores
   const { messages } = await chat.user(OWNER).read('get_chat_messages', { chat_id: stored.result.chat_id })
   assert.equal(messages.length, 1)
   assert.equal(messages[0].flags, ChatMessFlags.Email)
+})
+
+forEachDialect('each file of a mail follows its text as a file message with the Email flag', async (t, dialect) => {
+  const { chat, receive } = await setUp(t, dialect)
+  const files = [
+    { id: '9000000000001', name: 'plan.pdf', size: 48_213, type: 'application/pdf' },
+    { id: '9000000000002', name: 'Überblick März.png', size: 7, type: 'image/png' },
+  ]
+  const stored = await receive({ text: 'See the files', message_id: '<files@example.org>', files })
+  assert.equal(stored.status, 200, JSON.stringify(stored.error))
+  const newestFirst = await chat.user(OWNER).read('get_chat_messages', { chat_id: stored.result.chat_id })
+  const messages = [...newestFirst.messages].sort((a: { id: string }, b: { id: string }) =>
+    BigInt(a.id) < BigInt(b.id) ? -1 : 1,
+  )
+  assert.deepEqual(
+    messages.map((m: { content: string; flags: number; file: unknown }) => [m.content, m.flags, m.file]),
+    [
+      ['See the files', ChatMessFlags.Email, null],
+      ...files.map((file) => ['', ChatMessFlags.Email | ChatMessFlags.File, file]),
+    ],
+  )
+  assert.equal(messages[0].id, stored.result.message_id, 'the answer names the text message')
+
+  // A retried delivery stores neither the text nor the files again.
+  const again = await receive({ text: 'See the files', message_id: '<files@example.org>', files })
+  assert.equal(again.result.duplicate, true)
+  const after = await chat.user(OWNER).read('get_chat_messages', { chat_id: stored.result.chat_id })
+  assert.equal(after.messages.length, 3)
 })
 
 forEachDialect('parallel deliveries of one mail store one message in one conversation', async (t, dialect) => {

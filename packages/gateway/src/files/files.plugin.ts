@@ -5,11 +5,11 @@ import type { GatewayConfig } from '../config.ts'
 import { readChunkBody } from './chunk-body.ts'
 import type { FileCatalogClient } from './file-catalog-client.ts'
 import type { FileStorage } from './file-storage.ts'
+import { checkNewFile, createUploadRow } from './store-file.ts'
 import {
   CHECKSUM_ALGORITHM,
   checkTusVersion,
   expiresHeader,
-  isDeniedType,
   OFFSET_OCTET_STREAM,
   readChecksum,
   readMetadata,
@@ -120,27 +120,13 @@ export default async function filesPlugin(
     }
     const length = readSizeHeader(headers, 'upload-length')
     if (length === undefined) throw new ApiError('UploadLengthRequired')
-    if (length > settings.MaxFileSize) {
-      throw new ApiError('UploadTooLarge', `the largest upload is ${settings.MaxFileSize} bytes`, {
-        maxBytes: settings.MaxFileSize,
-      })
-    }
     const metadata = readMetadata(headers)
-    if (metadata.contentType !== '' && isDeniedType(metadata.contentType, settings.DeniedContentTypes)) {
-      throw new ApiError('FileTypeNotAllowed', `files of type ${metadata.contentType} may not be uploaded`, {
-        contentType: metadata.contentType,
-      })
-    }
+    checkNewFile(settings, length, metadata.contentType)
     const crmId = request.caller.crmId
-    const upload = await uploads.create(
-      { crmId, length, metadata: metadata.raw, ...metadata, expires: expiry() },
-      settings.QuotaBytes,
+    const upload = await createUploadRow(
+      { uploads, storage, settings, now },
+      { crmId, length, metadata: metadata.raw, ...metadata },
     )
-    if (!upload) {
-      throw new ApiError('QuotaExceeded', `your uploads may take ${settings.QuotaBytes} bytes together`, {
-        quotaBytes: settings.QuotaBytes,
-      })
-    }
     try {
       await storage.create(upload.storage_key)
       // An empty file is complete as soon as it exists.

@@ -1,5 +1,6 @@
 import { errorCodes, signedHeaders } from '@atrium/platform'
 import type { Refusal } from './mail-auth.ts'
+import type { StoredMailFile } from './mail-files.ts'
 
 export interface ChatMailOptions {
   /** Base URL of the chat module (Modules.chat). */
@@ -18,10 +19,15 @@ export interface InboundMail {
   message_id: string
   in_reply_to?: string
   references: string[]
-  dropped_attachments: { name: string; size: number }[]
+  /** The attachments, stored already as finished files of the file service. */
+  files: StoredMailFile[]
 }
 
-export type ChatAnswer = { ok: true; result: Record<string, unknown> } | ({ ok: false } & Refusal)
+/**
+ * The chat module's answer. A refusal it sent means nothing was stored; `uncertain` means no answer
+ * came (unreachable, a timeout), so the mail may have been stored after all.
+ */
+export type ChatAnswer = { ok: true; result: Record<string, unknown> } | ({ ok: false; uncertain?: boolean } & Refusal)
 
 // What the chat module's refusals mean to the sending server: permanent, with the reason.
 const PERMANENT: Record<number, Refusal> = {
@@ -47,12 +53,15 @@ export function createChatMail({ chatUrl, serviceSecret, timeoutMs = 15_000 }: C
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       })
-      const envelope = (await response.json()) as { result?: Record<string, unknown>; error?: { code: number } }
+      const envelope = (await response.json().catch(() => ({}))) as {
+        result?: Record<string, unknown>
+        error?: { code: number }
+      }
       if (response.ok && envelope.result) return { ok: true, result: envelope.result }
-      const refusal = envelope.error ? PERMANENT[envelope.error.code] : undefined
-      return { ok: false, ...(refusal ?? TEMPORARY) }
+      if (!envelope.error) return { ok: false, uncertain: true, ...TEMPORARY }
+      return { ok: false, ...(PERMANENT[envelope.error.code] ?? TEMPORARY) }
     } catch {
-      return { ok: false, ...TEMPORARY }
+      return { ok: false, uncertain: true, ...TEMPORARY }
     }
   }
 

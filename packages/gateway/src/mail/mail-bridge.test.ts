@@ -229,19 +229,6 @@ forEachDialect("a CRM user's address reaches a chat with that user", async (t, d
   assert.equal(chat.peer, message!.owner)
 })
 
-forEachDialect('attachments are dropped with a note naming them', async (t, dialect) => {
-  const bridge = await startMailBridge(t, dialect)
-
-  const reply = await deliver(bridge, {
-    text: 'See the plan',
-    attachments: [{ filename: 'plan.txt', content: 'twelve bytes' }],
-  })
-
-  assert.equal(reply.code, 250, reply.text)
-  const [message] = await emailMessages(bridge.owner)
-  assert.equal(message?.content, 'See the plan\n\n[attachment not delivered by email: plan.txt, 12 bytes]')
-})
-
 forEachDialect("mail arrives over STARTTLS with the gateway's certificate", async (t, dialect) => {
   const certificate = await createTestCertificate(t)
   const bridge = await startMailBridge(t, dialect, {

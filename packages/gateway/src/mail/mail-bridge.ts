@@ -5,8 +5,11 @@ import type { FastifyBaseLogger } from 'fastify'
 import { type ParsedMail, simpleParser } from 'mailparser'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
 import type { GatewayConfig } from '../config.ts'
+import { type FileService, removeFiles } from '../files/store-file.ts'
+import type { Upload } from '../files/uploads.repository.ts'
 import type { ChatMail, InboundMail } from './chat-mail.ts'
-import type { MailAuth, Refusal } from './mail-auth.ts'
+import type { MailAuth } from './mail-auth.ts'
+import { describeFiles, mailFiles, SmtpRefusal, storeMailFiles } from './mail-files.ts'
 import { createSenderLimits } from './sender-limits.ts'
 
 export interface MailBridgeOptions {
@@ -18,6 +21,8 @@ export interface MailBridgeOptions {
   /** The chat module's bridge operations. */
   chat: ChatMail
   authenticate: MailAuth
+  /** The file service the attachments are stored through, as uploads are. */
+  files: FileService
   log: FastifyBaseLogger
   now: () => number
 }
@@ -33,14 +38,6 @@ const MAX_SIGNATURES = 5
 const REFUSED_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/
 // biome-ignore lint/suspicious/noControlCharactersInRegex: header text is one line of printable text
 const HEADER_CONTROL = /[\u0000-\u001f\u007f]+/g
-
-class SmtpRefusal extends Error {
-  responseCode: number
-  constructor({ responseCode, message }: Refusal) {
-    super(message)
-    this.responseCode = responseCode
-  }
-}
 
 /** Header text made one line: controls (a decoded CR LF among them) become spaces. */
 function oneLine(value: string, max: number): string {
@@ -78,11 +75,40 @@ function readAll(stream: SMTPServerDataStream, maxBytes: number): Promise<Buffer
  * message it does not store: unknown addresses at RCPT, senders over their hourly limit at MAIL
  * FROM, and at the end of DATA oversized mail, loops, and mail whose From: domain does not vouch
  * for it (DKIM or SPF, strictly aligned). Bounces and auto-replies are accepted and dropped, never
- * stored or answered. Everything else becomes one chat message per recipient (ReceiveEmail).
+ * stored or answered. Everything else becomes one chat message per recipient (ReceiveEmail), its
+ * attachments stored as files through the file service first (mail-files.ts).
  */
-export function createMailBridge({ settings, domain, tls, chat, authenticate, log, now }: MailBridgeOptions) {
+export function createMailBridge({
+  settings,
+  domain,
+  tls,
+  chat,
+  authenticate,
+  files: fileService,
+  log,
+  now,
+}: MailBridgeOptions) {
   const takeSender = createSenderLimits(settings.PerSenderPerHour, now)
   const bridgeDomain = domain.toLowerCase()
+
+  /** The CRM id whose Files.QuotaBytes a mail's attachments count against: the address's owner. */
+  async function quotaOwner(local: string): Promise<number> {
+    const answer = await chat.recipient(local)
+    if (!answer.ok) throw new SmtpRefusal(answer)
+    return Number(answer.result.owner)
+  }
+
+  /**
+   * After the chat module's answers: files a message names are attached; files no message names
+   * (the chat module refused, or every recipient had this mail already) are removed at once. When
+   * the answer was lost (a timeout), the chat module may yet commit, so they stay finished and
+   * unattached, and the file sweep asks the chat module about them once their time is up.
+   */
+  async function settleFiles(stored: Upload[], named: boolean, uncertain: boolean): Promise<void> {
+    if (stored.length === 0) return
+    if (named) return fileService.uploads.markAttached(stored.map((file) => file.id))
+    if (!uncertain) await removeFiles(fileService, stored)
+  }
 
   async function accept(raw: Buffer, session: SMTPServerSession): Promise<string> {
     const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextLinks: true })
@@ -122,25 +148,30 @@ export function createMailBridge({ settings, domain, tls, chat, authenticate, lo
         ? parsed.messageId
         : `<${createHash('sha256').update(raw).digest('hex')}@${bridgeDomain}>`
     const inReplyTo = messageIds(parsed.inReplyTo)[0]
-    const mail: Omit<InboundMail, 'recipient' | 'local'> = {
+    const mail: Omit<InboundMail, 'recipient' | 'local' | 'files'> = {
       from: { address: author.address, name: oneLine(author.name ?? '', 200) },
       subject: oneLine(parsed.subject ?? '', 998),
       text,
       message_id: messageId,
       ...(inReplyTo ? { in_reply_to: inReplyTo } : {}),
       references: messageIds(parsed.references).slice(-100),
-      dropped_attachments: parsed.attachments.slice(0, 100).map((file) => ({
-        name: oneLine(file.filename ?? '', 255),
-        size: file.size,
-      })),
     }
-    // One chat message per recipient. A failure asks the sender to retry; the recipients stored
-    // already recognise the Message-ID then, so nothing is stored twice.
-    for (const rcpt of session.envelope.rcptTo) {
-      const local = rcpt.address.slice(0, rcpt.address.lastIndexOf('@'))
-      const answer = await chat.receive({ ...mail, recipient: `${local}@${bridgeDomain}`, local })
-      if (!answer.ok) throw new SmtpRefusal(answer)
+    const files = mailFiles(parsed.attachments, settings, fileService.settings)
+    const locals = session.envelope.rcptTo.map((rcpt) => rcpt.address.slice(0, rcpt.address.lastIndexOf('@')))
+    const stored = files.length > 0 ? await storeMailFiles(fileService, await quotaOwner(locals[0]!), files) : []
+    const described = describeFiles(stored)
+    // One chat message per recipient, each naming the same files. A failure asks the sender to
+    // retry; the recipients stored already recognise the Message-ID then, so nothing is stored twice.
+    let named = false
+    for (const local of locals) {
+      const answer = await chat.receive({ ...mail, recipient: `${local}@${bridgeDomain}`, local, files: described })
+      if (!answer.ok) {
+        await settleFiles(stored, named, answer.uncertain === true)
+        throw new SmtpRefusal(answer)
+      }
+      if (answer.result.duplicate !== true) named = true
     }
+    await settleFiles(stored, named, false)
     log.info(
       { via: verdict.via, domain: verdict.fromDomain, recipients: session.envelope.rcptTo.length },
       'mail bridge: stored',

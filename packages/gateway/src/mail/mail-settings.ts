@@ -28,6 +28,20 @@ export const mailSettings = {
         maximum: 50 * 1024 * 1024,
         description: 'Largest message accepted (announced with SIZE); a larger one is refused with 552.',
       }),
+      MaxAttachments: Type.Integer({
+        default: 10,
+        minimum: 0,
+        maximum: 100,
+        description:
+          'Attachments (inline pictures and attached messages included) one message may carry; more are refused with 552 (0: mail with attachments is refused).',
+      }),
+      MaxAttachmentBytes: Type.Integer({
+        default: 10 * 1024 * 1024,
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description:
+          "Decoded bytes of one message's attachments together; more is refused with 552. Each file also passes Files.MaxFileSize, Files.DeniedContentTypes and the addressed user's Files.QuotaBytes.",
+      }),
       MaxRecipients: Type.Integer({
         default: 5,
         minimum: 1,
