@@ -120,7 +120,10 @@ export function createStunResponder({ software, trackedSources, threads = 0, log
       return sockets.map((socket) => socket.address())
     },
 
-    /** The worker threads answering now; empty when the sockets are on the main thread. */
+    /**
+     * The worker threads answering now, each with the requests it answered; empty when the sockets
+     * are on the main thread.
+     */
     threads: () => workers?.workers() ?? [],
 
     /** The last answered requests from one IP address (canonical form), newest first. */

@@ -23,7 +23,10 @@ export type ToStunWorker = { kind: 'close' }
 
 /** How often a worker hands its records to the main thread, at most. */
 export const FLUSH_MS = 100
-/** A worker that stops is started again at most this many times a minute; past it STUN stops on it. */
+/**
+ * Workers that stop are started again at most this many times a minute in all (a crash that comes
+ * back at once would otherwise loop); past it STUN stops on the thread that stopped.
+ */
 const RESTARTS_PER_MINUTE = 5
 /** How long a closing worker may take before it is terminated. */
 const CLOSE_TIMEOUT_MS = 5000
@@ -42,6 +45,10 @@ export interface StunThreadsOptions {
 interface Running {
   worker: Worker
   exited: Promise<void>
+  /** Requests it answered (with XOR-MAPPED-ADDRESS or 420), as of its last batch. */
+  answered: number
+  /** Whether its sockets are bound (it answers). */
+  bound: boolean
 }
 
 /**
@@ -49,8 +56,8 @@ interface Running {
  * alone, so that a port of 0 becomes a real port number the others then share. Resolves to the
  * bound addresses once all are bound; rejects with the bind error (EADDRINUSE, EACCES) after
  * stopping any already started. A worker that stops without being asked is logged and started
- * again, at most RESTARTS_PER_MINUTE times a minute; past that the gateway logs that STUN stopped
- * on that thread.
+ * again, at most RESTARTS_PER_MINUTE times a minute in all; past that the gateway logs that STUN
+ * stopped on that thread, and with no thread left `workers()` is empty.
  */
 export async function startStunThreads(options: StunThreadsOptions) {
   const { count, software, trackedSources, bindingsPerSource, log, onSeen } = options
@@ -63,9 +70,8 @@ export async function startStunThreads(options: StunThreadsOptions) {
     const data: StunWorkerData = { targets, software, trackedSources, bindingsPerSource, flushMs: FLUSH_MS }
     const worker = new Worker(new URL('./stun-worker.ts', import.meta.url), { workerData: data })
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
-    const entry: Running = { worker, exited }
+    const entry: Running = { worker, exited, answered: 0, bound: false }
     running.add(entry)
-    let bound = false
     return new Promise((resolve, reject) => {
       worker.on('message', (message: FromStunWorker) => {
         if (message.kind === 'seen') {
@@ -73,9 +79,10 @@ export async function startStunThreads(options: StunThreadsOptions) {
             sendErrorLogged = true
             log.warn({ err: message.sendError }, 'STUN: a datagram could not be sent (logged once)')
           }
+          entry.answered += message.counts.answered + message.counts.unknownAttributes
           onSeen(message.counts, message.bindings)
         } else if (message.kind === 'bound') {
-          bound = true
+          entry.bound = true
           resolve({ running: entry, addresses: message.addresses })
         } else reject(Object.assign(new Error(message.message), { code: message.code }))
       })
@@ -87,12 +94,13 @@ export async function startStunThreads(options: StunThreadsOptions) {
         running.delete(entry)
         reject(new Error(`STUN worker thread ended (exit code ${code}) before its sockets were bound`))
         // One that never bound has told why through the rejection; it is not started again.
-        if (bound && !closing) restart(entry, targets, code)
+        if (entry.bound && !closing) restart(entry, code)
       })
     })
   }
 
-  function restart(entry: Running, targets: BindTarget[], code: number) {
+  /** A stopped worker's replacement binds where all are bound (the first may have asked for port 0). */
+  function restart(entry: Running, code: number) {
     const now = Date.now()
     while (restarts.length > 0 && restarts[0]! < now - 60_000) restarts.shift()
     if (restarts.length >= RESTARTS_PER_MINUTE) {
@@ -104,7 +112,7 @@ export async function startStunThreads(options: StunThreadsOptions) {
     }
     restarts.push(now)
     log.error({ threadId: entry.worker.threadId, code }, 'STUN worker thread stopped; starting another')
-    start(targets).catch((error: unknown) =>
+    start(shared).catch((error: unknown) =>
       log.error({ err: error, threads: running.size }, 'STUN worker thread could not be restarted'),
     )
   }
@@ -121,11 +129,12 @@ export async function startStunThreads(options: StunThreadsOptions) {
     )
   }
 
-  let bound: AddressInfo[]
+  let bound: AddressInfo[] = []
+  let shared: BindTarget[] = []
   try {
     const first = await start(options.targets)
     bound = first.addresses
-    const shared = bound.map(({ address, port }) => ({ address, port }))
+    shared = bound.map(({ address, port }) => ({ address, port }))
     await Promise.all(Array.from({ length: count - 1 }, () => start(shared)))
   } catch (error) {
     await close()
@@ -134,8 +143,11 @@ export async function startStunThreads(options: StunThreadsOptions) {
 
   return {
     bound,
-    /** The running worker threads (a test stops one to see it replaced). */
-    workers: () => [...running].map(({ worker }) => worker),
+    /**
+     * The worker threads whose sockets are bound, and what each answered (a test stops one to see
+     * it replaced).
+     */
+    workers: () => [...running].filter((entry) => entry.bound).map(({ worker, answered }) => ({ worker, answered })),
     close,
   }
 }

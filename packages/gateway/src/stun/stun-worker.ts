@@ -60,6 +60,7 @@ async function bindAll(list: BindTarget[]) {
   } catch (error) {
     const { message, code } = error as NodeJS.ErrnoException
     post({ kind: 'bindFailed', message, code })
+    clearInterval(timer)
     await closeAll()
     port.close()
   }
