@@ -181,7 +181,9 @@ async function main() {
   console.log(
     `STUN benchmark: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, load ${loadavg()
       .map((value) => value.toFixed(2))
-      .join(' ')}, Node ${process.version}, ${threads} server thread(s) (0: one, on the main thread), ${clients} client(s) × window ${window} over ${sources} source port(s), ${seconds} s after ${warmup} s`,
+      .join(
+        ' ',
+      )}, Node ${process.version}, ${threads} server thread(s) (0: one, on the main thread), ${clients} client(s) × window ${window} over ${sources} source port(s), ${seconds} s after ${warmup} s`,
   )
   const rows: Row[] = []
   try {

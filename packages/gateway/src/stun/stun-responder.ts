@@ -25,7 +25,13 @@ export interface StunResponderOptions {
  * `threads` above 0 the sockets live in worker threads (stun-threads.ts) and their records arrive
  * here in batches; the table and its bound are the same.
  */
-export function createStunResponder({ software, trackedSources, threads = 0, log, now = Date.now }: StunResponderOptions) {
+export function createStunResponder({
+  software,
+  trackedSources,
+  threads = 0,
+  log,
+  now = Date.now,
+}: StunResponderOptions) {
   const sockets: Socket[] = []
   let workers: StunThreads | undefined
   const seen = new Map<string, SeenBinding[]>()

@@ -47,7 +47,11 @@ async function loadFromManySources(
 }
 
 /** A gateway whose responder runs on `threads` worker threads, once every thread is bound. */
-async function startThreaded(t: TestContext, stun: Record<string, unknown> = {}, dialect: 'sqlite' | 'postgres' = 'sqlite') {
+async function startThreaded(
+  t: TestContext,
+  stun: Record<string, unknown> = {},
+  dialect: 'sqlite' | 'postgres' = 'sqlite',
+) {
   const log = capturedLog()
   const gateway = await startGateway(t, dialect, {
     settings: { Stun: { Threads: 2, ...stun } },
@@ -99,10 +103,7 @@ forEachDialect(
     assert.deepEqual(result.stun, { enabled: true, listening: true, port: stunAddress.port })
     assert.equal(result.bindings.length, 10)
     const newestPorts = result.bindings.slice(0, 4).map((binding: { port: number }) => binding.port)
-    assert.deepEqual(
-      newestPorts.sort(),
-      fromHere.map((client) => client.local.port).sort(),
-    )
+    assert.deepEqual(newestPorts.sort(), fromHere.map((client) => client.local.port).sort())
   },
 )
 
