@@ -21,6 +21,15 @@ export type FromStunWorker =
 /** The one message to a worker: close the sockets, hand over the last batch, end. */
 export type ToStunWorker = { kind: 'close' }
 
+/**
+ * The worker's script: beside this module in a checkout; in a built bundle, where import.meta.url
+ * is the process's main.mjs, the worker's own bundle beside it (scripts/build.ts).
+ */
+const WORKER_SCRIPT = new URL(
+  import.meta.url.endsWith('.ts') ? './stun-worker.ts' : './stun-worker.mjs',
+  import.meta.url,
+)
+
 /** How often a worker hands its records to the main thread, at most. */
 export const FLUSH_MS = 100
 /**
@@ -68,7 +77,7 @@ export async function startStunThreads(options: StunThreadsOptions) {
 
   function start(targets: BindTarget[]): Promise<{ running: Running; addresses: AddressInfo[] }> {
     const data: StunWorkerData = { targets, software, trackedSources, bindingsPerSource, flushMs: FLUSH_MS }
-    const worker = new Worker(new URL('./stun-worker.ts', import.meta.url), { workerData: data })
+    const worker = new Worker(WORKER_SCRIPT, { workerData: data })
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
     const entry: Running = { worker, exited, answered: 0, bound: false }
     running.add(entry)

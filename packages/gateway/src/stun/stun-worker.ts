@@ -17,6 +17,7 @@ let pending = new Map<string, SeenBinding[]>()
 let counts: Record<StunOutcome, number> = { answered: 0, unknownAttributes: 0, dropped: 0 }
 let sendError: string | undefined
 let sendErrorTold = false
+let closing = false
 
 const post = (message: FromStunWorker) => port.postMessage(message)
 
@@ -52,6 +53,11 @@ async function bindAll(list: BindTarget[]) {
   try {
     for (const target of list) {
       const socket = await bindStunSocket(target, true)
+      // Asked to close while binding: this socket goes too, and nothing is announced.
+      if (closing) {
+        socket.close()
+        return
+      }
       socket.on('message', onMessage)
       socket.on('error', onError)
       sockets.push(socket)
@@ -74,6 +80,7 @@ const timer = setInterval(flush, flushMs)
 
 port.on('message', async (message: ToStunWorker) => {
   if (message.kind !== 'close') return
+  closing = true
   clearInterval(timer)
   await closeAll()
   flush()
