@@ -1,13 +1,15 @@
 /**
  * The load of bench/stun.ts, one process per client: `node bench/stun-client.ts <port> <window>
- * <warmup-s> <seconds>` keeps `window` Binding requests in flight to 127.0.0.1:<port> from one UDP
- * socket, each answer sending the next, and after the warm-up counts answers and their latencies
+ * <warmup-s> <seconds> [<sources>]` keeps `window` Binding requests in flight to 127.0.0.1:<port>,
+ * spread over `sources` UDP sockets (1 by default; the kernel spreads a reusePort server's sockets
+ * over source ports, so one socket reaches one server thread), each answer sending the next from
+ * the same socket, and after the warm-up counts answers and their latencies
  * for `seconds`. A request unanswered after 500 ms counts as lost and is replaced. Prints one JSON
  * line: answers, lost, and up to 100,000 latencies (µs) sampled evenly from the measured window.
  */
 
 import { randomBytes } from 'node:crypto'
-import { createSocket } from 'node:dgram'
+import { createSocket, type Socket } from 'node:dgram'
 
 const LOST_AFTER_NS = 500_000_000n
 const SAMPLE = 100_000
@@ -23,11 +25,16 @@ export function bindingRequestPacket(sequence: number, prefix: Buffer = Buffer.a
   return packet
 }
 
-async function main(port: number, window: number, warmupSeconds: number, seconds: number) {
-  const socket = createSocket({ type: 'udp4', recvBufferSize: 4 << 20, sendBufferSize: 1 << 20 })
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve))
+async function main(port: number, window: number, warmupSeconds: number, seconds: number, sources: number) {
+  const sockets = await Promise.all(
+    Array.from({ length: sources }, async () => {
+      const socket = createSocket({ type: 'udp4', recvBufferSize: 4 << 20, sendBufferSize: 1 << 20 })
+      await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve))
+      return socket
+    }),
+  )
   const prefix = randomBytes(8)
-  const sentAt = new Map<number, bigint>()
+  const sentAt = new Map<number, { at: bigint; socket: Socket }>()
   let sequence = 0
   let measuring = false
   let answers = 0
@@ -35,21 +42,21 @@ async function main(port: number, window: number, warmupSeconds: number, seconds
   const latencies: number[] = []
   let seen = 0
 
-  function send() {
+  function send(socket: Socket) {
     const id = sequence++ >>> 0
-    sentAt.set(id, process.hrtime.bigint())
+    sentAt.set(id, { at: process.hrtime.bigint(), socket })
     socket.send(bindingRequestPacket(id, prefix), port, '127.0.0.1')
   }
 
-  socket.on('message', (packet) => {
+  function onAnswer(this: Socket, packet: Buffer) {
     if (packet.length < 20 || packet.compare(prefix, 0, 8, 8, 16) !== 0) return
     const id = packet.readUInt32BE(16)
-    const start = sentAt.get(id)
-    if (start === undefined) return
+    const sent = sentAt.get(id)
+    if (sent === undefined) return
     sentAt.delete(id)
     if (measuring) {
       answers++
-      const micros = Number(process.hrtime.bigint() - start) / 1000
+      const micros = Number(process.hrtime.bigint() - sent.at) / 1000
       // Reservoir sampling keeps an even sample of the whole window in bounded memory.
       seen++
       if (latencies.length < SAMPLE) latencies.push(micros)
@@ -58,30 +65,31 @@ async function main(port: number, window: number, warmupSeconds: number, seconds
         if (slot < SAMPLE) latencies[slot] = micros
       }
     }
-    send()
-  })
+    send(this)
+  }
+  for (const socket of sockets) socket.on('message', onAnswer)
 
   const sweep = setInterval(() => {
     const now = process.hrtime.bigint()
-    for (const [id, at] of sentAt) {
+    for (const [id, { at, socket }] of sentAt) {
       if (now - at < LOST_AFTER_NS) continue
       sentAt.delete(id)
       if (measuring) lost++
-      send()
+      send(socket)
     }
   }, 100)
 
-  for (let i = 0; i < window; i++) send()
+  for (let i = 0; i < window; i++) send(sockets[i % sources]!)
   await new Promise((resolve) => setTimeout(resolve, warmupSeconds * 1000))
   measuring = true
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000))
   measuring = false
   clearInterval(sweep)
-  socket.close()
+  for (const socket of sockets) socket.close()
   console.log(JSON.stringify({ answers, lost, latencies }))
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [port, window, warmup, seconds] = process.argv.slice(2).map(Number) as [number, number, number, number]
-  await main(port, window, warmup, seconds)
+  const [port, window, warmup, seconds, sources = 1] = process.argv.slice(2).map(Number) as number[]
+  await main(port!, window!, warmup!, seconds!, sources)
 }

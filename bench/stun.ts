@@ -3,12 +3,16 @@
  * responder against coturn's STUN (Debian's `turnserver --stun-only`) in the same run, with the
  * runtime's floor beside them.
  *   npm exec -- node bench/stun.ts [--seconds 5] [--warmup 2] [--window 32] [--clients 1]
- *     [--targets gateway,coturn,node-echo] [--rounds 5]
- * Targets: `gateway` (the whole gateway process, bench/stun-servers.ts), `coturn` (turnserver on
- * loopback with only STUN: no relay, TLS, DTLS or CLI; its default of one UDP thread per core), and
- * `node-echo` (a bare node:dgram socket sending back a prepared answer of the same size: what Node
- * costs before any STUN work). Each of --clients processes (bench/stun-client.ts) keeps --window
- * requests in flight from one UDP socket; latency is per request, send to answer. CPU is the server
+ *     [--sources 1] [--threads <cores>] [--targets gateway,coturn,node-echo] [--rounds 5]
+ * Targets: `gateway` (the whole gateway process, bench/stun-servers.ts, with Stun.Threads =
+ * --threads), `coturn` (turnserver on loopback with only STUN: no relay, TLS, DTLS or CLI; with
+ * --relay-threads = --threads, its default being one per core), and `node-echo` (bare node:dgram
+ * sockets sending back a prepared answer of the same size, one per thread on a reusePort port: what
+ * Node costs before any STUN work). --threads 0 puts all three on one thread (coturn's
+ * single-threaded mode, the gateway's and the echo's sockets on their main thread). Each of
+ * --clients processes (bench/stun-client.ts) keeps --window requests in flight over --sources UDP
+ * sockets; the kernel hands each source port to one server thread, so several are needed to load
+ * several threads. Latency is per request, send to answer. CPU is the server
  * process's (all threads) from /proc over the measured window. Rounds repeat the targets in turn so
  * that a busy neighbour on a shared machine shows as spread, and the summary takes each target's
  * median over the rounds. The exit code is 0 either way.
@@ -30,6 +34,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     window: { type: 'string', default: '32' },
     clients: { type: 'string', default: '1' },
+    sources: { type: 'string', default: '1' },
+    threads: { type: 'string', default: String(cpus().length) },
     targets: { type: 'string', default: 'gateway,coturn,node-echo' },
     rounds: { type: 'string', default: '5' },
   },
@@ -38,6 +44,8 @@ const seconds = Number(args.seconds)
 const warmup = Number(args.warmup)
 const window = Number(args.window)
 const clients = Number(args.clients)
+const sources = Number(args.sources)
+const threads = Number(args.threads)
 const rounds = Number(args.rounds)
 const targets = args.targets.split(',')
 const TURNSERVER = '/usr/bin/turnserver'
@@ -57,6 +65,8 @@ interface Row {
   p99: number
   cpuPercent: number
   cpuPerAnswer: number
+  /** The 1-minute load average when the round ended. */
+  load: number
 }
 
 /** Waits until a Binding request to the port is answered (coturn gives no ready line). */
@@ -95,6 +105,8 @@ async function startCoturn(dir: string): Promise<Server> {
       '--log-file',
       'stdout',
       '--simple-log',
+      '--relay-threads',
+      String(threads),
     ],
     { stdio: 'ignore' },
   )
@@ -115,7 +127,10 @@ async function startCoturn(dir: string): Promise<Server> {
 async function startTarget(target: string, dir: string): Promise<Server> {
   if (target === 'coturn') return startCoturn(dir)
   const script = join(import.meta.dirname, 'stun-servers.ts')
-  const modeArgs = target === 'gateway' ? ['gateway', `sqlite:${join(dir, `gateway-${Date.now()}.db`)}`] : ['node-echo']
+  const modeArgs =
+    target === 'gateway'
+      ? ['gateway', `sqlite:${join(dir, `gateway-${Date.now()}.db`)}`, String(threads)]
+      : ['node-echo', String(threads)]
   if (target !== 'gateway' && target !== 'node-echo') throw new Error(`unknown target ${target}`)
   const server = await startNodeServer<{ port: number }>(script, modeArgs, '', 60_000)
   await untilAnswering(server.ready.port)
@@ -130,7 +145,7 @@ async function measure(target: string, round: number, dir: string): Promise<Row>
       Array.from({ length: clients }, () =>
         startNodeServer<{ answers: number; lost: number; latencies: number[] }>(
           script,
-          [String(server.port), String(window), String(warmup), String(seconds)],
+          [String(server.port), String(window), String(warmup), String(seconds), String(sources)],
           '',
           (warmup + seconds + 30) * 1000,
         ),
@@ -152,6 +167,7 @@ async function measure(target: string, round: number, dir: string): Promise<Row>
       p99: percentile(latencies, 0.99),
       cpuPercent: (cpuUsed / (seconds * 1e6)) * 100,
       cpuPerAnswer: answers > 0 ? cpuUsed / answers : 0,
+      load: loadavg()[0]!,
     }
   } finally {
     await server.stop()
@@ -165,7 +181,9 @@ async function main() {
   console.log(
     `STUN benchmark: ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, load ${loadavg()
       .map((value) => value.toFixed(2))
-      .join(' ')}, Node ${process.version}, ${clients} client(s) × window ${window}, ${seconds} s after ${warmup} s`,
+      .join(
+        ' ',
+      )}, Node ${process.version}, ${threads} server thread(s) (0: one, on the main thread), ${clients} client(s) × window ${window} over ${sources} source port(s), ${seconds} s after ${warmup} s`,
   )
   const rows: Row[] = []
   try {
@@ -186,11 +204,11 @@ async function main() {
       .sort((a, b) => a - b)
     return values.length === 0 ? 0 : values[Math.floor((values.length - 1) / 2)]!
   }
-  console.log('\n| server | round | answers/s | lost | p50 µs | p99 µs | CPU % of a core | CPU µs/answer |')
-  console.log('|---|---|---|---|---|---|---|---|')
+  console.log('\n| server | round | answers/s | lost | p50 µs | p99 µs | CPU % of a core | CPU µs/answer | load |')
+  console.log('|---|---|---|---|---|---|---|---|---|')
   for (const row of rows) {
     console.log(
-      `| ${row.target} | ${row.round} | ${number(row.perSecond)} | ${row.lost} | ${number(row.p50)} | ${number(row.p99)} | ${row.cpuPercent.toFixed(0)} | ${row.cpuPerAnswer.toFixed(1)} |`,
+      `| ${row.target} | ${row.round} | ${number(row.perSecond)} | ${row.lost} | ${number(row.p50)} | ${number(row.p99)} | ${row.cpuPercent.toFixed(0)} | ${row.cpuPerAnswer.toFixed(1)} | ${row.load.toFixed(1)} |`,
     )
   }
   // Medians over the rounds: one round disturbed by a neighbour moves them little.

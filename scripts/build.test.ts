@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
+import { createSocket } from 'node:dgram'
 import { once } from 'node:events'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { request } from 'node:http'
@@ -262,6 +263,28 @@ suite('built bundles', () => {
       assertMisdirected(await health(host), host)
     }
 
+    assert.deepEqual(await stopProcess(gateway), [0, null])
+  })
+
+  test('the built gateway answers STUN on worker threads from its own worker bundle', async (t) => {
+    const env = { ...gatewayEnv(dir), GatewayDB: `sqlite:${join(dir, 'g-stun.db')}`, Stun__Threads: '2' }
+    const gateway = await startProcess(t, join(out, 'gateway', 'main.mjs'), env, dir)
+    const client = createSocket('udp4')
+    t.after(() => client.close())
+    const request = Buffer.from('000100002112a442', 'hex')
+    const transactionId = Buffer.from('0123456789abcdef01234567', 'hex')
+    // The STUN sockets bind just after the HTTP listener: ask until the answer comes.
+    const answer = new Promise<Buffer>((resolveAnswer) => client.once('message', resolveAnswer))
+    const asking = setInterval(
+      () => client.send(Buffer.concat([request, transactionId]), gateway.port, '127.0.0.1'),
+      100,
+    )
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('no STUN answer from the built gateway within 10 s')), 10_000).unref(),
+    )
+    const packet = await Promise.race([answer, timeout]).finally(() => clearInterval(asking))
+    assert.equal(packet.readUInt16BE(0), 0x0101, 'a Binding success response')
+    assert.deepEqual(packet.subarray(8, 20), transactionId)
     assert.deepEqual(await stopProcess(gateway), [0, null])
   })
 

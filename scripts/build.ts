@@ -25,6 +25,14 @@ export type ProcessName = keyof typeof PROCESSES
 /** Data files a process reads at run time, copied from installed packages into a folder beside its bundle. */
 const PROCESS_DATA: Partial<Record<ProcessName, { dir: string; files: string[] }>> = { gateway: COUNTRY_DATA }
 
+/**
+ * Scripts a process starts as worker threads, bundled beside its main.mjs under these names: a
+ * module finds its worker's bundle as `./<name>` next to main.mjs (stun-threads.ts).
+ */
+const PROCESS_WORKERS: Partial<Record<ProcessName, Record<string, string>>> = {
+  gateway: { 'stun-worker.mjs': 'packages/gateway/src/stun/stun-worker.ts' },
+}
+
 const BUILD_INFO_MODULE = 'packages/platform/src/build-info.ts'
 
 // Optional native add-ons their dependents load in try/catch; bundling them would fail the build.
@@ -189,10 +197,8 @@ export async function buildProcess({
   const dir = join(out, name)
   const outfile = join(dir, 'main.mjs')
   const buildInfoPath = await realpath(join(root, BUILD_INFO_MODULE))
-  await build({
+  const common = {
     absWorkingDir: root,
-    entryPoints: [join(root, PROCESSES[name])],
-    outfile,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -200,9 +206,28 @@ export async function buildProcess({
     sourcemap: 'linked',
     external: OPTIONAL_NATIVE_MODULES,
     banner: { js: REQUIRE_BANNER },
-    plugins: [embedBuildInfo(info, buildInfoPath), scriptsNamedDotNode()],
     logLevel: 'warning',
+  } as const
+  await build({
+    ...common,
+    entryPoints: [join(root, PROCESSES[name])],
+    outfile,
+    plugins: [embedBuildInfo(info, buildInfoPath), scriptsNamedDotNode()],
   })
+  // Worker threads' scripts, each its own bundle beside main.mjs (they hold no build information).
+  const workers = Object.entries(PROCESS_WORKERS[name] ?? {})
+  const workerPaths = await Promise.all(
+    workers.map(async ([file, entry]) => {
+      const workerFile = join(dir, file)
+      await build({
+        ...common,
+        entryPoints: [join(root, entry)],
+        outfile: workerFile,
+        plugins: [scriptsNamedDotNode()],
+      })
+      return [workerFile, `${workerFile}.map`]
+    }),
+  )
 
   const buildJson = join(dir, 'build.json')
   await writeFile(buildJson, `${JSON.stringify({ process: name, ...info }, null, 2)}\n`)
@@ -211,7 +236,7 @@ export async function buildProcess({
 
   const data = PROCESS_DATA[name]
   const dataPaths = data ? await copyData(data, join(dir, data.dir), root) : []
-  const paths = [outfile, `${outfile}.map`, buildJson, packageJson, ...dataPaths]
+  const paths = [outfile, `${outfile}.map`, ...workerPaths.flat(), buildJson, packageJson, ...dataPaths]
   return Promise.all(paths.map(async (path) => ({ path, bytes: (await stat(path)).size })))
 }
 

@@ -317,6 +317,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   const stun = createStunResponder({
     software: config.Stun.Software,
     trackedSources: config.Stun.TrackedSources,
+    threads: config.Stun.Threads,
     log: app.log,
   })
   if (config.Stun.Enabled) {

@@ -13,7 +13,7 @@ import {
   StunClass,
   xorMappedAddress,
 } from './stun-message.ts'
-import { answerStunPacket } from './stun-responder.ts'
+import { answerStunPacket } from './stun-socket.ts'
 
 /** Hex as RFC 5769 prints it (spaces, line breaks) to bytes. */
 const hex = (text: string) => Buffer.from(text.replace(/\s+/g, ''), 'hex')

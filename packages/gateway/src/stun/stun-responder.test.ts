@@ -15,7 +15,7 @@ import {
   readXorMappedAddress,
   StunClass,
 } from './stun-message.ts'
-import { MAX_REQUEST_BYTES } from './stun-responder.ts'
+import { MAX_REQUEST_BYTES } from './stun-socket.ts'
 
 /** A gateway with its STUN responder bound, and where that is. */
 async function startStunGateway(t: TestContext, stun: Record<string, unknown> = {}) {

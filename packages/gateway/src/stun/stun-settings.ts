@@ -31,6 +31,13 @@ export const stunSettings = {
         description:
           'SOFTWARE attribute of every answer (fewer than 128 characters, RFC 8489 §14.14); empty leaves it out.',
       }),
+      Threads: Type.Integer({
+        default: 0,
+        minimum: 0,
+        maximum: 64,
+        description:
+          'Worker threads that answer Binding requests, each with its own socket on the same address and port (SO_REUSEPORT; the kernel spreads clients over them); 0: on the main thread, beside HTTP.',
+      }),
       TrackedSources: Type.Integer({
         default: 10_000,
         minimum: 1,
