@@ -1,28 +1,35 @@
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
-import { AccountPage } from './account/account-page.tsx'
 import type { SignedIn, UserView } from './api/auth-api.ts'
-import { CallHistory } from './calls/call-history.tsx'
 import { Messenger, type MessengerContext } from './chat/messenger.tsx'
 import { type ClientConfig, featuresOf } from './config/client-config.ts'
 import { contextScreens } from './contexts/context-screens.tsx'
-import { FileBrowser } from './files/file-browser.tsx'
-import { GuestPage } from './guest/guest-page.tsx'
+import type { FirstData } from './first-data.ts'
+import { lazy } from './router/lazy.tsx'
 import { navigate, useRoute } from './router/navigation.ts'
 import { MOUNT, type Route, routePath, safeNext } from './router/routes.ts'
 import { MessageScreen } from './screens/message-screen.tsx'
 import { Unavailable } from './screens/unavailable.tsx'
 import type { Services } from './services.ts'
-import { SignInPage } from './sign-in/sign-in-page.tsx'
 
 interface AppProps {
   services: Services
   config: ClientConfig
   /** The signed-in user at start, if any. */
   initialUser: UserView | undefined
+  /** The chat list and open chat's first page, read before the first render (first-data.ts). */
+  firstData?: FirstData
   /** Told when the user signs in or out (main.tsx keeps a hint for the next start). */
   onSession?: (signedIn: boolean) => void
 }
+
+// Screens other than the messenger load from their own chunks when first shown, so the script
+// the messenger's first render waits for stays small (bench/web-render.ts).
+const AccountPage = lazy(() => import('./account/account-page.tsx').then((module) => module.AccountPage))
+const CallHistory = lazy(() => import('./calls/call-history.tsx').then((module) => module.CallHistory))
+const FileBrowser = lazy(() => import('./files/file-browser.tsx').then((module) => module.FileBrowser))
+const GuestPage = lazy(() => import('./guest/guest-page.tsx').then((module) => module.GuestPage))
+const SignInPage = lazy(() => import('./sign-in/sign-in-page.tsx').then((module) => module.SignInPage))
 
 /** Moves to `path` once rendered (a redirect decided while rendering). */
 function Redirect({ to }: { to: string }) {
@@ -36,7 +43,7 @@ function here(): string {
 }
 
 /** The client: picks the screen of the route (spec: "Chat client routes") for the signed-in user and the mode. */
-export function App({ services, config, initialUser, onSession }: AppProps) {
+export function App({ services, config, initialUser, firstData, onSession }: AppProps) {
   const route = useRoute()
   const [user, setUser] = useState(initialUser)
   const features = featuresOf(config)
@@ -67,6 +74,7 @@ export function App({ services, config, initialUser, onSession }: AppProps) {
       features={features}
       uploadChunkSize={config.files.chunkSize}
       chatId={chatId}
+      firstData={firstData}
       onSignedOut={signedOut}
       aside={contexts.escalations}
     />

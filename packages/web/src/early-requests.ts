@@ -25,6 +25,9 @@ declare global {
   }
 }
 
+/** The chat list as the client asks for it (ChatApi.getChatsWithHidden). */
+export const CHAT_LIST_URL = '/msg/v1/get_chats?include_hidden=true'
+
 /** How long an early answer may be taken; later calls ask afresh rather than show old data. */
 export const EARLY_LIFETIME_MS = 10_000
 
@@ -54,7 +57,7 @@ export function startEarlyRequests({ storage, location, fetch: send }: EarlyEnvi
   get(`${MOUNT}config.json`, CONFIG_INIT)
   const route = parseRoute(location.pathname, location.search)
   if (!probablySignedIn(storage) || route.name !== 'messenger') return early
-  const chats = get('/msg/v1/get_chats?include_hidden=true', api)
+  const chats = get(CHAT_LIST_URL, api)
   const { chatId } = route
   if (!chatId) return early
   const firstPage = (id: string) => get(`/msg/v1/get_chat_messages?chat_id=${id}&limit=${PAGE}`, api)

@@ -4,6 +4,7 @@ import { failureText } from './api/envelope.ts'
 import { App } from './app.tsx'
 import { loadClientConfig } from './config/client-config.ts'
 import { EARLY_LIFETIME_MS, earlyFetch } from './early-requests.ts'
+import { readFirstData } from './first-data.ts'
 import { renewPush } from './notifications/web-push.ts'
 import { MessageScreen } from './screens/message-screen.tsx'
 import { createServices } from './services.ts'
@@ -49,11 +50,13 @@ async function start(root: HTMLElement) {
   // Signed out with the hint set (a stale hint): the chat list start-up asked for (a 401) is never taken.
   const signedIn = session.value !== undefined
   rememberSignedIn(storage, signedIn)
+  const firstData = signedIn ? await readFirstData(window.atriumEarly, services.chat, location) : undefined
   render(
     <App
       services={services}
       config={config}
       initialUser={session.value?.user}
+      firstData={firstData}
       onSession={(signedIn) => rememberSignedIn(storage, signedIn)}
     />,
     root,

@@ -3,19 +3,20 @@ import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } fro
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
-import { CallScreen } from '../calls/call-screen.tsx'
 import { useCalls } from '../calls/use-calls.ts'
 import type { Features } from '../config/client-config.ts'
 import { createUploader } from '../files/uploader.ts'
+import type { FirstData } from '../first-data.ts'
 import { type LiveStatus, openLiveEvents, type TickStorage } from '../live-events.ts'
 import { createPeopleNames, fallbackName, PeopleNamesContext } from '../people/people-names.ts'
+import { lazy } from '../router/lazy.tsx'
 import { Link } from '../router/link.tsx'
 import { navigate } from '../router/navigation.ts'
 import { MOUNT, routePath } from '../router/routes.ts'
 import type { Services } from '../services.ts'
 import { localStorageOrNone, rememberOpenedChat } from '../start-up.ts'
 import { ChatList } from './chat-list/chat-list.tsx'
-import { chatListReducer, EMPTY_CHAT_LIST } from './chat-list/chat-list-state.ts'
+import { chatListReducer, EMPTY_CHAT_LIST, findChat } from './chat-list/chat-list-state.ts'
 import { NewPrivateChat } from './chat-list/new-private-chat.tsx'
 import { Conversation } from './conversation/conversation.tsx'
 import { createEventBus, type EventBus } from './live/event-bus.ts'
@@ -33,6 +34,8 @@ interface MessengerProps {
   uploadChunkSize: number
   /** From /chat/c/{chatId}: a chat id, or the peer's CRM id of a private chat (notification links). */
   chatId: string | undefined
+  /** The chat list and open chat's first page, read before the first render (first-data.ts). */
+  firstData?: FirstData
   onSignedOut: () => void
   /** More of the sidebar above the chat list (the support team's escalations), given the live events. */
   aside?: (bus: EventBus) => JSX.Element
@@ -50,13 +53,11 @@ export interface MessengerContext {
 }
 
 /** The chat a route names: by chat id, else the private chat with that peer (spec: /chat/c/{peerCrmId}). */
-function findChat(chats: ChatView[], chatId: string | undefined): ChatView | undefined {
-  if (!chatId) return undefined
-  return (
-    chats.find((chat) => chat.id === chatId) ??
-    chats.find((chat) => chat.type === ChatType.Private && chat.peer === chatId)
-  )
-}
+/** The ring and the call in progress: loaded after the messenger's first render (see below). */
+const CallScreen = lazy(() => import('../calls/call-screen.tsx').then((module) => module.CallScreen))
+
+/** After this long the call layer's code is fetched, so that a ring shows at once. */
+const CALL_SCREEN_PRELOAD_MS = 1500
 
 /** Keeps the largest event tick for as long as the page lives (see the live stream below). */
 function memoryTickStorage(): TickStorage {
@@ -89,12 +90,22 @@ export function Messenger({
   features,
   uploadChunkSize,
   chatId,
+  firstData,
   onSignedOut,
   aside,
   main,
 }: MessengerProps) {
   const { chat: api, auth } = services
-  const [list, dispatch] = useReducer(chatListReducer, EMPTY_CHAT_LIST)
+  const [list, dispatch] = useReducer(chatListReducer, EMPTY_CHAT_LIST, (empty) =>
+    firstData ? chatListReducer(empty, { type: 'loaded', chats: firstData.chats }) : empty,
+  )
+  // The first page read before the first render goes to the first conversation of that chat only.
+  const firstPage = useRef(firstData?.page)
+  const takeFirstPage = (chatId: string) => {
+    const page = firstPage.current
+    firstPage.current = undefined
+    return page?.chatId === chatId ? page.page : undefined
+  }
   const [status, setStatus] = useState<LiveStatus>('connecting')
   const [error, setError] = useState('')
   const [missing, setMissing] = useState('')
@@ -120,6 +131,11 @@ export function Messenger({
     reportIce: services.calls.reportIce,
   })
   const canCall = calls.phase.kind === 'idle' || calls.phase.kind === 'ended'
+  useEffect(() => {
+    if (!features.calls) return
+    const timer = setTimeout(() => CallScreen.preload().catch(() => {}), CALL_SCREEN_PRELOAD_MS)
+    return () => clearTimeout(timer)
+  }, [features.calls])
   /** A person by name: the name of the private chat with them, else a known display name. */
   function nameOf(id: string): string {
     const chat = list.chats.find((candidate) => candidate.type === ChatType.Private && candidate.peer === id)
@@ -273,6 +289,7 @@ export function Messenger({
                   key={openChat.id}
                   api={api}
                   chat={openChat}
+                  firstPage={takeFirstPage}
                   me={me}
                   bus={bus}
                   onRead={(unread) => dispatch({ type: 'read', chatId: openChat.id, unread })}
@@ -307,7 +324,9 @@ export function Messenger({
             <p class="empty">Choose a chat, or start a new one.</p>
           )}
         </section>
-        {features.calls && <CallScreen calls={calls} me={me.crmId} nameOf={nameOf} />}
+        {features.calls && (calls.phase.kind !== 'idle' || calls.error) && (
+          <CallScreen calls={calls} me={me.crmId} nameOf={nameOf} />
+        )}
         {status !== 'live' && (
           <p class="live-status" role="status">
             {status === 'offline' ? 'Offline: reconnecting…' : 'Connecting…'}

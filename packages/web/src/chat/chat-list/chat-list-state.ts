@@ -1,5 +1,6 @@
 import type { ChatView } from '../../api/chat-types.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
+import { ChatType } from '../message/names.ts'
 import { PREVIEW_LENGTH, previewOfEvent } from './last-message.ts'
 
 /** The chat list as the messenger keeps it between server answers and live events. */
@@ -23,6 +24,15 @@ export type ChatListAction =
   | { type: 'event'; event: BroadcastEvent; me: string; openChatId: string | undefined }
 
 export const EMPTY_CHAT_LIST: ChatListState = { chats: [], loaded: false, refetch: [], reload: false }
+
+/** The chat a `/chat/c/{id}` path names: by chat id, or a private chat by its peer's CRM id. */
+export function findChat(chats: ChatView[], chatId: string | undefined): ChatView | undefined {
+  if (!chatId) return undefined
+  return (
+    chats.find((chat) => chat.id === chatId) ??
+    chats.find((chat) => chat.type === ChatType.Private && chat.peer === chatId)
+  )
+}
 
 /** Ids are timeticks: numbers below 2^53 written as decimal strings. */
 export function compareIds(a: string, b: string): number {

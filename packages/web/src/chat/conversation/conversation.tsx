@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
-import type { ChatView, MessageView } from '../../api/chat-types.ts'
+import type { ChatView, MessagePage, MessageView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
 import type { Uploader } from '../../files/uploader.ts'
 import { useAttachments } from '../../files/use-attachments.ts'
@@ -49,6 +49,8 @@ interface ConversationProps {
   onCall?: (media: 'audio' | 'video') => void
   /** No call is under way, so a new one may start. */
   canCall?: boolean
+  /** The chat's first page if it was read before the first render (first-data.ts), given once. */
+  firstPage?: (chatId: string) => MessagePage | undefined
 }
 
 /** Pages (of the largest size) loaded back at most to reach a message that is jumped to. */
@@ -81,11 +83,18 @@ export function Conversation({
   typing,
   onCall,
   canCall = true,
+  firstPage,
 }: ConversationProps) {
   const typers = useTyping(typing, chat.id)
   const peerOnline = usePeerPresence(api, chat, typers)
   const typed = useTypingSender(api, chat.id)
-  const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
+  // A page read before the first render makes the first render show the messages already.
+  const [initialPage] = useState(() => firstPage?.(chat.id))
+  const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION, (empty) =>
+    initialPage
+      ? conversationReducer(empty, { type: 'latest', messages: initialPage.messages, hasMore: initialPage.has_more })
+      : empty,
+  )
   const [error, setError] = useState('')
   const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
   const [visible, setVisible] = useState(() => document.visibilityState === 'visible')
@@ -116,6 +125,7 @@ export function Conversation({
   // A layout effect, so the first page is asked for (or taken from the start-up requests) before
   // the "Loading messages…" frame is painted rather than after it (bench/web-render.ts).
   useLayoutEffect(() => {
+    if (initialPage) return
     api
       .getChatMessages(chat.id, { limit: PAGE })
       .then((page) => {
