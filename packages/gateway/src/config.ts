@@ -1,10 +1,12 @@
-import { createECDH } from 'node:crypto'
 import { commonSettings, loadConfig, RouteFlags, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
+import { callsSettings, checkCalls } from './calls/calls-settings.ts'
 import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
 import { checkMailBridge, mailSettings } from './mail/mail-settings.ts'
+import { checkWebPush, pushSettings } from './notifications/push-settings.ts'
 import { stunSettings } from './stun/stun-settings.ts'
+import { webhookSettings } from './webhooks/webhook-settings.ts'
 
 /** A fixed-window request limit: at most `Requests` per window of `WindowSeconds` (0 requests: off). */
 function requestWindow(requests: number, windowSeconds: number, scope: string) {
@@ -143,66 +145,12 @@ export const gatewaySettings = Type.Object(
     ...oauthSettings,
     ...mailSettings,
     ...stunSettings,
+    ...pushSettings,
+    ...callsSettings,
     PushSending: Type.Boolean({
       default: true,
       description: 'Send Web Push and webhooks from this node; enable on exactly one gateway node.',
     }),
-    WebPush: Type.Object(
-      {
-        Enabled: Type.Boolean({ default: false, description: 'Offer browser Web Push subscriptions.' }),
-        PublicKey: Type.String({ default: '', description: 'VAPID public key (base64url), required when enabled.' }),
-        PrivateKey: Type.String({ default: '', description: 'VAPID private key (base64url), required when enabled.' }),
-        Subject: Type.String({
-          default: '',
-          description: 'VAPID subject, a `mailto:` or `https:` URL, required when enabled.',
-        }),
-        MaxSubscriptionsPerUser: Type.Integer({
-          default: 10,
-          minimum: 1,
-          maximum: 100,
-          description: 'Browsers one user may subscribe; one more subscription removes their oldest.',
-        }),
-        TtlSeconds: Type.Integer({
-          default: 86_400,
-          minimum: 0,
-          maximum: 2_419_200,
-          description: 'How long a push service keeps a notification for a browser that is offline (TTL header).',
-        }),
-        MaxAttempts: Type.Integer({
-          default: 3,
-          minimum: 1,
-          maximum: 10,
-          description: 'Tries per notification and browser when the push service fails (5xx, 429, no answer).',
-        }),
-        RetryMs: Type.Integer({
-          default: 2_000,
-          minimum: 10,
-          description: 'Pause before the second try; it doubles for each further one (or Retry-After, if longer).',
-        }),
-        TimeoutMs: Type.Integer({
-          default: 10_000,
-          minimum: 100,
-          description: 'Time one request to a push service may take.',
-        }),
-        MaxQueued: Type.Integer({
-          default: 10_000,
-          minimum: 1,
-          description: 'Notifications waiting to be sent; more are dropped and logged (delivery is best effort).',
-        }),
-        RefreshSeconds: Type.Integer({
-          default: 30,
-          minimum: 1,
-          description:
-            'Interval at which the sending node re-reads which users have subscriptions (other nodes add them).',
-        }),
-        AllowPrivateEndpoints: Type.Boolean({
-          default: false,
-          description:
-            'Accept push endpoints over plain http or on loopback and private addresses (a local push service in tests); never in production.',
-        }),
-      },
-      { default: {}, additionalProperties: false },
-    ),
     Modules: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), Type.String({ format: 'uri' }), {
       default: {},
       description: 'Internal base URL of each module, by module name, e.g. `{"chat": "http://127.0.0.1:8081"}`.',
@@ -263,50 +211,7 @@ export const gatewaySettings = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
-    Webhooks: Type.Object(
-      {
-        MaxAttempts: Type.Integer({
-          default: 15,
-          minimum: 1,
-          maximum: 100,
-          description: 'Attempts of one webhook delivery; after the last failed one it goes to the dead letters.',
-        }),
-        TimeoutMs: Type.Integer({
-          default: 10_000,
-          minimum: 100,
-          maximum: 120_000,
-          description: 'Time one delivery attempt may take, from connecting to the end of the answer.',
-        }),
-        BackoffBaseMs: Type.Integer({
-          default: 5_000,
-          minimum: 10,
-          description: 'Pause after the first failed attempt; it doubles (with jitter) up to BackoffMaxMs.',
-        }),
-        BackoffMaxMs: Type.Integer({
-          default: 3_600_000,
-          minimum: 10,
-          description: 'Longest pause between two attempts of a delivery.',
-        }),
-        MaxEvents: Type.Integer({
-          default: 100,
-          minimum: 1,
-          maximum: 1000,
-          description: 'Events one webhook request carries at most.',
-        }),
-        ReloadMs: Type.Integer({
-          default: 5_000,
-          minimum: 50,
-          description:
-            'Interval at which apps and their callback URLs are re-read, so CLI changes apply without a restart.',
-        }),
-        AllowPrivateAddresses: Type.Boolean({
-          default: false,
-          description:
-            'Let callback URLs reach loopback, private and link-local addresses (development and tests only).',
-        }),
-      },
-      { default: {}, additionalProperties: false },
-    ),
+    ...webhookSettings,
     Dns: Type.Object(
       {
         Servers: Type.Array(
@@ -406,41 +311,6 @@ export const gatewaySettings = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
-    Calls: Type.Object(
-      {
-        TurnUrls: Type.Array(Type.String({ pattern: '^turns?:[^\\s]+$' }), {
-          default: [],
-          description:
-            'TURN relays handed to callers with short-lived credentials (turn:host:3478?transport=udp, turns:host:5349?transport=tcp; docs/calls.md shows coturn beside the gateway). Empty: no relay, so calls across strict NATs fail (client mode Full needs one).',
-        }),
-        TurnSecret: Type.String({
-          default: '',
-          description:
-            "The TURN relay's shared secret (coturn's static-auth-secret with use-auth-secret): credentials are the TURN REST scheme, username `<expiry>:<crm id>`, password base64(HMAC-SHA1(secret, username)).",
-        }),
-        TurnTtlSeconds: Type.Integer({
-          default: 3600,
-          minimum: 60,
-          maximum: 86_400,
-          description: 'How long TURN credentials stay valid; a call started within that time keeps its allocation.',
-        }),
-        StunUrls: Type.Array(Type.String({ pattern: '^stuns?:[^\\s]+$' }), {
-          default: [],
-          description: 'Other STUN servers handed to callers (stun:host:port).',
-        }),
-        GatewayStun: Type.Boolean({
-          default: false,
-          description:
-            "Hand callers the gateway's own STUN responder too: stun:<PublicOrigin host>:<PublicOrigin port>, the UDP port numbered like HTTPS.",
-        }),
-        IceTransportPolicy: Type.Union([Type.Literal('all'), Type.Literal('relay')], {
-          default: 'all',
-          description:
-            "'relay': browsers use only the TURN relay (neither side learns the other's address); needs TurnUrls. 'all': direct paths first.",
-        }),
-      },
-      { default: {}, additionalProperties: false },
-    ),
     Static: Type.Object(
       {
         Apps: Type.Record(Type.String(), Type.String({ minLength: 1 }), {
@@ -482,39 +352,6 @@ export const gatewaySettings = Type.Object(
 
 export type GatewayConfig = Settings<typeof gatewaySettings>
 
-/** Why a VAPID key pair is unusable: base64url P-256 keys (65-byte public, 32-byte private) of one pair. */
-function vapidKeyProblems(publicKey: string, privateKey: string): string[] {
-  const base64url = /^[A-Za-z0-9_-]+$/
-  const pub = base64url.test(publicKey) ? Buffer.from(publicKey, 'base64url') : Buffer.alloc(0)
-  const priv = base64url.test(privateKey) ? Buffer.from(privateKey, 'base64url') : Buffer.alloc(0)
-  const problems: string[] = []
-  if (pub.length !== 65 || pub[0] !== 4) problems.push('WebPush.PublicKey: not a base64url P-256 public key (65 bytes)')
-  if (priv.length !== 32) problems.push('WebPush.PrivateKey: not a base64url P-256 private key (32 bytes)')
-  if (problems.length > 0) return problems
-  try {
-    const ecdh = createECDH('prime256v1')
-    ecdh.setPrivateKey(priv)
-    if (ecdh.getPublicKey().equals(pub)) return []
-  } catch {
-    // an out-of-range private key
-  }
-  return ['WebPush.PrivateKey: does not belong to WebPush.PublicKey (generate a pair with `atrium webpush keys`)']
-}
-
-function checkWebPush(config: GatewayConfig): string[] {
-  if (!config.WebPush.Enabled) return []
-  const problems: string[] = []
-  if (!config.WebPush.PublicKey) problems.push('WebPush.PublicKey: required when WebPush.Enabled is true')
-  if (!config.WebPush.PrivateKey) problems.push('WebPush.PrivateKey: required when WebPush.Enabled is true')
-  if (config.WebPush.PublicKey && config.WebPush.PrivateKey) {
-    problems.push(...vapidKeyProblems(config.WebPush.PublicKey, config.WebPush.PrivateKey))
-  }
-  if (!/^(mailto:|https:\/\/)/.test(config.WebPush.Subject)) {
-    problems.push('WebPush.Subject: must be a mailto: or https: URL when WebPush.Enabled is true')
-  }
-  return problems
-}
-
 /**
  * The timetick node number the `atrium` CLI writes with: it shares the gateway database with running
  * gateways, so it must never make the same ids as one of them.
@@ -539,17 +376,6 @@ function checkServing(config: GatewayConfig): string[] {
     )
   if (Boolean(config.Tls.CertFile) !== Boolean(config.Tls.KeyFile)) {
     problems.push('Tls: CertFile and KeyFile are set together (HTTPS) or both left empty (plain HTTP)')
-  }
-  return problems
-}
-
-function checkCalls({ Calls }: GatewayConfig): string[] {
-  const problems: string[] = []
-  if (Calls.TurnUrls.length > 0 && Calls.TurnSecret.length < 16) {
-    problems.push("Calls.TurnSecret: TURN relays need the relay's shared secret (at least 16 characters)")
-  }
-  if (Calls.IceTransportPolicy === 'relay' && Calls.TurnUrls.length === 0) {
-    problems.push("Calls.IceTransportPolicy: 'relay' needs a TURN relay in Calls.TurnUrls")
   }
   return problems
 }
