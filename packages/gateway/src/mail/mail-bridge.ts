@@ -251,6 +251,8 @@ export function createMailBridge({
         server.server.once('error', reject)
         server.listen(settings.Port, settings.Host, () => {
           server.server.off('error', reject)
+          const { address, port } = server.server.address() as AddressInfo
+          log.info({ address, port }, 'mail bridge listening for SMTP')
           resolve()
         })
       })
