@@ -16,8 +16,6 @@ export default async function telegramInternalPlugin(app: Service, { links, bot 
     const { crm_id, telegram_chat_id, text, parse_mode, disable_link_preview } = request.body
     if ((crm_id === undefined) === (telegram_chat_id === undefined))
       throw new ApiError('InvalidRequest', 'give exactly one of crm_id and telegram_chat_id')
-    // PostgreSQL refuses NUL, so no text holding one is accepted anywhere (ARCHITECTURE, pitfalls).
-    if (text.includes('\u0000')) throw new ApiError('InvalidRequest', 'text must not contain NUL characters')
     if (!bot) throw new ApiError('TelegramNotConfigured')
     let chatId = Number(telegram_chat_id)
     if (telegram_chat_id !== undefined && !Number.isSafeInteger(chatId))
