@@ -81,5 +81,6 @@ export {
   serve,
   type TlsOptions,
 } from './service.ts'
+export { REFUSED_CONTROL } from './text.ts'
 export * from './timetick.ts'
 export { drainUnreadBody, UNREAD_BODY_DRAIN_MS } from './unread-body.ts'

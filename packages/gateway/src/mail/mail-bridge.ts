@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
-import type { TlsOptions } from '@atrium/platform'
+import { REFUSED_CONTROL, type TlsOptions } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
 import { type ParsedMail, simpleParser } from 'mailparser'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server'
@@ -34,8 +34,6 @@ const MESSAGE_ID = /^<[^<>\s]{1,996}>$/
 const MAX_RECEIVED = 30
 // Each signature costs a DNS lookup of a domain the sender chose; real mail carries one to three.
 const MAX_SIGNATURES = 5
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these characters are what it finds
-const REFUSED_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f]/
 // biome-ignore lint/suspicious/noControlCharactersInRegex: header text is one line of printable text
 const HEADER_CONTROL = /[\u0000-\u001f\u007f]+/g
 
