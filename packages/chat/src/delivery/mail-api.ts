@@ -93,6 +93,7 @@ function namedAddress({ name, address }: { name: string; address: string }): str
  */
 const postmark: ProviderProtocol = {
   request(message, from, key) {
+    const headers = extraHeaders(message)
     return {
       path: '/email',
       headers: { 'x-postmark-server-token': key },
@@ -103,9 +104,7 @@ const postmark: ProviderProtocol = {
         TextBody: message.text,
         ...(message.html ? { HtmlBody: message.html } : {}),
         ...(message.replyTo ? { ReplyTo: message.replyTo } : {}),
-        ...(extraHeaders(message).length > 0
-          ? { Headers: extraHeaders(message).map(([Name, Value]) => ({ Name, Value })) }
-          : {}),
+        ...(headers.length > 0 ? { Headers: headers.map(([Name, Value]) => ({ Name, Value })) } : {}),
       },
     }
   },
@@ -134,6 +133,7 @@ const sendgrid: ProviderProtocol = {
     // Each address once: SendGrid refuses a personalization that names one twice.
     const seen = new Set<string>()
     const to = message.to.filter((email) => !seen.has(email.toLowerCase()) && seen.add(email.toLowerCase()))
+    const headers = extraHeaders(message)
     return {
       path: '/v3/mail/send',
       headers: { authorization: `Bearer ${key}` },
@@ -143,7 +143,7 @@ const sendgrid: ProviderProtocol = {
           ? { email: message.from.address, ...(message.from.name ? { name: message.from.name } : {}) }
           : sendGridAddress(from),
         ...(message.replyTo ? { reply_to: sendGridAddress(message.replyTo) } : {}),
-        ...(extraHeaders(message).length > 0 ? { headers: Object.fromEntries(extraHeaders(message)) } : {}),
+        ...(headers.length > 0 ? { headers: Object.fromEntries(headers) } : {}),
         subject: message.subject,
         content: [
           { type: 'text/plain', value: message.text },
