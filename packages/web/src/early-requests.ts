@@ -78,7 +78,8 @@ export function startEarlyRequests({ storage, location, fetch: send }: EarlyEnvi
 
 /**
  * A fetch that answers a GET with the early request for the same URL, once, within
- * EARLY_LIFETIME_MS of `since`; every other call goes to `send`.
+ * EARLY_LIFETIME_MS of `since`; every other call goes to `send`. The first call after the
+ * lifetime drops every answer left untaken.
  */
 export function earlyFetch(
   early: EarlyRequests | undefined,
@@ -87,10 +88,11 @@ export function earlyFetch(
   now: () => number = Date.now,
 ): typeof fetch {
   return (input, init) => {
+    if (early && early.size > 0 && now() - since > EARLY_LIFETIME_MS) early.clear()
     if (early && early.size > 0 && typeof input === 'string' && (init?.method ?? 'GET') === 'GET') {
       const taken = early.get(input)
       early.delete(input)
-      if (taken && now() - since <= EARLY_LIFETIME_MS) return taken
+      if (taken) return taken
     }
     return send(input, init)
   }

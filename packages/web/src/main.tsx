@@ -3,7 +3,7 @@ import { deviceGuid } from './api/device.ts'
 import { failureText } from './api/envelope.ts'
 import { App } from './app.tsx'
 import { loadClientConfig } from './config/client-config.ts'
-import { EARLY_LIFETIME_MS, earlyFetch } from './early-requests.ts'
+import { earlyFetch } from './early-requests.ts'
 import { readFirstData } from './first-data.ts'
 import { renewPush } from './notifications/web-push.ts'
 import { MessageScreen } from './screens/message-screen.tsx'
@@ -25,7 +25,6 @@ import './calls/calls.css'
 async function start(root: HTMLElement) {
   const storage = localStorageOrNone()
   const send = earlyFetch(window.atriumEarly, (...args) => fetch(...args))
-  setTimeout(() => window.atriumEarly?.clear(), EARLY_LIFETIME_MS)
   const services = createServices(deviceGuid(storage), '', send)
   const [{ config, problems }, session] = await Promise.all([
     loadClientConfig(`${import.meta.env.BASE_URL}config.json`, send),
