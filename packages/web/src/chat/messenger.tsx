@@ -52,7 +52,6 @@ export interface MessengerContext {
   canCall: boolean
 }
 
-/** The chat a route names: by chat id, else the private chat with that peer (spec: /chat/c/{peerCrmId}). */
 /** The ring and the call in progress: loaded after the messenger's first render (see below). */
 const CallScreen = lazy(() => import('../calls/call-screen.tsx').then((module) => module.CallScreen))
 
