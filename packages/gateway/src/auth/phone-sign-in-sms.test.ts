@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { RouteFlags, signedHeaders } from '@atrium/platform'
+import type { TestContext } from 'node:test'
+import { type DatabaseDialect, RouteFlags, signedHeaders } from '@atrium/platform'
 import { forEachDialect, json } from '@atrium/platform/testing'
 import {
   PEER_CREDENTIALS,
@@ -15,18 +16,25 @@ import { SERVICE_SECRET, startGateway } from '../../test/support.ts'
 const PUBLIC_ORIGIN = 'https://atrium.example'
 const PHONE = '+4915112345678'
 
+/** A Twilio-speaking peer, the chat module sending through it, and a gateway in front (closed after the test). */
+async function startSmsSystem(t: TestContext, dialect: DatabaseDialect) {
+  // Registered first, so the gateway closes before the chat module it calls.
+  let closeGateway = async () => {}
+  t.after(() => closeGateway())
+  const twilio = await startSmsProviderPeer(t, 'twilio', PEER_CREDENTIALS.twilio)
+  const chat = await startChat(t, dialect, {
+    ServiceSecret: SERVICE_SECRET,
+    ...smsSettingsFor('twilio', twilio, { CallbackBaseUrl: PUBLIC_ORIGIN }),
+  })
+  const gateway = await startGateway(t, dialect, { settings: { Modules: { chat: chat.base } } })
+  closeGateway = () => gateway.app.close()
+  return { twilio, chat, gateway }
+}
+
 forEachDialect(
   'phone sign-in end to end: the code goes out by Twilio, the person signs in, and Twilio’s signed status callback reaches the chat module through the gateway',
   async (t, dialect) => {
-    let stopGateway = async () => {}
-    t.after(() => stopGateway())
-    const twilio = await startSmsProviderPeer(t, 'twilio', PEER_CREDENTIALS.twilio)
-    const chat = await startChat(t, dialect, {
-      ServiceSecret: SERVICE_SECRET,
-      ...smsSettingsFor('twilio', twilio, { CallbackBaseUrl: PUBLIC_ORIGIN }),
-    })
-    const gateway = await startGateway(t, dialect, { settings: { Modules: { chat: chat.base } } })
-    stopGateway = () => gateway.app.close()
+    const { twilio, chat, gateway } = await startSmsSystem(t, dialect)
     // Status callbacks come from the provider, without a session.
     await gateway.store.routes.add({ prefix: '/sms/', upstream: 'chat', flags: 0 })
     await gateway.store.routes.refresh()
@@ -82,15 +90,7 @@ forEachDialect(
 )
 
 forEachDialect('the status callback route is reachable only where the route map opens /sms/', async (t, dialect) => {
-  let stopGateway = async () => {}
-  t.after(() => stopGateway())
-  const twilio = await startSmsProviderPeer(t, 'twilio', PEER_CREDENTIALS.twilio)
-  const chat = await startChat(t, dialect, {
-    ServiceSecret: SERVICE_SECRET,
-    ...smsSettingsFor('twilio', twilio, { CallbackBaseUrl: PUBLIC_ORIGIN }),
-  })
-  const gateway = await startGateway(t, dialect, { settings: { Modules: { chat: chat.base } } })
-  stopGateway = () => gateway.app.close()
+  const { chat, gateway } = await startSmsSystem(t, dialect)
   await gateway.store.routes.add({ prefix: '/msg/', upstream: 'chat', flags: RouteFlags.RequireSession })
   await gateway.store.routes.refresh()
 
