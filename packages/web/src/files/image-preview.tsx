@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks'
+import { useLayoutEffect, useRef } from 'preact/hooks'
 import type { FileView } from '../api/chat-types.ts'
 import { formatSize } from './file-size.ts'
 
@@ -18,7 +18,7 @@ interface ImagePreviewProps {
 export function ImagePreview({ file, src, downloadHref, onClose }: ImagePreviewProps) {
   const dialog = useRef<HTMLDialogElement>(null)
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     const element = dialog.current
     if (!element) return
     const opener = document.activeElement as HTMLElement | null

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { AuthApi, ClientInfo, SignedIn } from '../api/auth-api.ts'
 import { failureText } from '../api/envelope.ts'
 import type { OtpFlow } from './otp-flows.ts'
@@ -28,7 +28,7 @@ export function OtpSignIn({ flow, auth, info, returnTo, onSignedIn }: OtpSignInP
   const input = useRef<HTMLInputElement>(null)
 
   // Keyboard users land in the field of each step.
-  useEffect(() => input.current?.focus(), [challengeId])
+  useLayoutEffect(() => input.current?.focus(), [challengeId])
 
   async function attempt(action: () => Promise<void>) {
     setBusy(true)

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
@@ -27,7 +27,7 @@ export function ForwardDialog({ api, message, fromChatId, onForwarded, onClose }
       .catch((failure) => setError(failureText(failure)))
   }, [api, fromChatId])
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     panel.current?.querySelector<HTMLElement>('.forward-target, button')?.focus()
   }, [targets])
 

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { MessageView } from '../../api/chat-types.ts'
 import type { MessagePermissions } from '../message/names.ts'
 
@@ -32,7 +32,8 @@ export function MessageActions({ message, permissions, handlers, onClose }: Mess
   const [confirming, setConfirming] = useState(false)
   const group = useRef<HTMLFieldSetElement>(null)
 
-  useEffect(() => {
+  // Before the next key: an Escape pressed at once must reach the group, not the toggle.
+  useLayoutEffect(() => {
     group.current?.querySelector('button')?.focus()
   }, [confirming])
 

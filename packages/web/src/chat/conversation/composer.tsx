@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { MessageView } from '../../api/chat-types.ts'
 import type { Attachment } from '../../files/attachment-state.ts'
 import { AttachmentTray } from '../../files/attachment-tray.tsx'
@@ -53,7 +53,9 @@ export function Composer({ onSend, attachments, context, onCancelContext, onTypi
 
   const contextKey = context ? `${context.kind}:${context.message.id}` : ''
   const editing = context?.kind === 'edit'
-  useEffect(() => {
+  // A layout effect: the field holds the message's text (and the focus) before the next key or
+  // click, which would otherwise land in the empty field and then be overwritten.
+  useLayoutEffect(() => {
     if (context?.kind === 'edit') {
       if (!wasEditing.current) draft.current = text
       setText(context.message.content)

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
@@ -35,7 +35,7 @@ export function ChatPanel({ api, chat, me, fileBrowser, onChat, onLeft, onClose 
   const [confirmLeave, setConfirmLeave] = useState(false)
   const [error, setError] = useState('')
 
-  useEffect(() => heading.current?.focus(), [])
+  useLayoutEffect(() => heading.current?.focus(), [])
 
   async function refresh() {
     try {

@@ -1,5 +1,5 @@
 import { ChatMessFlags } from '@atrium/platform/flags'
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
@@ -41,7 +41,7 @@ export function MessageSearch({ api, chat, onOpen, onClose, me }: MessageSearchP
   const [error, setError] = useState('')
   const field = useRef<HTMLInputElement>(null)
 
-  useEffect(() => field.current?.focus(), [])
+  useLayoutEffect(() => field.current?.focus(), [])
 
   // Results from other chats name their chat; the names come from the chat list.
   useEffect(() => {
