@@ -180,6 +180,13 @@ export async function launchBrowser(t: TestContext, extraArgs: string[] = []): P
 /** A page in its own browser context (own cookies and storage), with the console errors it logs. */
 export async function openPage(browser: Browser, viewport = { width: 1100, height: 760 }) {
   const context: BrowserContext = await browser.newContext({ viewport, locale: 'en-GB', timezoneId: 'Europe/Berlin' })
+  // Frames come late, as on a loaded machine: Preact runs effects after the next frame (or 100 ms),
+  // so a step that depends on an effect having run (focus moved, a field filled) fails here at once
+  // instead of now and then in CI.
+  await context.addInitScript(() => {
+    const frame = window.requestAnimationFrame.bind(window)
+    window.requestAnimationFrame = (callback) => frame(() => setTimeout(() => callback(performance.now()), 300))
+  })
   const page: Page = await context.newPage()
   const errors: string[] = []
   page.on('pageerror', (error) => errors.push(`page error: ${error.message}`))
