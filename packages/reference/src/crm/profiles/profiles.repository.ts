@@ -6,6 +6,9 @@ import type { Contact, ContactKind } from './profiles.schema.ts'
 /** A profile with its contacts, in kind order (email, phone, telegram) and then by value. */
 export type Profile = ProfilesTable & { contacts: Contact[] }
 
+/** Contact rows per INSERT statement (4 parameters each). */
+const CONTACT_ROWS_PER_INSERT = 1000
+
 const KIND_ORDER: Record<ContactKind, number> = { email: 0, phone: 1, telegram: 2 }
 
 function byKindAndValue(a: Contact, b: Contact): number {
@@ -44,30 +47,44 @@ export function createProfilesRepository(db: Kysely<CrmDatabase>) {
       return (await findMany([crmId])).get(crmId)
     },
 
-    /** Stores a profile and replaces its contacts; run it in a transaction so both land or neither. */
-    async save(profile: Profile): Promise<void> {
-      const { contacts, ...row } = profile
+    /**
+     * Stores profiles and replaces their contacts, in three statements however many there are;
+     * run it in a transaction so that all land or none.
+     */
+    async saveMany(profiles: Profile[]): Promise<void> {
+      if (profiles.length === 0) return
       await db
         .insertInto('profiles')
-        .values(row)
+        .values(profiles.map(({ contacts: _, ...row }) => row))
         .onConflict((conflict) =>
-          conflict
-            .column('crm_id')
-            .doUpdateSet({ name: row.name, created: row.created, timetick_update: row.timetick_update }),
+          conflict.column('crm_id').doUpdateSet((eb) => ({
+            name: eb.ref('excluded.name'),
+            created: eb.ref('excluded.created'),
+            timetick_update: eb.ref('excluded.timetick_update'),
+          })),
         )
         .execute()
-      await db.deleteFrom('contacts').where('crm_id', '=', row.crm_id).execute()
-      if (contacts.length > 0) {
+      await db
+        .deleteFrom('contacts')
+        .where(
+          'crm_id',
+          'in',
+          profiles.map((profile) => profile.crm_id),
+        )
+        .execute()
+      const contacts = profiles.flatMap((profile) =>
+        profile.contacts.map((contact) => ({
+          crm_id: profile.crm_id,
+          kind: contact.kind,
+          value: contact.value,
+          verified: writeBool(contact.verified),
+        })),
+      )
+      // Up to 500 × 20 contacts: in chunks, to stay under SQLite's 32766 bound parameters.
+      for (let at = 0; at < contacts.length; at += CONTACT_ROWS_PER_INSERT) {
         await db
           .insertInto('contacts')
-          .values(
-            contacts.map((contact) => ({
-              crm_id: row.crm_id,
-              kind: contact.kind,
-              value: contact.value,
-              verified: writeBool(contact.verified),
-            })),
-          )
+          .values(contacts.slice(at, at + CONTACT_ROWS_PER_INSERT))
           .execute()
       }
     },

@@ -81,7 +81,7 @@ export default async function setProfilesPlugin(app: Service, { store, now = Dat
     }
     const changed = await store.transact(async (unit) => {
       const stored = await unit.profiles.findMany([...latest.keys()])
-      let count = 0
+      const changes: Profile[] = []
       for (const [crmId, input] of latest) {
         const before = stored.get(crmId)
         const next: Profile = {
@@ -93,10 +93,10 @@ export default async function setProfilesPlugin(app: Service, { store, now = Dat
           timetick_update: before?.timetick_update ?? 0,
         }
         if (before && sameProfile(before, next)) continue
-        await unit.profiles.save({ ...next, timetick_update: store.nextTick() })
-        count++
+        changes.push({ ...next, timetick_update: store.nextTick() })
       }
-      return count
+      await unit.profiles.saveMany(changes)
+      return changes.length
     })
     return { stored: latest.size, changed }
   })

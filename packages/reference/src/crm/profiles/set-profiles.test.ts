@@ -81,6 +81,23 @@ forEachDialect(
   },
 )
 
+forEachDialect('a full batch, 500 people with 20 contacts each, is stored in one call', async (t, dialect) => {
+  const crm = await startCrm(t, dialect)
+  const profiles = Array.from({ length: MAX_PROFILES_PER_CALL }, (_, i) => ({
+    member: String(5000 + i),
+    name: `Person ${i}`,
+    contacts: Array.from({ length: MAX_CONTACTS }, (_, j) => ({
+      kind: 'phone',
+      value: `+1555${String(i * 100 + j).padStart(6, '0')}`,
+      verified: j === 0,
+    })),
+  }))
+  assert.deepEqual(await crm.register(profiles), { stored: 500, changed: 500 })
+  const last = (await crm.userInfo(SERVICE, String(5000 + MAX_PROFILES_PER_CALL - 1))).result
+  assert.equal(last.contacts.length, MAX_CONTACTS)
+  assert.deepEqual(last.contacts[0], { kind: 'phone', value: '+1555049900', verified: true })
+})
+
 forEachDialect('the last entry of a person in one call wins', async (t, dialect) => {
   const crm = await startCrm(t, dialect)
   assert.deepEqual(
