@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { ContactFlags, type DatabaseDialect } from '@atrium/platform'
-import { forEachDialect, json, until } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, forEachDialect, json, listenRestartable, until } from '@atrium/platform/testing'
 import { SERVICE_SECRET, startChat } from '../../../chat/test/support.ts'
-import { startCrm } from '../../../reference/test/crm.ts'
+import { loadCrmConfig } from '../../../reference/src/config.ts'
+import { buildCrm } from '../../../reference/src/crm/app.ts'
+import { createCrmClient, startCrm } from '../../../reference/test/crm.ts'
 import { startGateway } from '../../test/support.ts'
 import { ContactKind } from '../users/users.repository.ts'
 
@@ -130,4 +132,40 @@ forEachDialect('contacts reach the CRM with the gateway’s verified rule, and s
   const anonymous = await fetch(`${world.url}/crm/v1/user_info?crm_id=${bob.crm_id}`)
   assert.equal(anonymous.status, 401)
   assert.equal((await json(anonymous)).result, undefined)
+})
+
+forEachDialect('while the CRM is down the chat module still gets names, and the CRM catches up', async (t, dialect) => {
+  let stopGateway = async () => {}
+  t.after(() => stopGateway())
+  const chat = await startChat(t, dialect)
+  const crmApp = await buildCrm(
+    loadCrmConfig({ CrmDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET }, {}),
+  )
+  t.after(() => crmApp.close())
+  await crmApp.ready()
+  const crmServer = await listenRestartable(t, crmApp.server)
+  const crm = createCrmClient(`http://127.0.0.1:${crmServer.port}`, SERVICE_SECRET)
+  await crmServer.stop()
+  const gateway = await startGateway(t, dialect, {
+    settings: { ServiceSecret: SERVICE_SECRET, Modules: { chat: chat.base, crm: crm.base } },
+  })
+  stopGateway = () => gateway.app.close()
+
+  const alice = await gateway.store.users.create({ name: 'Alice' })
+  const bob = await gateway.store.users.create({ name: 'Bob' })
+  await until(async () => {
+    const pair = await chat.user(bob.crm_id).post('create_private_chat', { peer: String(alice.crm_id) })
+    return pair.status === 200 && pair.result.chat.name === 'Alice'
+  }, 'Alice known in the chat module while the CRM is down')
+  const crmCursor = await gateway.store.db
+    .selectFrom('event_cursors')
+    .selectAll()
+    .where('module', '=', 'profiles:crm')
+    .executeTakeFirst()
+  assert.equal(crmCursor, undefined, 'the CRM cursor has not moved')
+
+  await crmServer.start()
+  const service = { 'X-KeyType': 'service' }
+  await until(async () => (await crm.userInfo(service, String(alice.crm_id))).status === 200, 'Alice in the CRM')
+  assert.equal((await crm.userInfo(service, String(bob.crm_id))).result.name, 'Bob')
 })
