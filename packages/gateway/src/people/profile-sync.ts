@@ -30,9 +30,10 @@ export interface ProfileSyncOptions {
 }
 
 /** The cursor's key among the event cursors of a target module; module names cannot contain ':'. */
-export function profileSyncCursor(module: string): string {
+function profileSyncCursor(module: string): string {
   return `profiles:${module}`
 }
+
 /**
  * A user's timetick_update is drawn before the write commits, so a change can become visible with
  * a tick below one already pushed. Each run reads again from this long before the cursor; the

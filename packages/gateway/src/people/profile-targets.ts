@@ -42,8 +42,11 @@ function crmContact(contact: Contact): CrmContact | undefined {
  * magic link or a provider's verified email proved it, or an operator added it as verified); a
  * Telegram account the person signs in with is verified, since Telegram signed the login.
  */
-export function crmProfileTarget(url: string, { users, federation }: { users: Users; federation: Federation }) {
-  const target: ProfileTarget = {
+export function crmProfileTarget(
+  url: string,
+  { users, federation }: { users: Users; federation: Federation },
+): ProfileTarget {
+  return {
     module: 'crm',
     url,
     // Up to 20 contacts of up to 254 characters each keep a call well under the CRM's 1 MiB body limit.
@@ -67,7 +70,6 @@ export function crmProfileTarget(url: string, { users, federation }: { users: Us
       }))
     },
   }
-  return target
 }
 
 /**
