@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { json } from '@atrium/platform/testing'
 import { groupAlive, ROOT, type Started, startSystem } from './started-system.ts'
 
 const NODE = join(ROOT, 'node_modules', '.bin', 'node')
@@ -27,7 +28,7 @@ test('SIGTERM to the start script alone stops every child gracefully', async (t)
   await assertAllStopGracefully(started)
 })
 
-test('npm start prints each sign-in code, by email and by phone, on one line with its link', async (t) => {
+test('npm start prints each sign-in code, by email and by phone, on one line with its link; the signed-in person is in the CRM', async (t) => {
   const started = await startSystem(t, NODE, ['scripts/start.ts'])
   const origin = `http://localhost:${started.port}`
   const ask = (path: string, body: object) =>
@@ -36,7 +37,9 @@ test('npm start prints each sign-in code, by email and by phone, on one line wit
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
     })
-  assert.equal((await ask('email/start', { email: 'newcomer@example.com' })).status, 200)
+  const emailStart = await ask('email/start', { email: 'newcomer@example.com' })
+  assert.equal(emailStart.status, 200)
+  const { challengeId } = (await json(emailStart)).result
   const phone = await ask('phone/start', { phone: '+49 170 1234567' })
   assert.equal(phone.status, 200, await phone.text())
 
@@ -50,6 +53,22 @@ test('npm start prints each sign-in code, by email and by phone, on one line wit
     assert.ok(Date.now() < deadline, `no sign-in lines printed:\n${started.output()}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+
+  // Signed in with the code, the person reaches the CRM through /crm/ with the email they proved.
+  const code = /^\[sign-in\] newcomer@example\.com {2}code (\d{6})/m.exec(started.output())![1]
+  const verified = await ask('email/verify', { challengeId, code })
+  assert.equal(verified.status, 200, await verified.clone().text())
+  const cookie = verified.headers.getSetCookie()[0]!.split(';')[0]!
+  const crmId = (await json(verified)).result.user.crmId
+  let info: { result?: { crm_id: string; contacts: unknown[] } } = {}
+  while (!info.result) {
+    assert.ok(Date.now() < deadline + 10_000, `the CRM never answered user_info:\n${JSON.stringify(info)}`)
+    info = await json(await fetch(`${origin}/crm/v1/user_info`, { headers: { cookie } }))
+    if (!info.result) await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  assert.equal(info.result.crm_id, String(crmId))
+  assert.deepEqual(info.result.contacts, [{ kind: 'email', value: 'newcomer@example.com', verified: true }])
+
   process.kill(started.child.pid!, 'SIGTERM')
   await assertAllStopGracefully(started)
 })

@@ -76,10 +76,11 @@ export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
         MailBridge__Host: '127.0.0.1',
         MailBridge__Port: String(port === 8080 ? 2525 : port + 4),
         // The chat API is public behind the gateway: chat answers anonymous callers only for invite guests.
-        // The wallet has no guests: its route needs a session.
+        // The wallet and the CRM have no guests: their routes need a session.
         Proxy__Routes: JSON.stringify([
           { Prefix: '/msg/', Upstream: 'chat', Flags: ['AppAuthAndCORS'] },
           { Prefix: '/wallet/', Upstream: 'wallet', Flags: ['AppAuthAndCORS', 'RequireSession'] },
+          { Prefix: '/crm/', Upstream: 'crm', Flags: ['RequireSession'] },
         ]),
         Modules: JSON.stringify(
           Object.fromEntries(Object.entries(modules).map(([name, port]) => [name, moduleUrl(port)])),

@@ -41,6 +41,7 @@ import serviceWorkerPlugin from './notifications/service-worker.ts'
 import { createWebPush } from './notifications/web-push.ts'
 import peoplePlugin from './people/people.plugin.ts'
 import { createProfileSync } from './people/profile-sync.ts'
+import { chatProfileTarget, crmProfileTarget } from './people/profile-targets.ts'
 import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
@@ -74,7 +75,7 @@ export interface Gateway extends Service {
   store: GatewayStore
   /** Runs the file service's clean-up now, as the periodic sweep does (upload-sweep.ts). */
   sweepFiles(): Promise<FileSweepReport>
-  /** Pushes changed users to the chat module now (people/profile-sync.ts); nothing without a chat module. */
+  /** Pushes changed users to the chat and CRM modules now (people/profile-sync.ts); nothing without them. */
   syncProfiles(): Promise<void>
   /** The inbound email bridge's SMTP port; 0 while MailBridge.Enabled is false. */
   mailPort(): number
@@ -213,17 +214,28 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
       : undefined,
   })
   const eventCursors = createEventCursors(store.db, store.now)
-  const profileSync = config.Modules.chat
-    ? createProfileSync({
-        chatUrl: config.Modules.chat,
-        serviceSecret: config.ServiceSecret,
-        users: store.users,
-        cursors: eventCursors,
-        log: app.log,
-      })
-    : undefined
-  app.addHook('onReady', async () => profileSync?.start())
-  app.addHook('preClose', async () => profileSync?.close())
+  // One profile sync per module that keeps people: chat and the CRM, each with its own cursor.
+  const profileTargets = [
+    ...(config.Modules.chat ? [chatProfileTarget(config.Modules.chat)] : []),
+    ...(config.Modules.crm
+      ? [crmProfileTarget(config.Modules.crm, { users: store.users, federation: store.federation })]
+      : []),
+  ]
+  const profileSyncs = profileTargets.map((target) =>
+    createProfileSync({
+      target,
+      serviceSecret: config.ServiceSecret,
+      users: store.users,
+      cursors: eventCursors,
+      log: app.log,
+    }),
+  )
+  app.addHook('onReady', async () => {
+    for (const sync of profileSyncs) sync.start()
+  })
+  app.addHook('preClose', async () => {
+    await Promise.all(profileSyncs.map((sync) => sync.close()))
+  })
 
   const events = createEventHub({
     modules: config.Modules,
@@ -390,7 +402,9 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   return Object.assign(app, {
     store,
     sweepFiles: () => sweepFiles(files),
-    syncProfiles: async () => profileSync?.flush(),
+    syncProfiles: async () => {
+      await Promise.all(profileSyncs.map((sync) => sync.flush()))
+    },
     mailPort: () => mailBridge?.port() ?? 0,
     stun,
   }) as Gateway

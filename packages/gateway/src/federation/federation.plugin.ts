@@ -116,7 +116,10 @@ export default async function federationPlugin(
     const email = profile.emailVerified ? normalizeEmail(profile.email) : undefined
     if (!email) return federation.createUserWith(provider.id, profile.subject)
     const { user } = await users.userForContact(ContactKind.Email, email, ContactFlags.Verified)
-    return federation.link({ crmId: user.crm_id, provider: provider.id, subject: profile.subject, email })
+    const owner = await federation.link({ crmId: user.crm_id, provider: provider.id, subject: profile.subject, email })
+    // A linked account may be a contact the modules are told of (a Telegram login; docs/crm.md).
+    await users.touch(owner)
+    return owner
   }
 
   app.get('/federated/identities', { schema: listIdentities }, async (request) => {
@@ -147,7 +150,7 @@ export default async function federationPlugin(
         'This is your only way to sign in; add an email, a passkey or another account first.',
       )
     }
-    await federation.unlink(caller.crmId, identity.id)
+    if (await federation.unlink(caller.crmId, identity.id)) await users.touch(caller.crmId)
     return { removed: true }
   })
 

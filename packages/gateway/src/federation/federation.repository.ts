@@ -37,6 +37,12 @@ export function createFederation(
       return db.selectFrom('federated_identities').selectAll().where('crm_id', '=', crmId).orderBy('id').execute()
     },
 
+    /** The provider accounts of several users, oldest first. */
+    async identitiesOfUsers(crmIds: number[]): Promise<FederatedIdentity[]> {
+      if (crmIds.length === 0) return []
+      return db.selectFrom('federated_identities').selectAll().where('crm_id', 'in', crmIds).orderBy('id').execute()
+    },
+
     /** Unlinks one of the user's provider accounts; false when they have no such link. */
     async unlink(crmId: number, id: number): Promise<boolean> {
       const result = await db

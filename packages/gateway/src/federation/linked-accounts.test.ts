@@ -54,8 +54,12 @@ forEachDialect(
     assert.equal(only.body.error.code, errorCodes.Conflict.code)
 
     // Alice has her verified email besides: unlinking leaves her able to sign in by code.
+    const aliceId = (await gateway.store.users.findContact(1, 'alice@example.com'))!.crm_id
+    const before = (await gateway.store.users.get(aliceId))!.timetick_update
     const removed = await gateway.call('DELETE', `/auth/v1/federated/identities/${identity.id}`, alice)
     assert.deepEqual(removed.body.result, { removed: true })
+    // Her profile changed for the modules the gateway pushes people to (docs/crm.md).
+    assert.ok((await gateway.store.users.get(aliceId))!.timetick_update > before)
     assert.deepEqual((await gateway.call('GET', '/auth/v1/federated/identities', alice)).body.result.identities, [])
   },
 )

@@ -3,9 +3,20 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { EventCursors } from '../events/event-cursors.repository.ts'
 import type { User, Users } from '../users/users.repository.ts'
 
+/** A module the gateway pushes its users to with POST /private/v1/set_profiles (profile-targets.ts). */
+export interface ProfileTarget {
+  /** The module's name in `Modules`; the sync's cursor is `profiles:<module>`. */
+  module: string
+  /** Internal base URL of the module. */
+  url: string
+  /** Users per set_profiles call. */
+  batchSize: number
+  /** The set_profiles entries of a batch of users, in the module's own shape. */
+  describe(users: User[]): Promise<unknown[]>
+}
+
 export interface ProfileSyncOptions {
-  /** Internal base URL of the chat module. */
-  chatUrl: string
+  target: ProfileTarget
   serviceSecret: string
   users: Users
   /** Where the sync keeps its cursor (users' timetick_update), so nothing is lost across restarts. */
@@ -18,14 +29,15 @@ export interface ProfileSyncOptions {
   maxRetryMs?: number
 }
 
-/** The cursor's key among the event cursors; module names cannot contain ':'. */
-export const PROFILE_SYNC_CURSOR = 'profiles:chat'
-/** Users per set_profiles call (the chat module takes up to 500). */
-const BATCH = 200
+/** The cursor's key among the event cursors of a target module; module names cannot contain ':'. */
+function profileSyncCursor(module: string): string {
+  return `profiles:${module}`
+}
+
 /**
  * A user's timetick_update is drawn before the write commits, so a change can become visible with
- * a tick below one already pushed. Each run reads again from this long before the cursor; the chat
- * module ignores names that did not change, so the overlap costs no events.
+ * a tick below one already pushed. Each run reads again from this long before the cursor; the
+ * modules ignore profiles that did not change, so the overlap costs no events.
  */
 const OVERLAP_MS = 10_000
 /** Changes made in this process are pushed after this pause, so a burst goes in one call. */
@@ -33,14 +45,14 @@ const SOON_MS = 20
 const CALL_TIMEOUT_MS = 10_000
 
 /**
- * Pushes the gateway's users to the chat module (POST /private/v1/set_profiles), so every person
- * is known there by id and display name whatever path set it: sign-up, the profile endpoint, the
- * CLI, admin changes (docs/people.md). Runs at start, soon after each change in this process, and
- * every intervalMs; a failure is retried with doubling waits and the cursor moves only after the
- * chat module stored a batch.
+ * Pushes the gateway's users to one module (POST /private/v1/set_profiles), so every person is
+ * known there whatever path changed them: sign-up, the profile endpoint, the CLI, admin changes
+ * (docs/people.md). One sync runs per target module, each with its own cursor. Runs at start, soon
+ * after each change in this process, and every intervalMs; a failure is retried with doubling
+ * waits and the cursor moves only after the module stored a batch.
  */
 export function createProfileSync({
-  chatUrl,
+  target,
   serviceSecret,
   users,
   cursors,
@@ -49,20 +61,20 @@ export function createProfileSync({
   retryMs = 500,
   maxRetryMs = 60_000,
 }: ProfileSyncOptions) {
-  const url = `${chatUrl.replace(/\/+$/, '')}/private/v1/set_profiles`
+  const url = `${target.url.replace(/\/+$/, '')}/private/v1/set_profiles`
+  const cursorKey = profileSyncCursor(target.module)
+  const module = `the ${target.module} module`
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> | undefined
   let again = false
   let failures = 0
   let closed = false
   let stopWatching = () => {}
-  // Aborts a call in flight when the gateway closes, so closing never waits for the chat module.
+  // Aborts a call in flight when the gateway closes, so closing never waits for the module.
   const closing = new AbortController()
 
   async function push(batch: User[]): Promise<void> {
-    const body = JSON.stringify({
-      profiles: batch.map((user) => ({ member: String(user.crm_id), name: user.name.trim() })),
-    })
+    const body = JSON.stringify({ profiles: await target.describe(batch) })
     const response = await fetch(url, {
       method: 'POST',
       headers: signedHeaders(serviceSecret, 'POST', url, { 'content-type': 'application/json' }),
@@ -74,19 +86,19 @@ export function createProfileSync({
 
   /** Pushes every user changed since the stored cursor, batch by batch. */
   async function syncOnce(): Promise<void> {
-    const cursor = (await cursors.get(PROFILE_SYNC_CURSOR))?.tick ?? 0
+    const cursor = (await cursors.get(cursorKey))?.tick ?? 0
     let from = cursor === 0 ? 0 : timetickAt(Math.max(0, timetickTime(cursor) - OVERLAP_MS))
     let saved = cursor
     for (;;) {
-      const batch = await users.changedAfter(from, BATCH)
+      const batch = await users.changedAfter(from, target.batchSize)
       if (batch.length === 0) return
       await push(batch)
       from = batch.at(-1)!.timetick_update
       if (from > saved) {
         saved = from
-        await cursors.save(PROFILE_SYNC_CURSOR, saved)
+        await cursors.save(cursorKey, saved)
       }
-      if (batch.length < BATCH) return
+      if (batch.length < target.batchSize) return
     }
   }
 
@@ -109,12 +121,12 @@ export function createProfileSync({
         again = false
         try {
           await syncOnce()
-          if (failures > 0) log.info('profile sync: the chat module took the profiles again')
+          if (failures > 0) log.info(`profile sync: ${module} took the profiles again`)
           failures = 0
         } catch (error) {
           failed = true
           if (closed) break
-          if (failures === 0) log.warn(`profile sync: the chat module did not take the profiles (${String(error)})`)
+          if (failures === 0) log.warn(`profile sync: ${module} did not take the profiles (${String(error)})`)
           failures++
         }
       } while (again && !failed)

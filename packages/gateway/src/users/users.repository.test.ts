@@ -37,3 +37,24 @@ forEachDialect('parallel first sign-ins with one contact make one user who owns 
   )
   assert.equal(results.filter((result) => result.created).length, 1, 'exactly one sign-in created the user')
 })
+
+forEachDialect(
+  'a contact added or newly verified marks its user changed, so the profile syncs push it',
+  async (t, dialect) => {
+    const { users } = await openUsers(t, dialect)
+    const bob = await users.create({ name: 'Bob' })
+    let notices = 0
+    users.watch(() => notices++)
+    const tickOf = async () => (await users.get(bob.crm_id))!.timetick_update
+
+    await users.addContact(bob.crm_id, ContactKind.Phone, '+4915112345678')
+    const added = await tickOf()
+    assert.ok(added > bob.timetick_update, 'adding a contact')
+    await users.userForContact(ContactKind.Phone, '+4915112345678', ContactFlags.Verified)
+    const verified = await tickOf()
+    assert.ok(verified > added, 'verifying it')
+    await users.userForContact(ContactKind.Phone, '+4915112345678', ContactFlags.Verified)
+    assert.equal(await tickOf(), verified, 'signing in again with a verified contact changes nothing')
+    assert.equal(notices, 2)
+  },
+)

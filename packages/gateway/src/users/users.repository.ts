@@ -38,8 +38,15 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
     return db.selectFrom('users').selectAll().where('crm_id', '=', crmId).executeTakeFirst()
   }
 
+  /** Marks a user changed (a new timetick_update) when something of theirs outside the row changed, e.g. a contact. */
+  async function touch(crmId: number): Promise<void> {
+    await db.updateTable('users').set({ timetick_update: nextTick() }).where('crm_id', '=', crmId).execute()
+    changed()
+  }
+
   return {
     get,
+    touch,
 
     /** Creates a user with an optional name and scopes. */
     async create({ name = '', scopes = [] as string[] } = {}): Promise<User> {
@@ -128,6 +135,12 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
       return db.selectFrom('contacts').selectAll().where('crm_id', '=', crmId).orderBy('id').execute()
     },
 
+    /** The contacts of several users, oldest first. */
+    async contactsOfUsers(crmIds: number[]): Promise<Contact[]> {
+      if (crmIds.length === 0) return []
+      return db.selectFrom('contacts').selectAll().where('crm_id', 'in', crmIds).orderBy('id').execute()
+    },
+
     /**
      * The user who owns this contact, creating both when nobody does; the contact gets `flags`
      * added (a login flow that proved the address passes Verified). Safe under concurrent calls.
@@ -151,6 +164,8 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
               .set({ flags: existing.flags | flags })
               .where('id', '=', existing.id)
               .execute()
+            // A contact newly verified changes the profile the modules are told (docs/crm.md).
+            await touch(existing.crm_id)
           }
           const user = await get(existing.crm_id)
           if (user) return { user, created: false }
@@ -186,6 +201,7 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
         created: now(),
       }
       await db.insertInto('contacts').values(contact).execute()
+      await touch(crmId)
       return contact
     },
   }
