@@ -183,10 +183,10 @@ export async function openPage(browser: Browser, viewport = { width: 1100, heigh
   // Frames come late, as on a loaded machine: Preact runs effects after the next frame (or 100 ms),
   // so a step that depends on an effect having run (focus moved, a field filled) fails here at once
   // instead of now and then in CI.
-  await context.addInitScript(() => {
+  await context.addInitScript(`(() => {
     const frame = window.requestAnimationFrame.bind(window)
     window.requestAnimationFrame = (callback) => frame(() => setTimeout(() => callback(performance.now()), 300))
-  })
+  })()`)
   const page: Page = await context.newPage()
   const errors: string[] = []
   page.on('pageerror', (error) => errors.push(`page error: ${error.message}`))
