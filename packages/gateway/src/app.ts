@@ -36,12 +36,14 @@ import internalPlugin from './internal/internal.plugin.ts'
 import { createChatMail } from './mail/chat-mail.ts'
 import { createDnsLookup, createMailAuth } from './mail/mail-auth.ts'
 import { createMailBridge } from './mail/mail-bridge.ts'
+import mcpPlugin from './mcp/mcp.plugin.ts'
 import notificationsPlugin from './notifications/notifications.plugin.ts'
 import serviceWorkerPlugin from './notifications/service-worker.ts'
 import { createWebPush } from './notifications/web-push.ts'
 import peoplePlugin from './people/people.plugin.ts'
 import { createProfileSync } from './people/profile-sync.ts'
 import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
+import { createModuleCaller } from './proxy/module-call.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
 import { readTlsFiles } from './server/tls.ts'
@@ -360,6 +362,29 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     : undefined
   app.addHook('onReady', async () => mailBridge?.listen())
   app.addHook('preClose', async () => mailBridge?.close())
+
+  // MCP for AI assistants: tools granted by a whitelist, calling the modules through the route map
+  // with the caller's identity and the signed hop, like a proxied request (docs/mcp.md).
+  if (config.Mcp.Enabled) {
+    const modules = createModuleCaller({
+      routes: store.routes,
+      modules: config.Modules,
+      settings: config.Proxy,
+      serviceSecret: config.ServiceSecret,
+      cookieName: config.Sessions.CookieName,
+      lookupCountry,
+      maxAnswerBytes: config.Mcp.MaxAnswerBytes,
+    })
+    app.addHook('onClose', () => modules.close())
+    app.register(mcpPlugin, {
+      prefix: '/auth/v1',
+      grants: store.mcpGrants,
+      audit: store.mcpAudit,
+      modules,
+      settings: config.Mcp,
+      version: GATEWAY_API_VERSION,
+    })
+  }
 
   app.register(staticPlugin, { loaded: frontends })
 
