@@ -1,9 +1,9 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
+import { type DatabaseDialect, RouteFlags, verifyHop } from '@atrium/platform'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { type DatabaseDialect, RouteFlags, verifyHop } from '@atrium/platform'
 import { startChat } from '../../chat/test/support.ts'
 import { startWallet } from '../../reference/test/support.ts'
 import type { SubjectKind } from '../src/mcp/grants.repository.ts'
@@ -43,12 +43,12 @@ function envelopeError(status: number, code: number, message: string) {
 
 /**
  * A stand-in on a real port for module contracts that are not in this project yet, answering
- * exactly as the contract says: the CRM's `GET /crm/v1/user_info?crm_id` (crm_id optional: the
+ * exactly as the contract says (`profiles` may be added to at any time): the CRM's `GET /crm/v1/user_info?crm_id` (crm_id optional: the
  * caller) and the wallet's idempotent `POST /wallet/v1/send` (a replay answers the first result
  * with `Idempotent-Replayed: true`; the same key with another body 422). Every request must carry
  * a valid hop signature (else 401, code 1008) and X-Crm (else 401). Records what it saw.
  */
-export async function startContractPeer(t: TestContext, profiles: CrmProfile[]) {
+export async function startContractPeer(t: TestContext, profiles: CrmProfile[] = []) {
   const seen: PeerRequest[] = []
   const sends = new Map<string, { body: string; result: unknown }>()
   let transfers = 0
@@ -73,7 +73,9 @@ export async function startContractPeer(t: TestContext, profiles: CrmProfile[]) 
       const wanted = searchParams.get('crm_id') ?? caller
       if (!/^[1-9][0-9]{0,15}$/.test(wanted)) return envelopeError(400, 1000, 'crm_id must be a positive id')
       const profile = profiles.find((candidate) => candidate.crm_id === wanted)
-      return profile ? { status: 200, body: { result: profile, id: 'peer' } } : envelopeError(404, 1004, `no user ${wanted}`)
+      return profile
+        ? { status: 200, body: { result: profile, id: 'peer' } }
+        : envelopeError(404, 1004, `no user ${wanted}`)
     }
     if (method === 'POST' && pathname === '/wallet/v1/send') {
       const key = headers['idempotency-key']
@@ -112,7 +114,7 @@ export async function startContractPeer(t: TestContext, profiles: CrmProfile[]) 
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return { base, seen, transfers: () => transfers }
+  return { base, seen, profiles, transfers: () => transfers }
 }
 
 /**
@@ -122,7 +124,7 @@ export async function startContractPeer(t: TestContext, profiles: CrmProfile[]) 
 export async function startMcpStack(t: TestContext, dialect: DatabaseDialect, options: StartOptions = {}) {
   const chat = await startChat(t, dialect, { ServiceSecret: SERVICE_SECRET })
   const wallet = await startWallet(t, dialect, { ServiceSecret: SERVICE_SECRET })
-  const peer = await startContractPeer(t, [])
+  const peer = await startContractPeer(t)
   const gateway = await startGateway(t, dialect, {
     ...options,
     settings: { Modules: { chat: chat.base, wallet: wallet.base, crm: peer.base }, ...options.settings },
@@ -162,7 +164,12 @@ export async function startMcpStack(t: TestContext, dialect: DatabaseDialect, op
     return { id: row.id, key, headers: { Authorization: `Bearer ${key}` } }
   }
 
-  async function allow(kind: SubjectKind, id: number, tools: string[], limits: { currency?: string; perCall?: number; perDay?: number } = {}) {
+  async function allow(
+    kind: SubjectKind,
+    id: number,
+    tools: string[],
+    limits: { currency?: string; perCall?: number; perDay?: number } = {},
+  ) {
     for (const tool of tools) {
       await store.mcpGrants.allow({
         subject: { kind, id },

@@ -71,9 +71,7 @@ export function createMcpGrants(db: Kysely<GatewayDatabase>, nextTick: TimetickG
       .selectAll()
       .where((eb) =>
         eb.or(
-          subjects.map((subject) =>
-            eb.and([eb('subject_kind', '=', subject.kind), eb('subject_id', '=', subject.id)]),
-          ),
+          subjects.map((subject) => eb.and([eb('subject_kind', '=', subject.kind), eb('subject_id', '=', subject.id)])),
         ),
       )
   }
@@ -138,10 +136,7 @@ export function createMcpGrants(db: Kysely<GatewayDatabase>, nextTick: TimetickG
     /** The subjects' grants of wallet_send that cover `currency` (for any currency, or this one). */
     async sendGrants(subjects: Subject[], currency: string): Promise<McpGrant[]> {
       if (subjects.length === 0) return []
-      return ofSubjects(subjects)
-        .where('tool', '=', 'wallet_send')
-        .where('currency', 'in', ['', currency])
-        .execute()
+      return ofSubjects(subjects).where('tool', '=', 'wallet_send').where('currency', 'in', ['', currency]).execute()
     },
 
     /**

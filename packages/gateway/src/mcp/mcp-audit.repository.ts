@@ -44,13 +44,7 @@ export function createMcpAudit(db: Kysely<GatewayDatabase>, nextTick: TimetickGe
 
     /** Entries from `since` (epoch ms) on, oldest first, at most `limit`. */
     async listSince(since: number, limit: number): Promise<McpAuditEntry[]> {
-      return db
-        .selectFrom('mcp_audit')
-        .selectAll()
-        .where('created', '>=', since)
-        .orderBy('id')
-        .limit(limit)
-        .execute()
+      return db.selectFrom('mcp_audit').selectAll().where('created', '>=', since).orderBy('id').limit(limit).execute()
     },
   }
 }

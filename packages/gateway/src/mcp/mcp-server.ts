@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks'
+import { ApiError, errorCodes } from '@atrium/platform'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
-import { ApiError, errorCodes } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Compile, type Validator } from 'typebox/compile'
 import type { ModuleCaller } from '../proxy/module-call.ts'
@@ -65,7 +65,9 @@ function argumentProblems(tool: McpTool, args: unknown): string[] {
 /** A tool result that reports a failure to the assistant, with the error code and message. */
 function failureResult(failure: ToolFailure) {
   return {
-    content: [{ type: 'text' as const, text: JSON.stringify({ error: { code: failure.code, message: failure.message } }) }],
+    content: [
+      { type: 'text' as const, text: JSON.stringify({ error: { code: failure.code, message: failure.message } }) },
+    ],
     isError: true,
   }
 }
@@ -115,7 +117,10 @@ export function createMcpServer(options: McpServerOptions, request: FastifyReque
       await record('refused', errorCodes.McpToolNotAllowed.code)
       return failureResult(
         ToolFailure.from(
-          new ApiError('McpToolNotAllowed', `${name} is not allowed for this caller: an operator grants it with atrium mcp allow`),
+          new ApiError(
+            'McpToolNotAllowed',
+            `${name} is not allowed for this caller: an operator grants it with atrium mcp allow`,
+          ),
         ),
       )
     }

@@ -1,5 +1,5 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { ApiError } from '@atrium/platform'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isAuthenticated } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
@@ -26,7 +26,14 @@ const SERVER_ERROR = -32000
 
 type JsonRpcId = string | number | null
 
-function sendJsonRpcError(reply: FastifyReply, status: number, code: number, message: string, id: JsonRpcId = null, data?: unknown) {
+function sendJsonRpcError(
+  reply: FastifyReply,
+  status: number,
+  code: number,
+  message: string,
+  id: JsonRpcId = null,
+  data?: unknown,
+) {
   const error = data === undefined ? { code, message } : { code, message, data }
   return reply
     .code(status)
@@ -45,7 +52,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * keeps each tools/call its own audited, rate-limited request.
  */
 function messageProblem(message: unknown): [number, string] | undefined {
-  if (Array.isArray(message)) return [INVALID_REQUEST, 'batches are not supported: send one JSON-RPC message per request']
+  if (Array.isArray(message))
+    return [INVALID_REQUEST, 'batches are not supported: send one JSON-RPC message per request']
   if (!isObject(message)) return [INVALID_REQUEST, 'the request must be a JSON-RPC 2.0 object']
   if (message.jsonrpc !== '2.0') return [INVALID_REQUEST, 'jsonrpc must be "2.0"']
   if ('id' in message && typeof message.id !== 'string' && typeof message.id !== 'number') {
@@ -62,7 +70,8 @@ function messageProblem(message: unknown): [number, string] | undefined {
   if (message.method === 'tools/call') {
     const params = (message.params ?? {}) as Record<string, unknown>
     if (typeof params.name !== 'string') return [INVALID_PARAMS, 'tools/call needs params.name, a string']
-    if ('arguments' in params && !isObject(params.arguments)) return [INVALID_PARAMS, 'params.arguments must be an object']
+    if ('arguments' in params && !isObject(params.arguments))
+      return [INVALID_PARAMS, 'params.arguments must be an object']
   }
   return undefined
 }
@@ -82,11 +91,21 @@ function answerFailure(error: FastifyError | ApiError, request: FastifyRequest, 
     return sendJsonRpcError(reply, error.status, SERVER_ERROR, error.message, null, { code: error.code })
   }
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return sendJsonRpcError(reply, 413, INVALID_REQUEST, `the request body is larger than ${request.routeOptions.bodyLimit} bytes`)
+    return sendJsonRpcError(
+      reply,
+      413,
+      INVALID_REQUEST,
+      `the request body is larger than ${request.routeOptions.bodyLimit} bytes`,
+    )
   }
   const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500
   if (status === 500) request.log.error({ err: error }, 'MCP request failed')
-  return sendJsonRpcError(reply, status, status === 500 ? -32603 : INVALID_REQUEST, status === 500 ? 'internal error' : error.message)
+  return sendJsonRpcError(
+    reply,
+    status,
+    status === 500 ? -32603 : INVALID_REQUEST,
+    status === 500 ? 'internal error' : error.message,
+  )
 }
 
 /**
@@ -98,8 +117,10 @@ function answerFailure(error: FastifyError | ApiError, request: FastifyRequest, 
  */
 export default async function mcpPlugin(app: FastifyInstance, options: McpPluginOptions) {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: options.settings.MaxBodyBytes }, (_request, body, done) =>
-    done(null, body),
+  app.addContentTypeParser(
+    '*',
+    { parseAs: 'string', bodyLimit: options.settings.MaxBodyBytes },
+    (_request, body, done) => done(null, body),
   )
   app.setErrorHandler(function mcpError(error: FastifyError, request, reply) {
     return answerFailure(error, request, reply)
@@ -107,12 +128,19 @@ export default async function mcpPlugin(app: FastifyInstance, options: McpPlugin
 
   const route = { config: { envelope: false }, schema: { hide: true } }
 
-  app.post('/mcp', route, async function mcp(request, reply) {
+  app.post('/mcp', { ...route, bodyLimit: options.settings.MaxBodyBytes }, async function mcp(request, reply) {
     if (!isAuthenticated(request.caller)) {
       reply.header('www-authenticate', 'Bearer realm="atrium"')
-      return sendJsonRpcError(reply, 401, UNAUTHORIZED, 'sign in first: send an API key (Authorization: Bearer atr_… or X-Api-Key) or a session token', null, {
-        code: 2003,
-      })
+      return sendJsonRpcError(
+        reply,
+        401,
+        UNAUTHORIZED,
+        'sign in first: send an API key (Authorization: Bearer atr_… or X-Api-Key) or a session token',
+        null,
+        {
+          code: 2003,
+        },
+      )
     }
     // A body that is not JSON by its type is left to the transport, which answers 415.
     const json = /^application\/(.+\+)?json\s*(;|$)/i.test(request.headers['content-type'] ?? '')
@@ -141,7 +169,9 @@ export default async function mcpPlugin(app: FastifyInstance, options: McpPlugin
       request.log.error({ err: error }, 'MCP transport failed')
       if (!reply.raw.headersSent) {
         reply.raw.writeHead(500, { 'content-type': 'application/json' })
-        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: idOf(message) }))
+        reply.raw.end(
+          JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: idOf(message) }),
+        )
       }
     }
   })

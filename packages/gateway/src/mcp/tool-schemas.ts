@@ -79,7 +79,11 @@ export const walletSendInput = Type.Object(
       description: 'Amount to send, positive, at most two decimal places. A fee may be charged on top.',
     }),
     comment: Type.Optional(
-      Type.String({ maxLength: 500, pattern: CONTROL_FREE, description: 'Note shown to both parties (≤ 500 characters).' }),
+      Type.String({
+        maxLength: 500,
+        pattern: CONTROL_FREE,
+        description: 'Note shown to both parties (≤ 500 characters).',
+      }),
     ),
     idempotency_key: Type.String({
       pattern: '^[A-Za-z0-9_.:-]{1,64}$',

@@ -44,7 +44,9 @@ function resultOf(answer: ModuleAnswer): Record<string, unknown> {
     throw new ToolFailure(error.code, typeof error.message === 'string' ? error.message : 'the module refused the call')
   }
   if (answer.status >= 400 || typeof body?.result !== 'object' || body.result === null) {
-    throw ToolFailure.from(new ApiError('BadGateway', `the module answered ${answer.status} without an envelope result`))
+    throw ToolFailure.from(
+      new ApiError('BadGateway', `the module answered ${answer.status} without an envelope result`),
+    )
   }
   return body.result as Record<string, unknown>
 }
@@ -69,7 +71,9 @@ const walletBalance: McpTool = {
   input: schemas.walletBalanceInput,
   output: schemas.walletBalanceOutput,
   async invoke(args, { callModule }) {
-    return resultOf(await callModule({ method: 'GET', path: '/wallet/v1/balance', query: { currency: args.currency as string } }))
+    return resultOf(
+      await callModule({ method: 'GET', path: '/wallet/v1/balance', query: { currency: args.currency as string } }),
+    )
   },
 }
 
@@ -108,7 +112,8 @@ const walletSend: McpTool = {
       throw new ApiError('McpToolNotAllowed', `wallet_send is not allowed in ${args.currency} for this caller`)
     }
     // Only a user's own wallet sends; the wallet refuses a call without X-Crm anyway, and nothing is counted then.
-    if (crmId === 0) throw new ApiError('Forbidden', 'wallet_send needs a user: sign in, or use a key that acts as a user')
+    if (crmId === 0)
+      throw new ApiError('Forbidden', 'wallet_send needs a user: sign in, or use a key that acts as a user')
     const { replay } = await grants.reserveSend(reservation)
     let answer: ModuleAnswer
     try {
@@ -136,7 +141,7 @@ const chatMessages: McpTool = {
   name: 'chat_messages',
   title: 'Chat messages',
   description:
-    "Reads messages of a chat the signed-in user belongs to, newest first (or, with `after`, oldest first from that message). Page back with `before` = the oldest id of the previous page while `has_more` is true.",
+    'Reads messages of a chat the signed-in user belongs to, newest first (or, with `after`, oldest first from that message). Page back with `before` = the oldest id of the previous page while `has_more` is true.',
   input: schemas.chatMessagesInput,
   output: schemas.chatMessagesOutput,
   async invoke(args, { callModule }) {
@@ -172,11 +177,20 @@ const userInfo: McpTool = {
   input: schemas.userInfoInput,
   output: schemas.userInfoOutput,
   async invoke(args, { callModule }) {
-    return resultOf(await callModule({ method: 'GET', path: '/crm/v1/user_info', query: { crm_id: args.crm_id as string } }))
+    return resultOf(
+      await callModule({ method: 'GET', path: '/crm/v1/user_info', query: { crm_id: args.crm_id as string } }),
+    )
   },
 }
 
 /** Every tool of the MCP endpoint, in the order tools/list shows them. */
-export const TOOLS: readonly McpTool[] = [walletBalance, walletTransactions, walletSend, chatMessages, chatSend, userInfo]
+export const TOOLS: readonly McpTool[] = [
+  walletBalance,
+  walletTransactions,
+  walletSend,
+  chatMessages,
+  chatSend,
+  userInfo,
+]
 
 export const TOOL_NAMES: readonly string[] = TOOLS.map((tool) => tool.name)

@@ -64,7 +64,10 @@ export function createModuleCaller(options: ModuleCallerOptions) {
     const route = routes.table.match(call.path)
     if (!route) {
       const module = call.path.split('/')[1] ?? ''
-      throw new ApiError('McpModuleNotRouted', `the ${module} module is not routed on this gateway (no route for ${call.path})`)
+      throw new ApiError(
+        'McpModuleNotRouted',
+        `the ${module} module is not routed on this gateway (no route for ${call.path})`,
+      )
     }
     const target = upstreamTarget(route.upstream)
     const search = new URLSearchParams()
@@ -78,7 +81,14 @@ export function createModuleCaller(options: ModuleCallerOptions) {
     const inbound: Record<string, string> = { accept: 'application/json', ...call.headers }
     if (body !== undefined) inbound['content-type'] = 'application/json'
     const address = clientAddress(request.socket.remoteAddress, request.headers['x-forwarded-for'])
-    const headers = forwardedHeaders(request, { caller, address, appId: caller.appId, url: path, method: call.method, inbound })
+    const headers = forwardedHeaders(request, {
+      caller,
+      address,
+      appId: caller.appId,
+      url: path,
+      method: call.method,
+      inbound,
+    })
 
     let answer: Dispatcher.ResponseData
     try {

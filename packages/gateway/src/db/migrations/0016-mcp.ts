@@ -51,12 +51,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('counted', c.json, d('[]'))
     .addColumn('created', c.time, d(0))
     .execute()
-  await db.schema
-    .createIndex('mcp_sends_key')
-    .unique()
-    .on('mcp_sends')
-    .columns(['crm_id', 'idempotency_key'])
-    .execute()
+  await db.schema.createIndex('mcp_sends_key').unique().on('mcp_sends').columns(['crm_id', 'idempotency_key']).execute()
   await db.schema
     .createTable('mcp_audit')
     .addColumn('id', c.id, primaryKey())
