@@ -37,7 +37,13 @@ export interface PeerRequest {
   body: string
 }
 
-function envelopeError(status: number, code: number, message: string) {
+interface PeerAnswer {
+  status: number
+  headers?: Record<string, string>
+  body: unknown
+}
+
+function envelopeError(status: number, code: number, message: string): PeerAnswer {
   return { status, body: { error: { code, message }, id: 'peer' } }
 }
 
@@ -63,7 +69,7 @@ export async function startContractPeer(t: TestContext, profiles: CrmProfile[] =
     })
   })
 
-  function handle(method: string, url: string, headers: IncomingHttpHeaders, body: string) {
+  function handle(method: string, url: string, headers: IncomingHttpHeaders, body: string): PeerAnswer {
     const hop = { method, url, headers: headers as Record<string, string> }
     if (!verifyHop(SERVICE_SECRET, hop)) return envelopeError(401, 1008, 'not signed by the gateway')
     const caller = headers['x-crm']

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { forEachDialect } from '@atrium/platform/testing'
+import { forEachDialect, json } from '@atrium/platform/testing'
 import { connectMcp, MCP_PATH, startMcpStack } from '../../test/mcp.ts'
 import { createClock } from '../../test/support.ts'
 
@@ -14,7 +14,7 @@ function listTools(url: string, headers: Record<string, string>) {
   })
 }
 
-function errorText(result: { content: unknown }) {
+function errorText(result: { content?: unknown }) {
   return JSON.parse((result.content as { text: string }[])[0]!.text).error as { code: number; message: string }
 }
 
@@ -23,7 +23,7 @@ forEachDialect('an anonymous caller gets 401 with WWW-Authenticate and a JSON-RP
   const response = await listTools(stack.url, {})
   assert.equal(response.status, 401)
   assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="atrium"/)
-  const body = await response.json()
+  const body = await json(response)
   assert.equal(body.jsonrpc, '2.0')
   assert.equal(body.id, null)
   assert.equal(body.error.code, -32001)
@@ -43,14 +43,14 @@ forEachDialect('an expired session and a revoked key get 401, not tools', async 
   const revoked = await listTools(stack.url, key.headers)
   assert.equal(revoked.status, 401)
   assert.match(revoked.headers.get('www-authenticate') ?? '', /error="invalid_token"/)
-  const body = await revoked.json()
+  const body = await json(revoked)
   assert.equal(body.error.code, -32001)
   assert.equal(body.error.data.code, 2002)
 
   clock.advance(stack.gateway.config.Sessions.IdleSeconds * 1000)
   const expired = await listTools(stack.url, ann.bearer)
   assert.equal(expired.status, 401)
-  assert.equal((await expired.json()).error.data.code, 2002)
+  assert.equal((await json(expired)).error.data.code, 2002)
   // The same session as a cookie is simply gone: anonymous.
   const cookie = await listTools(stack.url, { Cookie: ann.browser.Cookie, 'X-CSRF-Token': ann.browser['X-CSRF-Token'] })
   assert.equal(cookie.status, 401)
@@ -70,7 +70,7 @@ forEachDialect('a cookie session needs its CSRF token and the gateway origin', a
   const ok = await listTools(stack.url, { Cookie, 'X-CSRF-Token': csrf })
   assert.equal(ok.status, 200)
   assert.deepEqual(
-    (await ok.json()).result.tools.map((tool: { name: string }) => tool.name),
+    (await json(ok)).result.tools.map((tool: { name: string }) => tool.name),
     ['wallet_balance'],
   )
 })

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { forEachDialect } from '@atrium/platform/testing'
+import { forEachDialect, json } from '@atrium/platform/testing'
 import { MCP_PATH, startMcpStack } from '../../test/mcp.ts'
 
 const ACCEPT = 'application/json, text/event-stream'
@@ -18,7 +18,7 @@ forEachDialect('malformed JSON-RPC gets the JSON-RPC error codes, never a crash 
     const response = await post(body, headers)
     assert.equal(response.status, status, body.slice(0, 80))
     assert.match(response.headers.get('content-type') ?? '', /^application\/json/)
-    const answer = await response.json()
+    const answer = await json(response)
     assert.equal(answer.jsonrpc, '2.0')
     assert.equal(answer.error.code, code, `${body.slice(0, 80)}: ${answer.error.message}`)
     assert.deepEqual(answer.id, id)
@@ -67,7 +67,7 @@ forEachDialect('malformed JSON-RPC gets the JSON-RPC error codes, never a crash 
   // The endpoint still works after all that.
   const ping = await post('{"jsonrpc":"2.0","id":12,"method":"ping"}')
   assert.equal(ping.status, 200)
-  assert.deepEqual(await ping.json(), { jsonrpc: '2.0', id: 12, result: {} })
+  assert.deepEqual(await json(ping), { jsonrpc: '2.0', id: 12, result: {} })
   const notification = await post('{"jsonrpc":"2.0","method":"notifications/initialized"}')
   assert.equal(notification.status, 202)
 })
@@ -79,7 +79,7 @@ forEachDialect('GET and DELETE on the stateless endpoint answer 405', async (t, 
     const response = await fetch(`${stack.url}${MCP_PATH}`, { method, headers: { ...ann.bearer, Accept: ACCEPT } })
     assert.equal(response.status, 405, method)
     assert.equal(response.headers.get('allow'), 'POST')
-    assert.equal((await response.json()).error.code, -32000)
+    assert.equal((await json(response)).error.code, -32000)
   }
 })
 
@@ -98,7 +98,7 @@ forEachDialect('no MCP session is kept: each request stands alone', async (t, di
   })
   assert.equal(initialize.status, 200)
   assert.equal(initialize.headers.get('mcp-session-id'), null)
-  const body = await initialize.json()
+  const body = await json(initialize)
   assert.equal(body.result.serverInfo.name, 'atrium-gateway')
   assert.deepEqual(body.result.capabilities.tools, {})
 })
