@@ -14,8 +14,9 @@ function listTools(url: string, headers: Record<string, string>) {
   })
 }
 
-function errorText(result: { content?: unknown }) {
-  return JSON.parse((result.content as { text: string }[])[0]!.text).error as { code: number; message: string }
+function errorText(result: unknown) {
+  const { content } = result as { content: { text: string }[] }
+  return JSON.parse(content[0]!.text).error as { code: number; message: string }
 }
 
 forEachDialect('an anonymous caller gets 401 with WWW-Authenticate and a JSON-RPC error', async (t, dialect) => {
