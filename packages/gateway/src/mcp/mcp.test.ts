@@ -205,3 +205,33 @@ forEachDialect('chat_send refuses NUL and other control characters before the ch
   )
   assert.deepEqual(listed.result.messages, [], 'nothing was written')
 })
+
+forEachDialect('a module that is down or answers too much fails the tool with BadGateway', async (t, dialect) => {
+  const stack = await startMcpStack(t, dialect, { settings: { Mcp: { MaxAnswerBytes: 2048 } } })
+  const ann = await stack.user('Ann')
+  await stack.allow('user', ann.crmId, ['chat_send', 'chat_messages', 'user_info'])
+  const created = await fetch(`${stack.url}/msg/v1/create_chat`, {
+    method: 'POST',
+    headers: ann.browser,
+    body: JSON.stringify({ type: 2, name: 'Team', members: [] }),
+  })
+  const chatId = (await json(created)).result.chat.id as string
+  const client = await connectMcp(t, stack.url, ann.bearer)
+  const codeOf = (result: unknown) =>
+    JSON.parse((result as { content: { text: string }[] }).content[0]!.text).error.code as number
+
+  const sent = await client.callTool({ name: 'chat_send', arguments: { chat_id: chatId, content: 'x'.repeat(3000) } })
+  assert.equal(sent.isError, true, 'the answer echoes the 3000 characters')
+  assert.equal(codeOf(sent), 2000)
+  // The message was sent all the same: the limit is on what the gateway reads back.
+  const listed = await json(
+    await fetch(`${stack.url}/msg/v1/get_chat_messages?chat_id=${chatId}`, { headers: ann.browser }),
+  )
+  assert.equal(listed.result.messages.length, 1)
+
+  await stack.store.routes.remove('/crm/')
+  await stack.store.routes.add({ prefix: '/crm/', upstream: 'http://127.0.0.1:9' })
+  await stack.store.routes.refresh()
+  const down = await client.callTool({ name: 'user_info', arguments: {} })
+  assert.equal(codeOf(down), 2000)
+})

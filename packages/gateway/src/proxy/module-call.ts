@@ -4,6 +4,7 @@ import { Agent, type Dispatcher } from 'undici'
 import type { Caller } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import { createClientAddress } from './client-address.ts'
+import { upstreamError } from './forward.ts'
 import { createForwardedHeaders, type ForwardedHeadersOptions } from './forwarded-headers.ts'
 import type { Routes } from './routes.repository.ts'
 import { createUpstreamTargets } from './upstream-target.ts'
@@ -34,9 +35,6 @@ export interface ModuleCallerOptions extends Omit<ForwardedHeadersOptions, 'proj
   /** Largest answer body read; a longer one is a BadGateway. */
   maxAnswerBytes: number
 }
-
-/** Errors of undici that mean the module did not answer in time, rather than failed. */
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
 
 /**
  * Returns the function the gateway calls a module with on an authenticated caller's behalf (the
@@ -126,14 +124,6 @@ async function readCapped(answer: Dispatcher.ResponseData, limit: number): Promi
     throw error instanceof ApiError ? error : upstreamError(error as Error)
   }
   return Buffer.concat(chunks).toString('utf8')
-}
-
-function upstreamError(error: Error): ApiError {
-  if (error instanceof ApiError) return error
-  const code = (error as { code?: string }).code ?? ''
-  return TIMEOUT_CODES.has(code)
-    ? new ApiError('GatewayTimeout', 'the module did not answer in time')
-    : new ApiError('BadGateway', 'the module failed or could not be reached')
 }
 
 export type ModuleCaller = ReturnType<typeof createModuleCaller>
