@@ -76,6 +76,8 @@ export interface Gateway extends Service {
   store: GatewayStore
   /** Runs the file service's clean-up now, as the periodic sweep does (upload-sweep.ts). */
   sweepFiles(): Promise<FileSweepReport>
+  /** Runs the MCP records' clean-up now, as the periodic sweep does (docs/mcp.md, "Audit"). */
+  sweepMcp(): Promise<void>
   /** Pushes changed users to the chat module now (people/profile-sync.ts); nothing without a chat module. */
   syncProfiles(): Promise<void>
   /** The inbound email bridge's SMTP port; 0 while MailBridge.Enabled is false. */
@@ -306,10 +308,15 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.register(downloadsPlugin, { prefix: '/auth', uploads, storage: fileStorage, catalog })
   const files = { uploads, storage: fileStorage, catalog, now: store.now }
 
+  const sweepMcp = async () => {
+    await store.mcpAudit.sweep(store.now() - config.Mcp.AuditRetentionDays * 86_400_000)
+    await store.mcpGrants.sweep()
+  }
   const sweep = setInterval(() => {
     store.sessions.sweep().catch((error) => app.log.error({ err: error }, 'session sweep failed'))
     challenges.sweep().catch((error) => app.log.error({ err: error }, 'sign-in challenge sweep failed'))
     sweepFiles(files).catch((error) => app.log.error({ err: error }, 'file sweep failed'))
+    sweepMcp().catch((error) => app.log.error({ err: error }, 'MCP audit sweep failed'))
   }, config.Sessions.SweepSeconds * 1000)
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
@@ -415,6 +422,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   return Object.assign(app, {
     store,
     sweepFiles: () => sweepFiles(files),
+    sweepMcp,
     syncProfiles: async () => profileSync?.flush(),
     mailPort: () => mailBridge?.port() ?? 0,
     stun,

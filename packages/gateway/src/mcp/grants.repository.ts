@@ -45,6 +45,13 @@ export interface SendReservation {
   grants: McpGrant[]
 }
 
+/**
+ * Days the sends by idempotency key and the day counters are kept. The limits need only today's;
+ * a replay of a send whose record is gone is counted again (never less), and the wallet still
+ * sends once.
+ */
+export const SEND_RECORDS_KEPT_DAYS = 7
+
 /** The UTC day of a time, as the per-day limits count it. */
 export function utcDay(time: number): string {
   return new Date(time).toISOString().slice(0, 10)
@@ -238,6 +245,13 @@ export function createMcpGrants(db: Kysely<GatewayDatabase>, nextTick: TimetickG
             .execute()
         }
       })
+    },
+
+    /** Deletes the send records and day counters older than SEND_RECORDS_KEPT_DAYS. */
+    async sweep(): Promise<void> {
+      const before = now() - SEND_RECORDS_KEPT_DAYS * 86_400_000
+      await db.deleteFrom('mcp_sends').where('created', '<', before).execute()
+      await db.deleteFrom('mcp_spend').where('day', '<', utcDay(before)).execute()
     },
 
     /** What a subject's wallet_send moved in a currency on a UTC day, in hundredths. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { forEachDialect, json } from '@atrium/platform/testing'
 import { connectMcp, MCP_PATH, startMcpStack } from '../../test/mcp.ts'
 import { createClock } from '../../test/support.ts'
+import { utcDay } from './grants.repository.ts'
 
 const ACCEPT = 'application/json, text/event-stream'
 
@@ -135,4 +136,34 @@ forEachDialect("a key's tools are the union of its own, its user's and its app's
   // Denying takes the tool away at once.
   assert.equal(await stack.store.mcpGrants.deny({ kind: 'user', id: ann.crmId }, 'wallet_balance'), 1)
   assert.deepEqual(await names(ann.bearer), [])
+})
+
+forEachDialect('the sweep drops audit rows past the retention and old send records', async (t, dialect) => {
+  const clock = createClock()
+  const stack = await startMcpStack(t, dialect, { now: clock.now, settings: { Mcp: { AuditRetentionDays: 30 } } })
+  const ann = await stack.user('Ann')
+  await stack.allow('user', ann.crmId, ['wallet_balance', 'wallet_send'], { currency: 'USD', perDay: 10 })
+  await stack.wallet.deposit(ann.crmId, 'USD', 10)
+  // A key: the session would end after a week of this clock.
+  const client = await connectMcp(t, stack.url, (await stack.userKey(ann.crmId)).headers)
+  const bob = await stack.user('Bob')
+  await client.callTool({
+    name: 'wallet_send',
+    arguments: { to: String(bob.crmId), currency: 'USD', amount: 1, idempotency_key: 'old' },
+  })
+  const sendDay = utcDay(clock.now())
+
+  clock.advance(8 * 86_400_000)
+  await client.callTool({ name: 'wallet_balance', arguments: { currency: 'USD' } })
+  await stack.gateway.app.sweepMcp()
+  assert.equal(await stack.store.mcpGrants.spent({ kind: 'user', id: ann.crmId }, 'USD', sendDay), 0, 'old counters go')
+  assert.equal((await stack.store.mcpAudit.listSince(0, 10)).length, 2, 'the audit is kept for 30 days')
+
+  clock.advance(25 * 86_400_000)
+  await stack.gateway.app.sweepMcp()
+  assert.deepEqual(
+    (await stack.store.mcpAudit.listSince(0, 10)).map((entry) => entry.tool),
+    ['wallet_balance'],
+    'only the entry younger than 30 days is left',
+  )
 })

@@ -42,6 +42,12 @@ export function createMcpAudit(db: Kysely<GatewayDatabase>, nextTick: TimetickGe
         .execute()
     },
 
+    /** Deletes the entries older than `before` (epoch ms); the number deleted. */
+    async sweep(before: number): Promise<number> {
+      const result = await db.deleteFrom('mcp_audit').where('created', '<', before).executeTakeFirst()
+      return Number(result.numDeletedRows)
+    },
+
     /** Entries from `since` (epoch ms) on, oldest first, at most `limit`. */
     async listSince(since: number, limit: number): Promise<McpAuditEntry[]> {
       return db.selectFrom('mcp_audit').selectAll().where('created', '>=', since).orderBy('id').limit(limit).execute()

@@ -21,6 +21,13 @@ export const mcpSettings = {
         maximum: 67_108_864,
         description: 'Largest module answer a tool reads; a larger one makes the tool fail (BadGateway).',
       }),
+      AuditRetentionDays: Type.Integer({
+        default: 90,
+        minimum: 1,
+        maximum: 3650,
+        description:
+          'Days the audit of tool calls is kept; older rows go in the periodic sweep (Sessions.SweepSeconds), as do wallet_send records older than 7 days.',
+      }),
     },
     { default: {}, additionalProperties: false },
   ),
