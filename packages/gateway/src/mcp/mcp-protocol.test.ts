@@ -102,3 +102,16 @@ forEachDialect('no MCP session is kept: each request stands alone', async (t, di
   assert.equal(body.result.serverInfo.name, 'atrium-gateway')
   assert.deepEqual(body.result.capabilities.tools, {})
 })
+
+forEachDialect('with Mcp.Enabled false there is no MCP endpoint', async (t, dialect) => {
+  const stack = await startMcpStack(t, dialect, { settings: { Mcp: { Enabled: false } } })
+  const ann = await stack.user('Ann')
+  await stack.allow('user', ann.crmId, ['wallet_balance'])
+  const response = await fetch(`${stack.url}${MCP_PATH}`, {
+    method: 'POST',
+    headers: { ...ann.bearer, 'Content-Type': 'application/json', Accept: ACCEPT },
+    body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+  })
+  assert.equal(response.status, 404)
+  assert.equal((await json(response)).error.code, 1004)
+})
