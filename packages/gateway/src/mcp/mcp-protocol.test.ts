@@ -67,6 +67,7 @@ forEachDialect('malformed JSON-RPC gets the JSON-RPC error codes, never a crash 
   // The endpoint still works after all that.
   const ping = await post('{"jsonrpc":"2.0","id":12,"method":"ping"}')
   assert.equal(ping.status, 200)
+  assert.match(ping.headers.get('x-request-id') ?? '', /.+/, 'the gateway headers come with the transport answer')
   assert.deepEqual(await json(ping), { jsonrpc: '2.0', id: 12, result: {} })
   const notification = await post('{"jsonrpc":"2.0","method":"notifications/initialized"}')
   assert.equal(notification.status, 202)

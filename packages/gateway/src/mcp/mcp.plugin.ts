@@ -1,4 +1,4 @@
-import { ApiError } from '@atrium/platform'
+import { ApiError, errorCodes } from '@atrium/platform'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isAuthenticated } from '../auth/caller.ts'
@@ -137,9 +137,7 @@ export default async function mcpPlugin(app: FastifyInstance, options: McpPlugin
         UNAUTHORIZED,
         'sign in first: send an API key (Authorization: Bearer atr_… or X-Api-Key) or a session token',
         null,
-        {
-          code: 2003,
-        },
+        { code: errorCodes.SessionRequired.code },
       )
     }
     // A body that is not JSON by its type is left to the transport, which answers 415.
@@ -157,6 +155,10 @@ export default async function mcpPlugin(app: FastifyInstance, options: McpPlugin
 
     const server = createMcpServer(options, request)
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    // The transport writes the answer itself; headers the gateway's hooks set so far go with it.
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[])
+    }
     reply.hijack()
     reply.raw.on('close', () => {
       transport.close().catch(() => {})
