@@ -36,6 +36,7 @@ import internalPlugin from './internal/internal.plugin.ts'
 import { createChatMail } from './mail/chat-mail.ts'
 import { createDnsLookup, createMailAuth } from './mail/mail-auth.ts'
 import { createMailBridge } from './mail/mail-bridge.ts'
+import mcpPlugin from './mcp/mcp.plugin.ts'
 import notificationsPlugin from './notifications/notifications.plugin.ts'
 import serviceWorkerPlugin from './notifications/service-worker.ts'
 import { createWebPush } from './notifications/web-push.ts'
@@ -43,6 +44,7 @@ import peoplePlugin from './people/people.plugin.ts'
 import { createProfileSync } from './people/profile-sync.ts'
 import { chatProfileTarget, crmProfileTarget } from './people/profile-targets.ts'
 import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
+import { createModuleCaller } from './proxy/module-call.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
 import { readTlsFiles } from './server/tls.ts'
@@ -75,6 +77,8 @@ export interface Gateway extends Service {
   store: GatewayStore
   /** Runs the file service's clean-up now, as the periodic sweep does (upload-sweep.ts). */
   sweepFiles(): Promise<FileSweepReport>
+  /** Runs the MCP records' clean-up now, as the periodic sweep does (docs/mcp.md, "Audit"). */
+  sweepMcp(): Promise<void>
   /** Pushes changed users to the chat and CRM modules now (people/profile-sync.ts); nothing without them. */
   syncProfiles(): Promise<void>
   /** The inbound email bridge's SMTP port; 0 while MailBridge.Enabled is false. */
@@ -316,10 +320,15 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.register(downloadsPlugin, { prefix: '/auth', uploads, storage: fileStorage, catalog })
   const files = { uploads, storage: fileStorage, catalog, now: store.now }
 
+  const sweepMcp = async () => {
+    await store.mcpAudit.sweep(store.now() - config.Mcp.AuditRetentionDays * 86_400_000)
+    await store.mcpGrants.sweep()
+  }
   const sweep = setInterval(() => {
     store.sessions.sweep().catch((error) => app.log.error({ err: error }, 'session sweep failed'))
     challenges.sweep().catch((error) => app.log.error({ err: error }, 'sign-in challenge sweep failed'))
     sweepFiles(files).catch((error) => app.log.error({ err: error }, 'file sweep failed'))
+    sweepMcp().catch((error) => app.log.error({ err: error }, 'MCP audit sweep failed'))
   }, config.Sessions.SweepSeconds * 1000)
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
@@ -373,6 +382,29 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.addHook('onReady', async () => mailBridge?.listen())
   app.addHook('preClose', async () => mailBridge?.close())
 
+  // MCP for AI assistants: tools granted by a whitelist, calling the modules through the route map
+  // with the caller's identity and the signed hop, like a proxied request (docs/mcp.md).
+  if (config.Mcp.Enabled) {
+    const modules = createModuleCaller({
+      routes: store.routes,
+      modules: config.Modules,
+      settings: config.Proxy,
+      serviceSecret: config.ServiceSecret,
+      cookieName: config.Sessions.CookieName,
+      lookupCountry,
+      maxAnswerBytes: config.Mcp.MaxAnswerBytes,
+    })
+    app.addHook('onClose', () => modules.close())
+    app.register(mcpPlugin, {
+      prefix: '/auth/v1',
+      grants: store.mcpGrants,
+      audit: store.mcpAudit,
+      modules,
+      settings: config.Mcp,
+      version: GATEWAY_API_VERSION,
+    })
+  }
+
   app.register(staticPlugin, { loaded: frontends })
 
   const added = await addConfiguredRoutes(store.routes, config.Proxy.Routes as ConfiguredRoute[]).catch(
@@ -402,6 +434,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   return Object.assign(app, {
     store,
     sweepFiles: () => sweepFiles(files),
+    sweepMcp,
     syncProfiles: async () => {
       await Promise.all(profileSyncs.map((sync) => sync.flush()))
     },

@@ -4,6 +4,7 @@ import { callsSettings, checkCalls } from './calls/calls-settings.ts'
 import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
 import { checkMailBridge, mailSettings } from './mail/mail-settings.ts'
+import { mcpSettings } from './mcp/mcp-settings.ts'
 import { checkWebPush, pushSettings } from './notifications/push-settings.ts'
 import { stunSettings } from './stun/stun-settings.ts'
 import { webhookSettings } from './webhooks/webhook-settings.ts'
@@ -146,6 +147,7 @@ export const gatewaySettings = Type.Object(
     ...mailSettings,
     ...stunSettings,
     ...pushSettings,
+    ...mcpSettings,
     ...callsSettings,
     PushSending: Type.Boolean({
       default: true,

@@ -33,6 +33,8 @@ const UNDOCUMENTED = new Set([
   // The federated return and Telegram's widget page: browser-only steps the spec leaves unshown.
   '/auth/v1/federated/return',
   '/auth/v1/federated/telegram',
+  // MCP: JSON-RPC 2.0 messages, documented in docs/mcp.md and described by tools/list.
+  '/auth/v1/mcp',
 ])
 // POST operations that take no body; any other state-changing operation must declare one.
 const BODYLESS = new Set(['post /auth/v1/logout', 'post /auth/v1/logout_all'])

@@ -14,6 +14,8 @@ import type { GatewayConfig } from './config.ts'
 import { gatewayMigrations } from './db/migrations/index.ts'
 import type { GatewayDatabase } from './db/schema.ts'
 import { createFederation } from './federation/federation.repository.ts'
+import { createMcpGrants } from './mcp/grants.repository.ts'
+import { createMcpAudit } from './mcp/mcp-audit.repository.ts'
 import { createRoutes } from './proxy/routes.repository.ts'
 import { createSessions } from './sessions/sessions.repository.ts'
 import { createUsers } from './users/users.repository.ts'
@@ -60,6 +62,8 @@ function createGatewayStore(
     passkeys: createPasskeys(db, nextTick, now),
     federation: createFederation(db, nextTick, now),
     routes: createRoutes(db, nextTick, now, { modules: Object.keys(config.Modules) }),
+    mcpGrants: createMcpGrants(db, nextTick, now),
+    mcpAudit: createMcpAudit(db, nextTick, now),
   }
 }
 

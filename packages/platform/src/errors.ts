@@ -141,6 +141,31 @@ export const errorCodes = {
     meaning: 'The upload is attached to a message; delete the message to remove it.',
   },
   RangeNotSatisfiable: { code: 2122, status: 416, meaning: 'The Range lies outside the file.' },
+  McpToolNotAllowed: {
+    code: 2200,
+    status: 403,
+    meaning: 'The MCP tool (or the wallet_send currency) is not granted to the caller, its app or its key.',
+  },
+  McpPerCallLimit: {
+    code: 2201,
+    status: 403,
+    meaning: 'The wallet_send amount is above a per-call limit of the caller, its app or its key.',
+  },
+  McpPerDayLimit: {
+    code: 2202,
+    status: 429,
+    meaning: 'The wallet_send amount would take a per-day limit (UTC day) of the caller, its app or its key over.',
+  },
+  McpModuleNotRouted: {
+    code: 2203,
+    status: 502,
+    meaning: 'The module an MCP tool calls has no route in the route map of this gateway.',
+  },
+  McpIdempotencyConflict: {
+    code: 2204,
+    status: 422,
+    meaning: 'The wallet_send idempotency key was already used with other arguments.',
+  },
   ChatNotFound: { code: 3000, status: 404, meaning: 'No such chat, or the caller is not a member of it.' },
   MessageNotFound: { code: 3001, status: 404, meaning: 'No such message in a chat the caller belongs to.' },
   NotChatAdmin: { code: 3002, status: 403, meaning: 'Only the chat owner or an admin may do this.' },

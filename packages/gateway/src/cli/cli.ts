@@ -7,6 +7,7 @@ import { createProjectDomains } from '../domains/domains.repository.ts'
 import { openGatewayStore } from '../store.ts'
 import { appCommands, keyCommands } from './app-key-commands.ts'
 import { type CliContext, type Command, CommandFailed, UsageError } from './command.ts'
+import { mcpCommands } from './mcp-commands.ts'
 import { partnerCommands } from './partner-commands.ts'
 import { configCommands, domainCommands, routeCommands } from './route-domain-commands.ts'
 import { userCommands } from './user-commands.ts'
@@ -58,6 +59,7 @@ const COMMANDS: Command[] = [
   ...webPushCommands,
   ...webhookCommands,
   ...partnerCommands,
+  ...mcpCommands,
   helpCommand,
 ]
 

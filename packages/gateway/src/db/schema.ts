@@ -362,6 +362,63 @@ export interface StunReportsTable {
   created: number
 }
 
+/**
+ * A tool of the MCP endpoint granted to a subject (`user` CRM id, `app` id or `key` id). For
+ * `wallet_send`, `currency` narrows the grant to one currency ('' for any) and `per_call` /
+ * `per_day` cap its amounts in hundredths (0: no cap).
+ */
+export interface McpGrantsTable {
+  id: number
+  subject_kind: string
+  subject_id: number
+  tool: string
+  currency: string
+  per_call: number
+  per_day: number
+  created: number
+}
+
+/** What `wallet_send` moved through MCP for one limited subject, currency and UTC day, in hundredths. */
+export interface McpSpendTable {
+  subject_kind: string
+  subject_id: number
+  currency: string
+  /** `YYYY-MM-DD`, UTC. */
+  day: string
+  spent: number
+}
+
+/** A `wallet_send` by idempotency key (one per user and key), with the counters it added to. */
+export interface McpSendsTable {
+  id: number
+  crm_id: number
+  idempotency_key: string
+  /** SHA-256 (hex) of the send's arguments: the same key with other arguments is refused. */
+  args_digest: string
+  currency: string
+  amount: number
+  day: string
+  /** JSON array of the `mcp_spend` subjects (`kind:id`) the amount was added to. */
+  counted: string
+  created: number
+}
+
+/** One tools/call on the MCP endpoint, allowed or refused; arguments only as a digest. */
+export interface McpAuditTable {
+  id: number
+  created: number
+  crm_id: number
+  app_id: number
+  key_id: number
+  key_type: string
+  tool: string
+  args_digest: string
+  /** `ok`, `refused` (whitelist or limit), `invalid` (arguments), `error` (the module or the network). */
+  outcome: string
+  error_code: number
+  duration_ms: number
+}
+
 export interface GatewayDatabase {
   users: UsersTable
   contacts: ContactsTable
@@ -385,4 +442,8 @@ export interface GatewayDatabase {
   federation_partners: FederationPartnersTable
   federated_flows: FederatedFlowsTable
   stun_reports: StunReportsTable
+  mcp_grants: McpGrantsTable
+  mcp_spend: McpSpendTable
+  mcp_sends: McpSendsTable
+  mcp_audit: McpAuditTable
 }

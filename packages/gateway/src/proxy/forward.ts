@@ -36,8 +36,8 @@ function clientBody(request: FastifyRequest): Readable | null {
   return raw.iterator({ destroyOnReturn: false }) as unknown as Readable
 }
 
-/** The envelope error a failed upstream exchange answers with. */
-function upstreamError(error: Error): ApiError {
+/** The envelope error a failed upstream exchange answers with: GatewayTimeout for undici's timeouts, else BadGateway. */
+export function upstreamError(error: Error): ApiError {
   const code = (error as { code?: string }).code ?? ''
   return TIMEOUT_CODES.has(code)
     ? new ApiError('GatewayTimeout', 'the module did not answer in time')

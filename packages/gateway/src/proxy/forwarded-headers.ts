@@ -76,6 +76,12 @@ export interface ForwardContext {
   appId: number
   /** Path and query exactly as the module receives them (they are signed). */
   url: string
+  /**
+   * The method and the headers to pass on, when the gateway makes the call itself (an MCP tool)
+   * rather than forwarding the client's request; by default the request's own.
+   */
+  method?: string
+  inbound?: Headers
 }
 
 /**
@@ -85,8 +91,9 @@ export interface ForwardContext {
  * the gateway. Host is the one the domain guard accepted (modules run the guard on it too).
  */
 export function createForwardedHeaders({ serviceSecret, cookieName, project, lookupCountry }: ForwardedHeadersOptions) {
-  return function forwardedHeaders(request: FastifyRequest, { caller, address, appId, url }: ForwardContext): Headers {
-    const inbound = request.headers
+  return function forwardedHeaders(request: FastifyRequest, context: ForwardContext): Headers {
+    const { caller, address, appId, url } = context
+    const inbound = context.inbound ?? request.headers
     const named = connectionNames(inbound.connection)
     const headers: Headers = {}
     for (const name in inbound) {
@@ -119,7 +126,7 @@ export function createForwardedHeaders({ serviceSecret, cookieName, project, loo
     if (country) headers['x-country'] = country
     if (project) headers['x-project'] = project
 
-    headers[SERVICE_AUTH_HEADER] = signHop(serviceSecret, { method: request.method, url, headers })
+    headers[SERVICE_AUTH_HEADER] = signHop(serviceSecret, { method: context.method ?? request.method, url, headers })
     return headers
   }
 }

@@ -10,6 +10,7 @@ import * as userKeys from './0008-user-keys.ts'
 import * as webauthn from './0009-webauthn.ts'
 import * as federation from './0010-federation.ts'
 import * as stunReports from './0015-stun-reports.ts'
+import * as mcp from './0016-mcp.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
@@ -24,4 +25,5 @@ export const gatewayMigrations: Migrations = {
   '0009-webauthn': webauthn,
   '0010-federation': federation,
   '0015-stun-reports': stunReports,
+  '0016-mcp': mcp,
 }

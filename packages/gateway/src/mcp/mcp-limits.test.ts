@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict'
+import { forEachDialect } from '@atrium/platform/testing'
+import { connectMcp, startMcpStack } from '../../test/mcp.ts'
+import { utcDay } from './grants.repository.ts'
+
+type Result = { isError?: boolean; content: unknown; structuredContent?: Record<string, unknown> }
+
+function errorCode(result: Result): number {
+  return JSON.parse((result.content as { text: string }[])[0]!.text).error.code
+}
+
+forEachDialect('wallet_send above the per-call limit is refused and moves nothing', async (t, dialect) => {
+  const stack = await startMcpStack(t, dialect)
+  const ann = await stack.user('Ann')
+  const bob = await stack.user('Bob')
+  await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perCall: 5 })
+  await stack.wallet.deposit(ann.crmId, 'USD', 100)
+  const client = await connectMcp(t, stack.url, ann.bearer)
+  const send = (amount: number, key: string, currency = 'USD') =>
+    client.callTool({
+      name: 'wallet_send',
+      arguments: { to: String(bob.crmId), currency, amount, idempotency_key: key },
+    })
+
+  const over = (await send(5.01, 'a')) as Result
+  assert.equal(over.isError, true)
+  assert.equal(errorCode(over), 2201)
+  // The grant covers USD only.
+  assert.equal(errorCode((await send(1, 'b', 'EUR')) as Result), 2200)
+  const ok = (await send(5, 'c')) as Result
+  assert.equal(ok.isError, undefined, JSON.stringify(ok.content))
+  assert.deepEqual(await stack.wallet.user(bob.crmId).read('balance', { currency: 'USD' }), {
+    currency: 'USD',
+    balance: 5,
+    hold: 0,
+    available: 5,
+  })
+  const audit = await stack.store.mcpAudit.listSince(0, 10)
+  assert.deepEqual(
+    audit.map((entry) => [entry.outcome, entry.error_code]),
+    [
+      ['refused', 2201],
+      ['refused', 2200],
+      ['ok', 0],
+    ],
+  )
+})
+
+forEachDialect('parallel wallet_send calls never take a day over its limit', async (t, dialect) => {
+  const stack = await startMcpStack(t, dialect)
+  const ann = await stack.user('Ann')
+  const bob = await stack.user('Bob')
+  const key = await stack.userKey(ann.crmId)
+  await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perDay: 10 })
+  await stack.wallet.deposit(ann.crmId, 'USD', 100)
+  const clients = await Promise.all(Array.from({ length: 4 }, () => connectMcp(t, stack.url, key.headers)))
+
+  const results = (await Promise.all(
+    Array.from({ length: 8 }, (_, index) =>
+      clients[index % clients.length]!.callTool({
+        name: 'wallet_send',
+        arguments: { to: String(bob.crmId), currency: 'USD', amount: 3, idempotency_key: `par-${index}` },
+      }),
+    ),
+  )) as Result[]
+  const sent = results.filter((result) => !result.isError)
+  assert.equal(sent.length, 3, '3 × 3 fits in 10, a fourth does not')
+  assert.deepEqual(results.filter((result) => result.isError).map(errorCode), Array(5).fill(2202))
+  assert.equal((await stack.wallet.user(bob.crmId).read('balance', { currency: 'USD' })).balance, 9)
+  const day = utcDay(Date.now())
+  assert.equal(await stack.store.mcpGrants.spent({ kind: 'user', id: ann.crmId }, 'USD', day), 900)
+  // The key has no limit of its own: nothing is counted for it.
+  assert.equal(await stack.store.mcpGrants.spent({ kind: 'key', id: key.id }, 'USD', day), 0)
+})
+
+forEachDialect('a send the wallet refuses does not use up the day', async (t, dialect) => {
+  const stack = await startMcpStack(t, dialect)
+  const ann = await stack.user('Ann')
+  const bob = await stack.user('Bob')
+  await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perDay: 10 })
+  await stack.wallet.deposit(ann.crmId, 'USD', 2)
+  const client = await connectMcp(t, stack.url, ann.bearer)
+
+  const poor = (await client.callTool({
+    name: 'wallet_send',
+    arguments: { to: String(bob.crmId), currency: 'USD', amount: 8, idempotency_key: 'k1' },
+  })) as Result
+  assert.equal(errorCode(poor), 4000, 'InsufficientFunds from the wallet')
+  assert.equal(await stack.store.mcpGrants.spent({ kind: 'user', id: ann.crmId }, 'USD', utcDay(Date.now())), 0)
+  await stack.wallet.deposit(ann.crmId, 'USD', 20)
+  const retried = (await client.callTool({
+    name: 'wallet_send',
+    arguments: { to: String(bob.crmId), currency: 'USD', amount: 8, idempotency_key: 'k1' },
+  })) as Result
+  assert.equal(retried.isError, undefined, JSON.stringify(retried.content))
+})
+
+forEachDialect('a replayed idempotency key makes one transfer and is counted once', async (t, dialect) => {
+  const stack = await startMcpStack(t, dialect)
+  // The wallet's idempotent send, as its contract says, from the contract peer.
+  await stack.store.routes.remove('/wallet/')
+  await stack.store.routes.add({ prefix: '/wallet/', upstream: stack.peer.base })
+  await stack.store.routes.refresh()
+  const ann = await stack.user('Ann')
+  await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perDay: 10 })
+  const client = await connectMcp(t, stack.url, ann.bearer)
+  const send = (amount: number) =>
+    client.callTool({
+      name: 'wallet_send',
+      arguments: { to: '777', currency: 'USD', amount, idempotency_key: 'gift:2026-11-26' },
+    }) as Promise<Result>
+
+  const first = await send(4)
+  const again = await send(4)
+  assert.equal(first.structuredContent?.replayed, false)
+  assert.equal(again.structuredContent?.replayed, true)
+  assert.deepEqual(again.structuredContent?.transaction, first.structuredContent?.transaction)
+  assert.equal(stack.peer.transfers(), 1)
+  const sends = stack.peer.seen.filter((request) => request.url === '/wallet/v1/send')
+  assert.deepEqual(
+    sends.map((request) => request.headers['idempotency-key']),
+    ['gift:2026-11-26', 'gift:2026-11-26'],
+  )
+  assert.equal(await stack.store.mcpGrants.spent({ kind: 'user', id: ann.crmId }, 'USD', utcDay(Date.now())), 400)
+
+  const changed = await send(5)
+  assert.equal(errorCode(changed), 2204)
+  assert.equal(stack.peer.transfers(), 1)
+  assert.equal(stack.peer.seen.filter((request) => request.url === '/wallet/v1/send').length, 2, 'not sent on')
+
+  await assert.rejects(
+    client.callTool({ name: 'wallet_send', arguments: { to: '777', currency: 'USD', amount: 1 } }),
+    (error: Error & { code?: number }) => error.code === -32602 && /idempotency_key/.test(error.message),
+  )
+})
