@@ -17,6 +17,13 @@ export const walletSettings = Type.Object(
       maximum: 10_000,
       description: 'Fee of a wallet transfer in hundredths of a percent of the amount (100 = 1 %), paid by the sender.',
     }),
+    IdempotencyKeyHours: Type.Integer({
+      default: 24,
+      minimum: 24,
+      maximum: 8760,
+      description:
+        'How long an `Idempotency-Key` of `POST /wallet/v1/send` is honoured, in hours (at least 24); older keys are forgotten lazily.',
+    }),
     Events: Type.Object(
       {
         ...moduleEventsSettings,

@@ -14,6 +14,7 @@ import { walletMigrations } from './db/migrations/index.ts'
 import type { WalletDatabase } from './db/schema.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import internalPlugin from './internal/internal.plugin.ts'
+import monitoringPlugin from './monitoring/monitoring.plugin.ts'
 import { createWalletStore } from './store.ts'
 import transactionsPlugin from './transactions/transactions.plugin.ts'
 
@@ -21,8 +22,8 @@ const HEALTH_PATH = '/private/v1/health'
 
 /**
  * Builds the reference wallet module with its database migrated: only what the gateway touches
- * (balance, transactions, send under /wallet/v1; the events feed and the internal operations of
- * a payment module under /private/v1). See docs/wallet.md. The caller listens.
+ * (balance, transactions, send under /wallet/v1; the events feed, monitoring_stats and the
+ * internal operations of a payment module under /private/v1). See docs/wallet.md. The caller listens.
  */
 export async function buildWallet(
   config: WalletConfig,
@@ -45,15 +46,25 @@ export async function buildWallet(
   })
   installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH] })
   app.addHook('onClose', () => database.destroy())
+  // Counted at the root, so every route (refusals included) is served once in monitoring_stats.
+  let requestsServed = 0
+  app.addHook('onResponse', async () => {
+    requestsServed++
+  })
 
   app.register(
     async function walletOperations(wallet: Service) {
       wallet.register(balancePlugin, { store })
-      wallet.register(transactionsPlugin, { store, feeBasisPoints: config.TransferFeeBasisPoints })
+      wallet.register(transactionsPlugin, {
+        store,
+        feeBasisPoints: config.TransferFeeBasisPoints,
+        idempotencyKeyHours: config.IdempotencyKeyHours,
+      })
     },
     { prefix: '/wallet/v1' },
   )
   app.register(internalPlugin, { prefix: '/private/v1', store })
+  app.register(monitoringPlugin, { prefix: '/private/v1', database, requestsServed: () => requestsServed })
   app.register(eventsPlugin, {
     prefix: '/private/v1',
     events: store.events,

@@ -24,6 +24,18 @@ const externalBody = Type.Object(
 
 const externalResponse = { 200: Type.Object({ transaction: TransactionView, balance: BalanceView }) }
 
+const depositBody = Type.Object(
+  {
+    ...externalBody.properties,
+    state: Type.Optional(
+      Type.Union([Type.Literal(TxState.Pending), Type.Literal(TxState.Completed)], {
+        description: '2 completed (default): credited at once; 1 pending: credited when settled as completed.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
+
 const setState = {
   summary: 'Complete or fail a pending transaction',
   body: Type.Object(
@@ -58,10 +70,18 @@ export default async function internalPlugin(app: Service, { store }: InternalPl
 
   app.post(
     '/deposit',
-    { schema: { summary: 'Credit a user’s wallet', body: externalBody, response: externalResponse } },
+    {
+      schema: {
+        summary: 'Credit a user’s wallet, at once or pending a payment',
+        body: depositBody,
+        response: externalResponse,
+      },
+    },
     async (request) => {
-      const input = inputOf(request.body, request)
-      const { transaction, balance } = await store.transact((unit) => deposit(unit, input))
+      const { state = TxState.Completed, ...fields } = request.body
+      const input = inputOf(fields, request)
+      const pending = state === TxState.Pending
+      const { transaction, balance } = await store.transact((unit) => deposit(unit, input, pending))
       return { transaction: toTransactionView(transaction, input.crmId), balance: toBalanceView(balance) }
     },
   )
