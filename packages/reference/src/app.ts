@@ -2,6 +2,7 @@ import { buildInfo, createService, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
 import type { CrmConfig } from './config.ts'
 
+export { buildPayment } from './payment/app.ts'
 export { buildWallet } from './wallet/app.ts'
 
 export interface ReferenceOptions {
