@@ -34,6 +34,8 @@ export interface PaymentOptions {
   settings?: Record<string, unknown>
   /** An existing payment database (a second instance on the same data). */
   url?: string
+  /** The module's clock; the real one when omitted. */
+  now?: () => number
 }
 
 /** Starts the payment module on a fresh database of the dialect and an ephemeral port, with the test flows. */
@@ -49,7 +51,7 @@ export async function startPayment(t: TestContext, dialect: DatabaseDialect, opt
     },
     {},
   )
-  const app = await buildPayment(config, { logger: { level: process.env.PAYMENT_LOG ?? 'silent' } })
+  const app = await buildPayment(config, { logger: { level: process.env.PAYMENT_LOG ?? 'silent' }, now: options.now })
   const base = await listen(t, app)
   const database = createDatabase<PaymentDatabase>(url)
   closeAfterTest(t, () => database.destroy())

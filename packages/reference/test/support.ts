@@ -83,11 +83,12 @@ export async function startWallet(
   dialect: DatabaseDialect,
   settings: Record<string, unknown> = {},
   url?: string,
+  now?: () => number,
 ) {
   const config = loadWalletConfig(
     { WalletDB: url ?? (await createTestDatabaseUrl(t, dialect)), ServiceSecret: SERVICE_SECRET, ...settings },
     {},
   )
-  const app = await buildWallet(config, { logger: { level: process.env.WALLET_LOG ?? 'error' } })
+  const app = await buildWallet(config, { logger: { level: process.env.WALLET_LOG ?? 'error' }, now })
   return createWalletClient(await listen(t, app), config.ServiceSecret)
 }

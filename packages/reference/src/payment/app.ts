@@ -23,7 +23,7 @@ const HEALTH_PATH = '/private/v1/health'
  */
 export async function buildPayment(
   config: PaymentConfig,
-  { logger = false }: { logger?: FastifyServerOptions['logger'] } = {},
+  { logger = false, now = Date.now }: { logger?: FastifyServerOptions['logger']; now?: () => number } = {},
 ): Promise<Service> {
   const database = createDatabase<PaymentDatabase>(config.PaymentDB)
   try {
@@ -55,6 +55,7 @@ export async function buildPayment(
       }),
       ttlMinutes: config.OrderTtlMinutes,
       keyHours: config.IdempotencyKeyHours,
+      now,
     },
   })
   return app

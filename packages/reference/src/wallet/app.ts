@@ -27,7 +27,7 @@ const HEALTH_PATH = '/private/v1/health'
  */
 export async function buildWallet(
   config: WalletConfig,
-  { logger = false }: { logger?: FastifyServerOptions['logger'] } = {},
+  { logger = false, now = Date.now }: { logger?: FastifyServerOptions['logger']; now?: () => number } = {},
 ): Promise<Service> {
   const database = createDatabase<WalletDatabase>(config.WalletDB)
   try {
@@ -59,6 +59,7 @@ export async function buildWallet(
         store,
         feeBasisPoints: config.TransferFeeBasisPoints,
         idempotencyKeyHours: config.IdempotencyKeyHours,
+        now,
       })
     },
     { prefix: '/wallet/v1' },

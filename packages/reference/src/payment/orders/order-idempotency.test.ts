@@ -47,3 +47,20 @@ forEachDialect('parallel orders with one key start one order and one wallet tran
     'the wallet recorded one deposit, with no failed leftovers',
   )
 })
+
+forEachDialect('an order key is honoured for IdempotencyKeyHours, then starts a new order', async (t, dialect) => {
+  let time = Date.UTC(2026, 10, 26, 12)
+  const wallet = await startWallet(t, dialect)
+  const payment = await startPayment(t, dialect, { walletUrl: wallet.base, now: () => time })
+  const key = { 'Idempotency-Key': 'monthly' }
+  const first = await payment.start(1001, order, key)
+  assert.equal(first.result.created, new Date(time).toISOString(), 'dated by the module clock')
+
+  time += 24 * 3_600_000
+  assert.equal((await payment.start(1001, order, key)).result.id, first.result.id)
+  time += 1
+  const later = await payment.start(1001, order, key)
+  assert.equal(later.headers.get('idempotent-replayed'), null)
+  assert.notEqual(later.result.id, first.result.id)
+  assert.equal((await payment.keys()).length, 1, 'the old key was pruned')
+})

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { type AddressInfo, createServer, type Socket } from 'node:net'
 import { createDatabase } from '@atrium/platform'
 import { forEachDialect, json, listNullableColumns } from '@atrium/platform/testing'
+import { sql } from 'kysely'
 import { startPayment, TEST_FLOWS } from '../../../test/payment.ts'
 import { startWallet } from '../../../test/support.ts'
 
@@ -147,3 +148,24 @@ forEachDialect('the payment database has no nullable column', async (t, dialect)
   t.after(() => database.destroy())
   assert.deepEqual(await listNullableColumns(database), [])
 })
+
+forEachDialect(
+  'an order that cannot be stored after the wallet answered fails its deposit again',
+  async (t, dialect) => {
+    const wallet = await startWallet(t, dialect)
+    const payment = await startPayment(t, dialect, { walletUrl: wallet.base })
+    // The order table gone: the wallet records the deposit, then storing the order fails.
+    const database = createDatabase(payment.url)
+    t.after(() => database.destroy())
+    await sql`alter table payment_orders rename to payment_orders_moved`.execute(database.db)
+
+    const failed = await payment.start(1001, { flow: 'card', currency: 'USD', amount: 10 }, { 'Idempotency-Key': 'k' })
+    assert.equal(failed.status, 500)
+    assert.equal(failed.error?.code, 1099)
+    const [deposit] = (await wallet.user(1001).read('transactions')).transactions
+    assert.equal(deposit.tx_type, 1)
+    assert.equal(deposit.state, 3, 'the orphaned pending deposit was failed')
+    assert.equal((await wallet.user(1001).read('balance', { currency: 'USD' })).balance, 0)
+    assert.deepEqual(await payment.keys(), [], 'the key was rolled back with the order')
+  },
+)

@@ -22,6 +22,8 @@ export interface OrderStarter {
   wallet: WalletDeposits
   ttlMinutes: number
   keyHours: number
+  /** The clock orders and keys are dated by. */
+  now: () => number
 }
 
 export interface StartedOrder {
@@ -40,7 +42,7 @@ export interface StartedOrder {
 export async function startOrder(starter: OrderStarter, request: OrderRequest, log: FastifyBaseLogger) {
   const { database, nextTick, wallet } = starter
   const { crmId, key, quote } = request
-  const now = Date.now()
+  const now = starter.now()
   const notBefore = keyCutoff(now, starter.keyHours)
   const fingerprint = fingerprintOf([request.flowName, request.currency, quote.amount])
   const orders = createOrdersRepository(database.db)

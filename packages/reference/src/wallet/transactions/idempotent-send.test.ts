@@ -105,3 +105,26 @@ forEachDialect('a malformed Idempotency-Key is refused with 400 and moves nothin
   assert.equal((await alice.post('send', lunch, { 'Idempotency-Key': 'x'.repeat(64) })).status, 200, '64 is fine')
   assert.equal((await alice.read('balance', { currency: 'USD' })).balance, 87.5)
 })
+
+forEachDialect('a key is honoured for IdempotencyKeyHours and is new again after them', async (t, dialect) => {
+  let time = Date.UTC(2026, 10, 26, 12)
+  const wallet = await startWallet(t, dialect, { IdempotencyKeyHours: 24 }, undefined, () => time)
+  await wallet.deposit(1001, 'USD', 100)
+  const alice = wallet.user(1001)
+  const key = { 'Idempotency-Key': 'daily' }
+  const first = await alice.post('send', lunch, key)
+  assert.equal(first.status, 200)
+
+  time += 24 * 3_600_000
+  const within = await alice.post('send', lunch, key)
+  assert.equal(within.headers.get('idempotent-replayed'), 'true', 'still honoured at exactly 24 h')
+  assert.equal(within.result.transaction.id, first.result.transaction.id)
+
+  time += 1
+  const after = await alice.post('send', lunch, key)
+  assert.equal(after.status, 200)
+  assert.equal(after.headers.get('idempotent-replayed'), null, 'forgotten after 24 h: a new transfer')
+  assert.notEqual(after.result.transaction.id, first.result.transaction.id)
+  assert.equal((await alice.read('balance', { currency: 'USD' })).balance, 75)
+  assert.equal((await wallet.monitoringStats()).database.idempotency_keys, 1, 'the old key was pruned')
+})

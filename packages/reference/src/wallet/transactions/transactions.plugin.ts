@@ -12,6 +12,8 @@ export interface TransactionsPluginOptions {
   feeBasisPoints: number
   /** How long an Idempotency-Key of send is honoured, in hours. */
   idempotencyKeyHours: number
+  /** The clock idempotency keys are dated by. */
+  now: () => number
 }
 
 /** A user id as a decimal string; never 0. */
@@ -60,7 +62,7 @@ const send = {
 /** GET /wallet/v1/transactions and POST /wallet/v1/send, for the signed-in user. */
 export default async function transactionsPlugin(
   app: Service,
-  { store, feeBasisPoints, idempotencyKeyHours }: TransactionsPluginOptions,
+  { store, feeBasisPoints, idempotencyKeyHours, now }: TransactionsPluginOptions,
 ) {
   app.get('/transactions', { schema: listTransactions }, async (request) => {
     const { crmId } = requireUser(request)
@@ -90,7 +92,7 @@ export default async function transactionsPlugin(
     const { answer, replayed } = await sendOnce(store, input, {
       key,
       retentionHours: idempotencyKeyHours,
-      now: Date.now(),
+      now: now(),
     })
     if (replayed) markReplayed(reply)
     return answer
