@@ -46,9 +46,10 @@ export async function buildWallet(
   })
   installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH] })
   app.addHook('onClose', () => database.destroy())
-  // Counted at the root, so every route (refusals included) is served once in monitoring_stats.
+  // Counted at the root when a request arrives, so every route (refusals included) counts, and a
+  // response a client has seen is always counted by the time its next request is.
   let requestsServed = 0
-  app.addHook('onResponse', async () => {
+  app.addHook('onRequest', async () => {
     requestsServed++
   })
 

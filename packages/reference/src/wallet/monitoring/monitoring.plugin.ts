@@ -6,7 +6,7 @@ import { readDatabaseStats, round } from './database-stats.ts'
 
 export interface MonitoringPluginOptions {
   database: Database<WalletDatabase>
-  /** Responses the whole wallet service has sent so far. */
+  /** Requests the whole wallet service has received so far. */
   requestsServed: () => number
 }
 
@@ -33,7 +33,7 @@ const monitoringStats = {
           p99: ms('99th percentile event-loop delay since the start.'),
           max: ms('Largest event-loop delay since the start.'),
         }),
-        requests_served: count('Responses this process has sent, this request not included.'),
+        requests_served: count('Requests this process has received, this one included.'),
       }),
       database: Type.Object({
         dialect: Type.Union([Type.Literal('sqlite'), Type.Literal('postgres')]),
