@@ -18,6 +18,7 @@ export const PROCESSES = {
   chat: 'packages/chat/src/main.ts',
   wallet: 'packages/reference/src/wallet/main.ts',
   crm: 'packages/reference/src/crm/main.ts',
+  payment: 'packages/reference/src/payment/main.ts',
 } as const
 
 export type ProcessName = keyof typeof PROCESSES

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { chatSettings } from '@atrium/chat'
 import { gatewaySettings } from '@atrium/gateway'
 import { describeSettings, renderErrorTable } from '@atrium/platform'
-import { crmSettings, walletSettings } from '@atrium/reference'
+import { crmSettings, paymentSettings, walletSettings } from '@atrium/reference'
 import type { TObject } from 'typebox'
 
 const processes: [string, string, TObject][] = [
@@ -15,6 +15,7 @@ const processes: [string, string, TObject][] = [
   ['chat', 'The chat module, internal only, behind the gateway.', chatSettings],
   ['wallet', 'Reference wallet module (contracts the gateway touches only).', walletSettings],
   ['crm', 'Reference CRM module (contracts the gateway touches only).', crmSettings],
+  ['payment', 'Reference payment module: payment orders with a tariff per flow (docs/payment.md).', paymentSettings],
 ]
 
 function cell(value: unknown): string {

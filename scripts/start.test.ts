@@ -2,10 +2,11 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { json } from '@atrium/platform/testing'
+import { plan, startSettings } from './start.ts'
 import { groupAlive, ROOT, type Started, startSystem } from './started-system.ts'
 
 const NODE = join(ROOT, 'node_modules', '.bin', 'node')
-const NAMES = ['chat', 'wallet', 'crm', 'gateway']
+const NAMES = ['chat', 'wallet', 'crm', 'payment', 'gateway']
 
 async function assertAllStopGracefully({ child, output }: Started) {
   const deadline = Date.now() + 20_000
@@ -71,4 +72,22 @@ test('npm start prints each sign-in code, by email and by phone, on one line wit
 
   process.kill(started.child.pid!, 'SIGTERM')
   await assertAllStopGracefully(started)
+})
+
+test('ATRIUM_PORT leaves room for the five ports after it, which the modules and the mail bridge take', () => {
+  assert.equal(startSettings({ ATRIUM_PORT: '65530' }).port, 65_530)
+  for (const bad of ['65531', '0', '8080.5', 'http']) {
+    assert.throws(() => startSettings({ ATRIUM_PORT: bad }), /from 1 to 65530/, bad)
+  }
+  const processes = plan({ dataDir: 'data', port: 9000 })
+  const ports = Object.fromEntries(processes.map(({ name, env }) => [name, Number(env.Port)]))
+  assert.deepEqual(ports, { chat: 9001, wallet: 9002, crm: 9003, payment: 9005, gateway: 9000 })
+  const gateway = processes.find(({ name }) => name === 'gateway')!.env
+  assert.equal(gateway.MailBridge__Port, '9004')
+  assert.equal(JSON.parse(gateway.Modules!).payment, 'http://127.0.0.1:9005')
+  assert.deepEqual(
+    JSON.parse(gateway.Proxy__Routes!).find((route: { Prefix: string }) => route.Prefix === '/payment/'),
+    { Prefix: '/payment/', Upstream: 'payment', Flags: ['RequireSession'] },
+  )
+  assert.equal(processes.find(({ name }) => name === 'payment')!.env.WalletUrl, 'http://127.0.0.1:9002')
 })

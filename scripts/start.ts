@@ -1,8 +1,9 @@
 /**
  * `npm start`: runs the whole system on one machine with the embedded default: the gateway on
- * http://localhost:8080 and the chat, wallet and CRM modules on loopback ports, each with its
- * SQLite file under ./data (ATRIUM_PORT and ATRIUM_DATA move both), and the inbound email bridge
- * on 127.0.0.1:2525 (with another ATRIUM_PORT, that port + 4). Ctrl-C, SIGINT, SIGTERM or
+ * http://localhost:8080 and the chat, wallet, CRM and payment modules on loopback ports (gateway
+ * port + 1, + 2, + 3, + 5), each with its SQLite file under ./data (ATRIUM_PORT and ATRIUM_DATA
+ * move both), and the inbound email bridge on 127.0.0.1:2525 (with another ATRIUM_PORT, that
+ * port + 4). Ctrl-C, SIGINT, SIGTERM or
  * SIGHUP stops them all gracefully. Further settings come from the file named by ATRIUM_CONFIG
  * (see docs/configuration.md).
  */
@@ -24,7 +25,7 @@ interface ProcessPlan {
 const root = new URL('../', import.meta.url)
 const moduleUrl = (port: number) => `http://127.0.0.1:${port}`
 
-/** Where one `npm start` runs: its data directory and the gateway's port (the modules take the next three). */
+/** Where one `npm start` runs: its data directory and the gateway's port (the modules and the mail bridge take the next five). */
 export interface StartSettings {
   dataDir: string
   port: number
@@ -36,15 +37,15 @@ export interface StartSettings {
  */
 export function startSettings(env: Record<string, string | undefined>): StartSettings {
   const port = Number(env.ATRIUM_PORT || 8080)
-  if (!Number.isInteger(port) || port < 1 || port > 65_532) {
-    throw new Error(`ATRIUM_PORT must be a port number from 1 to 65532, got ${JSON.stringify(env.ATRIUM_PORT)}`)
+  if (!Number.isInteger(port) || port < 1 || port > 65_530) {
+    throw new Error(`ATRIUM_PORT must be a port number from 1 to 65530, got ${JSON.stringify(env.ATRIUM_PORT)}`)
   }
   return { dataDir: env.ATRIUM_DATA || 'data', port }
 }
 
 /** The processes `npm start` runs, with the environment each gets on top of the caller's. */
 export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
-  const modules = { chat: port + 1, wallet: port + 2, crm: port + 3 }
+  const modules = { chat: port + 1, wallet: port + 2, crm: port + 3, payment: port + 5 }
   const local = (name: string, entry: string, port: number, database: Record<string, string>): ProcessPlan => ({
     name,
     entry,
@@ -60,6 +61,10 @@ export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
       WalletDB: `sqlite:${dataDir}/wallet.db`,
     }),
     local('crm', 'packages/reference/src/crm/main.ts', modules.crm, { CrmDB: `sqlite:${dataDir}/crm.db` }),
+    local('payment', 'packages/reference/src/payment/main.ts', modules.payment, {
+      PaymentDB: `sqlite:${dataDir}/payment.db`,
+      WalletUrl: moduleUrl(modules.wallet),
+    }),
     {
       name: 'gateway',
       entry: 'packages/gateway/src/main.ts',
@@ -76,11 +81,12 @@ export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
         MailBridge__Host: '127.0.0.1',
         MailBridge__Port: String(port === 8080 ? 2525 : port + 4),
         // The chat API is public behind the gateway: chat answers anonymous callers only for invite guests.
-        // The wallet and the CRM have no guests: their routes need a session.
+        // The wallet, the CRM and payment have no guests: their routes need a session.
         Proxy__Routes: JSON.stringify([
           { Prefix: '/msg/', Upstream: 'chat', Flags: ['AppAuthAndCORS'] },
           { Prefix: '/wallet/', Upstream: 'wallet', Flags: ['AppAuthAndCORS', 'RequireSession'] },
           { Prefix: '/crm/', Upstream: 'crm', Flags: ['RequireSession'] },
+          { Prefix: '/payment/', Upstream: 'payment', Flags: ['RequireSession'] },
         ]),
         Modules: JSON.stringify(
           Object.fromEntries(Object.entries(modules).map(([name, port]) => [name, moduleUrl(port)])),

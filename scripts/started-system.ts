@@ -22,11 +22,11 @@ function portIsFree(port: number): Promise<boolean> {
   })
 }
 
-/** A gateway port whose next three ports are free too, for the modules. */
+/** A gateway port whose next five ports are free too, for the modules and the mail bridge. */
 async function freePortRun(): Promise<number> {
   for (;;) {
     const base = 20_000 + Math.floor(Math.random() * 40_000)
-    const free = await Promise.all([0, 1, 2, 3].map((offset) => portIsFree(base + offset)))
+    const free = await Promise.all([0, 1, 2, 3, 4, 5].map((offset) => portIsFree(base + offset)))
     if (free.every(Boolean)) return base
   }
 }

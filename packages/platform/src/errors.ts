@@ -285,6 +285,32 @@ export const errorCodes = {
     meaning: 'The amount is not positive, has more than two decimal places, or is too large.',
   },
   InvalidRecipient: { code: 4004, status: 400, meaning: 'A transfer needs another user as recipient.' },
+  IdempotencyKeyReused: {
+    code: 4010,
+    status: 422,
+    meaning: 'The Idempotency-Key was already used by this caller for a different request; use a new key.',
+  },
+  InvalidIdempotencyKey: {
+    code: 4011,
+    status: 400,
+    meaning: 'The Idempotency-Key header is not 1–64 characters of letters, digits, `_`, `.`, `:` or `-`.',
+  },
+  UnknownPaymentFlow: { code: 4100, status: 400, meaning: 'No payment flow of this name is configured.' },
+  CurrencyNotInTariff: {
+    code: 4101,
+    status: 400,
+    meaning: 'The payment flow’s tariff does not accept this currency.',
+  },
+  AmountOutOfRange: {
+    code: 4102,
+    status: 400,
+    meaning: 'The amount is below the payment flow’s minimum or above its maximum.',
+  },
+  WalletUnavailable: {
+    code: 4103,
+    status: 502,
+    meaning: 'The wallet module could not record the order’s transaction; nothing was created, try again.',
+  },
 } as const satisfies Record<string, ErrorDefinition>
 
 export interface ErrorDefinition {

@@ -21,7 +21,7 @@ export function createCrmClient(base: string, secret = SERVICE_SECRET) {
       body: method === 'POST' ? (typeof payload === 'string' ? payload : JSON.stringify(payload ?? {})) : undefined,
     })
     const envelope = await json(response)
-    return { status: response.status, result: envelope.result, error: envelope.error }
+    return { status: response.status, headers: response.headers, result: envelope.result, error: envelope.error }
   }
 
   /** GET /crm/v1/user_info with the identity headers given (none: anonymous). */

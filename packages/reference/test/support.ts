@@ -10,6 +10,7 @@ export const SERVICE_SECRET = 'wallet-test-service-secret'.padEnd(40, '-')
 
 export interface CallResult {
   status: number
+  headers: Headers
   // biome-ignore lint/suspicious/noExplicitAny: tests assert on the shape at run time
   result: any
   error?: { code: number; message: string; details?: unknown }
@@ -37,7 +38,7 @@ export function createWalletClient(base: string, secret = SERVICE_SECRET) {
       body: method === 'POST' ? JSON.stringify(payload ?? {}) : undefined,
     })
     const envelope = await json(response)
-    return { status: response.status, result: envelope.result, error: envelope.error }
+    return { status: response.status, headers: response.headers, result: envelope.result, error: envelope.error }
   }
 
   async function ok(method: 'GET' | 'POST', path: string, headers: Record<string, string>, payload?: object) {
@@ -55,7 +56,8 @@ export function createWalletClient(base: string, secret = SERVICE_SECRET) {
       if (appId !== undefined) headers['X-AppId'] = String(appId)
       return {
         get: (operation: string, query: Query = {}) => call('GET', `/wallet/v1/${operation}`, headers, query),
-        post: (operation: string, body: object) => call('POST', `/wallet/v1/${operation}`, headers, body),
+        post: (operation: string, body: object, extra: Record<string, string> = {}) =>
+          call('POST', `/wallet/v1/${operation}`, { ...headers, ...extra }, body),
         read: (operation: string, query: Query = {}) => ok('GET', `/wallet/v1/${operation}`, headers, query),
         send: (to: number, currency: string, amount: number, comment?: string) =>
           ok('POST', '/wallet/v1/send', headers, { to: String(to), currency, amount, comment }),
@@ -66,6 +68,8 @@ export function createWalletClient(base: string, secret = SERVICE_SECRET) {
       ok('POST', '/private/v1/deposit', headers, { crm_id: String(crmId), currency, amount }),
     internal: (operation: string, body: object, headers: Record<string, string> = {}) =>
       call('POST', `/private/v1/${operation}`, headers, body),
+    /** GET /private/v1/monitoring_stats. */
+    monitoringStats: () => ok('GET', '/private/v1/monitoring_stats', {}),
     /** GET /private/v1/events. */
     events: (query: Query = {}) => call('GET', '/private/v1/events', {}, query),
   }
@@ -79,11 +83,12 @@ export async function startWallet(
   dialect: DatabaseDialect,
   settings: Record<string, unknown> = {},
   url?: string,
+  now?: () => number,
 ) {
   const config = loadWalletConfig(
     { WalletDB: url ?? (await createTestDatabaseUrl(t, dialect)), ServiceSecret: SERVICE_SECRET, ...settings },
     {},
   )
-  const app = await buildWallet(config, { logger: { level: process.env.WALLET_LOG ?? 'error' } })
+  const app = await buildWallet(config, { logger: { level: process.env.WALLET_LOG ?? 'error' }, now })
   return createWalletClient(await listen(t, app), config.ServiceSecret)
 }

@@ -65,10 +65,18 @@ export async function transfer(unit: Unit, input: TransferInput): Promise<Outcom
   return { transaction, balance: debited }
 }
 
-/** Credits a user's wallet from outside (a payment module): completed at once. */
-export async function deposit(unit: Unit, input: ExternalInput): Promise<Outcome> {
+/**
+ * Credits a user's wallet from outside (a payment module): completed at once, or pending (nothing
+ * credited yet) until the payment arrives and the transaction is settled.
+ */
+export async function deposit(unit: Unit, input: ExternalInput, pending = false): Promise<Outcome> {
   const wallet = await unit.balances.find(input.crmId, input.currency)
-  const transaction = await record(unit, external(input, TxType.Deposit, 0, input.crmId))
+  const fields = external(input, TxType.Deposit, 0, input.crmId)
+  const transaction = await record(unit, pending ? { ...fields, state: TxState.Pending } : fields)
+  if (pending) {
+    await announce(unit, 'TxInWallet', transaction, input.crmId, undefined)
+    return { transaction, balance: wallet }
+  }
   const credited = await move(unit, wallet, input.amount, 0, transaction)
   await announce(unit, 'TxInWallet', transaction, input.crmId, credited)
   return { transaction, balance: credited }

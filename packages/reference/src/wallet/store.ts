@@ -3,13 +3,18 @@ import { type Kysely, sql } from 'kysely'
 import { createBalancesRepository } from './balances.repository.ts'
 import type { WalletDatabase } from './db/schema.ts'
 import { createEventFeed, type EventFeed, type WalletEventInput } from './events/event-feed.ts'
+import { createIdempotencyKeysRepository } from './transactions/idempotency-keys.repository.ts'
 import { createTransactionsRepository } from './transactions/transactions.repository.ts'
 
 /** A fixed key for pg_advisory_xact_lock: one wallet write transaction at a time across every instance. */
 export const WALLET_WRITE_LOCK = 7_310_225_002
 
 function repositories(db: Kysely<WalletDatabase>) {
-  return { balances: createBalancesRepository(db), transactions: createTransactionsRepository(db) }
+  return {
+    balances: createBalancesRepository(db),
+    transactions: createTransactionsRepository(db),
+    idempotencyKeys: createIdempotencyKeysRepository(db),
+  }
 }
 
 /** The repositories of one write transaction, plus new ids and recording events in it. */

@@ -1,7 +1,7 @@
 import { timetickTime } from '@atrium/platform'
 import { type Static, Type } from 'typebox'
+import { fromMinorUnits } from '../money.ts'
 import type { BalanceRow } from './balances.repository.ts'
-import { fromMinorUnits } from './money.ts'
 import type { TransactionRow } from './transactions/transactions.repository.ts'
 
 /** A wallet as the API shows it (the shape of the MCP tool wallet_balance). */

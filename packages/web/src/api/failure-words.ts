@@ -122,6 +122,12 @@ export const FAILURE_WORDS: Record<FailureKind, string | ((error: RequestError) 
   TransactionStateConflict: 'That payment is already settled and cannot change.',
   InvalidAmount: 'Enter an amount above zero with at most two decimals.',
   InvalidRecipient: 'Choose someone else to send to.',
+  IdempotencyKeyReused: 'This request was already made with different details. Start it again.',
+  InvalidIdempotencyKey: 'The app sent a request the server could not match. Try again.',
+  UnknownPaymentFlow: 'That way to pay is not offered. Choose another.',
+  CurrencyNotInTariff: 'That way to pay does not take this currency. Choose another currency or way to pay.',
+  AmountOutOfRange: 'That amount is too small or too large for this way to pay.',
+  WalletUnavailable: 'Your wallet could not be reached, so nothing was started. Try again in a moment.',
 }
 
 /** A fact from the error envelope's `details` object (absent when the server sent none). */

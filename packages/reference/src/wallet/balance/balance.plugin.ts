@@ -1,7 +1,7 @@
 import type { Service } from '@atrium/platform'
 import { Type } from 'typebox'
+import { Currency } from '../../money.ts'
 import { requireUser } from '../caller.ts'
-import { Currency } from '../money.ts'
 import type { WalletStore } from '../store.ts'
 import { BalanceView, toBalanceView } from '../views.ts'
 

@@ -56,8 +56,24 @@ export interface WalletEventsTable {
   data: string
 }
 
+/** An Idempotency-Key a sender gave POST /wallet/v1/send, with the answer it got (docs/wallet.md). */
+export interface IdempotencyKeysTable {
+  /** The sender. */
+  crm_id: number
+  idem_key: string
+  /** SHA-256 of the request's recipient, currency, amount in minor units and comment. */
+  fingerprint: string
+  /** The transfer the key made. */
+  tx_id: number
+  /** The answer, as JSON: the transaction and the sender's wallet right after it. */
+  response: string
+  /** When the key was first used, epoch milliseconds. */
+  created: number
+}
+
 export interface WalletDatabase {
   balances: BalancesTable
   transactions: TransactionsTable
   wallet_events: WalletEventsTable
+  idempotency_keys: IdempotencyKeysTable
 }

@@ -1,8 +1,8 @@
 import { readIdentity, type Service, TIMETICK_PATTERN } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { type Static, Type } from 'typebox'
+import { Amount, Currency, toMinorUnits } from '../../money.ts'
 import { deposit, type ExternalInput, initiatorOf, settle, TxState, withdraw } from '../ledger.ts'
-import { Amount, Currency, toMinorUnits } from '../money.ts'
 import type { WalletStore } from '../store.ts'
 import { MAX_COMMENT, UserId } from '../transactions/transactions.plugin.ts'
 import { BalanceView, TransactionView, toBalanceView, toTransactionView } from '../views.ts'
@@ -23,6 +23,18 @@ const externalBody = Type.Object(
 )
 
 const externalResponse = { 200: Type.Object({ transaction: TransactionView, balance: BalanceView }) }
+
+const depositBody = Type.Object(
+  {
+    ...externalBody.properties,
+    state: Type.Optional(
+      Type.Union([Type.Literal(TxState.Pending), Type.Literal(TxState.Completed)], {
+        description: '2 completed (default): credited at once; 1 pending: credited when settled as completed.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+)
 
 const setState = {
   summary: 'Complete or fail a pending transaction',
@@ -58,10 +70,18 @@ export default async function internalPlugin(app: Service, { store }: InternalPl
 
   app.post(
     '/deposit',
-    { schema: { summary: 'Credit a user’s wallet', body: externalBody, response: externalResponse } },
+    {
+      schema: {
+        summary: 'Credit a user’s wallet, at once or pending a payment',
+        body: depositBody,
+        response: externalResponse,
+      },
+    },
     async (request) => {
-      const input = inputOf(request.body, request)
-      const { transaction, balance } = await store.transact((unit) => deposit(unit, input))
+      const { state = TxState.Completed, ...fields } = request.body
+      const input = inputOf(fields, request)
+      const pending = state === TxState.Pending
+      const { transaction, balance } = await store.transact((unit) => deposit(unit, input, pending))
       return { transaction: toTransactionView(transaction, input.crmId), balance: toBalanceView(balance) }
     },
   )

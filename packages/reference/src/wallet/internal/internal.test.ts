@@ -70,3 +70,26 @@ forEachDialect('the wallet database has no nullable column', async (t, dialect) 
   t.after(() => database.destroy())
   assert.deepEqual(await listNullableColumns(database), [])
 })
+
+forEachDialect('a pending deposit credits nothing until it is settled as completed', async (t, dialect) => {
+  const wallet = await startWallet(t, dialect)
+  await wallet.deposit(1001, 'USD', 5)
+  const started = await wallet.internal('deposit', {
+    crm_id: '1001',
+    currency: 'USD',
+    amount: 20,
+    partner_name: 'Card payment',
+    state: 1,
+  })
+  assert.equal(started.status, 200, JSON.stringify(started.error))
+  assert.equal(started.result.transaction.state, 1)
+  assert.equal(started.result.transaction.amount, 20)
+  assert.deepEqual(started.result.balance, { currency: 'USD', balance: 5, hold: 0, available: 5 })
+  const listed = (await wallet.user(1001).read('transactions')).transactions[0]
+  assert.deepEqual(listed, started.result.transaction, 'the pending deposit shows in the wallet')
+
+  await wallet.internal('transactions/state', { id: started.result.transaction.id, state: 2 })
+  assert.equal((await wallet.user(1001).read('balance', { currency: 'USD' })).balance, 25)
+  const refused = await wallet.internal('deposit', { crm_id: '1001', currency: 'USD', amount: 1, state: 3 })
+  assert.equal(refused.error?.code, 1000, 'a deposit starts pending or completed, never failed')
+})

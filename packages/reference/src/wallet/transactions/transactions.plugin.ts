@@ -1,14 +1,19 @@
 import { type Service, TIMETICK_PATTERN } from '@atrium/platform'
 import { Type } from 'typebox'
+import { markReplayed, readIdempotencyKey } from '../../idempotency.ts'
+import { Amount, Currency, toMinorUnits } from '../../money.ts'
 import { requireUser } from '../caller.ts'
-import { transfer } from '../ledger.ts'
-import { Amount, Currency, toMinorUnits } from '../money.ts'
 import type { WalletStore } from '../store.ts'
-import { BalanceView, TransactionView, toBalanceView, toTransactionView } from '../views.ts'
+import { BalanceView, TransactionView, toTransactionView } from '../views.ts'
+import { sendOnce } from './idempotent-send.ts'
 
 export interface TransactionsPluginOptions {
   store: WalletStore
   feeBasisPoints: number
+  /** How long an Idempotency-Key of send is honoured, in hours. */
+  idempotencyKeyHours: number
+  /** The clock idempotency keys are dated by. */
+  now: () => number
 }
 
 /** A user id as a decimal string; never 0. */
@@ -39,6 +44,9 @@ const listTransactions = {
 
 const send = {
   summary: 'Send funds to another user',
+  description:
+    'An `Idempotency-Key` header (1–64 of `A-Za-z0-9_.:-`) makes a repeat answer the first outcome ' +
+    '(with `Idempotent-Replayed: true`) instead of paying again.',
   body: Type.Object(
     {
       to: UserId,
@@ -52,7 +60,10 @@ const send = {
 }
 
 /** GET /wallet/v1/transactions and POST /wallet/v1/send, for the signed-in user. */
-export default async function transactionsPlugin(app: Service, { store, feeBasisPoints }: TransactionsPluginOptions) {
+export default async function transactionsPlugin(
+  app: Service,
+  { store, feeBasisPoints, idempotencyKeyHours, now }: TransactionsPluginOptions,
+) {
   app.get('/transactions', { schema: listTransactions }, async (request) => {
     const { crmId } = requireUser(request)
     const { currency = '', limit, before = '0' } = request.query
@@ -65,8 +76,9 @@ export default async function transactionsPlugin(app: Service, { store, feeBasis
     }
   })
 
-  app.post('/send', { schema: send }, async (request) => {
+  app.post('/send', { schema: send }, async (request, reply) => {
     const { crmId, appId } = requireUser(request)
+    const key = readIdempotencyKey(request)
     const { to, currency, amount, comment = '' } = request.body
     const input = {
       from: crmId,
@@ -77,7 +89,12 @@ export default async function transactionsPlugin(app: Service, { store, feeBasis
       appId,
       comment,
     }
-    const { transaction, balance } = await store.transact((unit) => transfer(unit, input))
-    return { transaction: toTransactionView(transaction, crmId), balance: toBalanceView(balance) }
+    const { answer, replayed } = await sendOnce(store, input, {
+      key,
+      retentionHours: idempotencyKeyHours,
+      now: now(),
+    })
+    if (replayed) markReplayed(reply)
+    return answer
   })
 }

@@ -1,0 +1,5 @@
+import { runProcess } from '@atrium/platform'
+import { buildPayment } from '../app.ts'
+import { loadPaymentConfig } from '../config.ts'
+
+runProcess('payment', loadPaymentConfig, buildPayment)
