@@ -1,12 +1,17 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import type { TestContext } from 'node:test'
-import { type DatabaseDialect, RouteFlags, verifyHop } from '@atrium/platform'
+import { ContactFlags, type DatabaseDialect, RouteFlags, type Service } from '@atrium/platform'
+import { createTestDatabaseUrl, listen } from '@atrium/platform/testing'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startChat } from '../../chat/test/support.ts'
-import { startWallet } from '../../reference/test/support.ts'
+import { loadCrmConfig, loadWalletConfig } from '../../reference/src/config.ts'
+import { buildCrm } from '../../reference/src/crm/app.ts'
+import { buildWallet } from '../../reference/src/wallet/app.ts'
+import { createCrmClient } from '../../reference/test/crm.ts'
+import { createWalletClient } from '../../reference/test/support.ts'
 import type { SubjectKind } from '../src/mcp/grants.repository.ts'
+import { ContactKind } from '../src/users/users.repository.ts'
 import { SERVICE_SECRET, type StartOptions, startGateway } from './support.ts'
 
 /** The MCP endpoint's path on a gateway. */
@@ -21,119 +26,53 @@ export async function connectMcp(t: TestContext, gatewayUrl: string, headers: Re
   return client
 }
 
-/** A user profile as the CRM's user_info answers it. */
-export interface CrmProfile {
-  crm_id: string
-  name: string
-  contacts: { kind: 'email' | 'phone' | 'telegram'; value: string; verified: boolean }[]
-  created: string
+/** A contact of a test user, in the shape the CRM answers it (a normalised value). */
+export interface UserContact {
+  kind: 'email' | 'phone'
+  value: string
+  verified: boolean
 }
 
-/** What a contract peer saw of one request. */
-export interface PeerRequest {
+/** What a module's HTTP server received of one request. */
+export interface SeenRequest {
   method: string
   url: string
   headers: IncomingHttpHeaders
-  body: string
-}
-
-interface PeerAnswer {
-  status: number
-  headers?: Record<string, string>
-  body: unknown
-}
-
-function envelopeError(status: number, code: number, message: string): PeerAnswer {
-  return { status, body: { error: { code, message }, id: 'peer' } }
 }
 
 /**
- * A stand-in on a real port for module contracts that are not in this project yet, answering
- * exactly as the contract says (`profiles` may be added to at any time): the CRM's `GET /crm/v1/user_info?crm_id` (crm_id optional: the
- * caller) and the wallet's idempotent `POST /wallet/v1/send` (a replay answers the first result
- * with `Idempotent-Replayed: true`; the same key with another body 422). Every request must carry
- * a valid hop signature (else 401, code 1008) and X-Crm (else 401). Records what it saw.
+ * Starts a real module app on an ephemeral port, recording every request its HTTP server
+ * receives, before the module's own checks (an unsigned request is recorded too).
  */
-export async function startContractPeer(t: TestContext, profiles: CrmProfile[] = []) {
-  const seen: PeerRequest[] = []
-  const sends = new Map<string, { body: string; result: unknown }>()
-  let transfers = 0
-  const server = createServer((request, response) => {
-    let body = ''
-    request.on('data', (chunk) => (body += chunk))
-    request.on('end', () => {
-      seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, body })
-      const answer = handle(request.method ?? '', request.url ?? '', request.headers, body)
-      response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers })
-      response.end(JSON.stringify(answer.body))
-    })
+async function listenRecording(t: TestContext, app: Service) {
+  const seen: SeenRequest[] = []
+  app.server.on('request', (request: IncomingMessage) => {
+    seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers })
   })
-
-  function handle(method: string, url: string, headers: IncomingHttpHeaders, body: string): PeerAnswer {
-    const hop = { method, url, headers: headers as Record<string, string> }
-    if (!verifyHop(SERVICE_SECRET, hop)) return envelopeError(401, 1008, 'not signed by the gateway')
-    const caller = headers['x-crm']
-    if (typeof caller !== 'string') return envelopeError(401, 1008, 'a signed-in user is needed (X-Crm)')
-    const { pathname, searchParams } = new URL(url, 'http://peer')
-    if (method === 'GET' && pathname === '/crm/v1/user_info') {
-      const wanted = searchParams.get('crm_id') ?? caller
-      if (!/^[1-9][0-9]{0,15}$/.test(wanted)) return envelopeError(400, 1000, 'crm_id must be a positive id')
-      const profile = profiles.find((candidate) => candidate.crm_id === wanted)
-      return profile
-        ? { status: 200, body: { result: profile, id: 'peer' } }
-        : envelopeError(404, 1004, `no user ${wanted}`)
-    }
-    if (method === 'POST' && pathname === '/wallet/v1/send') {
-      const key = headers['idempotency-key']
-      if (typeof key !== 'string') return envelopeError(400, 1000, 'Idempotency-Key is required')
-      const earlier = sends.get(`${caller}:${key}`)
-      if (earlier) {
-        return earlier.body === body
-          ? { status: 200, headers: { 'idempotent-replayed': 'true' }, body: { result: earlier.result, id: 'peer' } }
-          : envelopeError(422, 1000, 'the idempotency key was used with another body')
-      }
-      const send = JSON.parse(body) as { to: string; currency: string; amount: number; comment?: string }
-      transfers += 1
-      const result = {
-        transaction: {
-          id: String(1000 + transfers),
-          currency: send.currency,
-          tx_type: 2,
-          state: 2,
-          amount: -send.amount,
-          fee: 0,
-          datetime: new Date().toISOString(),
-          comment: send.comment ?? '',
-          partner: { crm_id: send.to, name: '' },
-        },
-        balance: { currency: send.currency, balance: 100 - send.amount, hold: 0, available: 100 - send.amount },
-      }
-      sends.set(`${caller}:${key}`, { body, result })
-      return { status: 200, body: { result, id: 'peer' } }
-    }
-    return envelopeError(404, 1004, `no route ${method} ${pathname}`)
-  }
-
-  t.after(() => {
-    server.closeAllConnections()
-    return new Promise<void>((resolve) => server.close(() => resolve()))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return { base, seen, profiles, transfers: () => transfers }
+  return { base: await listen(t, app), seen }
 }
 
 /**
- * A gateway with the real chat and wallet modules and a contract peer for the CRM, routed as in
- * production (`/msg/`, `/wallet/`, `/crm/`, each RequireSession), and helpers to make callers.
+ * A gateway with the real chat, wallet and CRM modules (each on its own database of the dialect),
+ * routed as in production (`/msg/`, `/wallet/`, `/crm/`, each RequireSession), and helpers to make
+ * callers. The CRM gets its profiles from the gateway's profile sync; the wallet and the CRM record
+ * the requests they receive (`walletSeen`, `crmSeen`).
  */
 export async function startMcpStack(t: TestContext, dialect: DatabaseDialect, options: StartOptions = {}) {
   const chat = await startChat(t, dialect, { ServiceSecret: SERVICE_SECRET })
-  const wallet = await startWallet(t, dialect, { ServiceSecret: SERVICE_SECRET })
-  const peer = await startContractPeer(t)
+  const walletApp = await buildWallet(
+    loadWalletConfig({ WalletDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET }, {}),
+  )
+  const walletModule = await listenRecording(t, walletApp)
+  const wallet = createWalletClient(walletModule.base, SERVICE_SECRET)
+  const crmApp = await buildCrm(
+    loadCrmConfig({ CrmDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET }, {}),
+  )
+  const crmModule = await listenRecording(t, crmApp)
+  const crm = createCrmClient(crmModule.base, SERVICE_SECRET)
   const gateway = await startGateway(t, dialect, {
     ...options,
-    settings: { Modules: { chat: chat.base, wallet: wallet.base, crm: peer.base }, ...options.settings },
+    settings: { Modules: { chat: chat.base, wallet: wallet.base, crm: crm.base }, ...options.settings },
   })
   const flags = RouteFlags.RequireSession
   await gateway.store.routes.add({ prefix: '/msg/', upstream: 'chat', flags })
@@ -142,9 +81,19 @@ export async function startMcpStack(t: TestContext, dialect: DatabaseDialect, op
   await gateway.store.routes.refresh()
   const { store } = gateway
 
-  /** A new user, known to the chat module, with a session token (sent as a bearer) and the browser headers. */
-  async function user(name = 'Ann') {
+  /**
+   * A new user with these contacts (each flagged Verified or not), pushed to the chat module and
+   * the CRM, with a session token (sent as a bearer) and the browser headers.
+   */
+  async function user(name = 'Ann', contacts: UserContact[] = []) {
     const created = await store.users.create({ name })
+    for (const contact of contacts)
+      await store.users.addContact(
+        created.crm_id,
+        contact.kind === 'email' ? ContactKind.Email : ContactKind.Phone,
+        contact.value,
+        contact.verified ? ContactFlags.Verified : 0,
+      )
     await gateway.app.syncProfiles()
     const { token, session } = await store.sessions.create({
       crmId: created.crm_id,
@@ -154,6 +103,7 @@ export async function startMcpStack(t: TestContext, dialect: DatabaseDialect, op
     })
     return {
       crmId: created.crm_id,
+      created: created.created,
       token,
       bearer: { Authorization: `Bearer ${token}` },
       browser: {
@@ -187,5 +137,17 @@ export async function startMcpStack(t: TestContext, dialect: DatabaseDialect, op
     }
   }
 
-  return { chat, wallet, peer, gateway, url: gateway.url, store, user, userKey, allow }
+  return {
+    chat,
+    wallet,
+    crm,
+    walletSeen: walletModule.seen,
+    crmSeen: crmModule.seen,
+    gateway,
+    url: gateway.url,
+    store,
+    user,
+    userKey,
+    allow,
+  }
 }

@@ -97,39 +97,50 @@ forEachDialect('a send the wallet refuses does not use up the day', async (t, di
 
 forEachDialect('a replayed idempotency key makes one transfer and is counted once', async (t, dialect) => {
   const stack = await startMcpStack(t, dialect)
-  // The wallet's idempotent send, as its contract says, from the contract peer.
-  await stack.store.routes.remove('/wallet/')
-  await stack.store.routes.add({ prefix: '/wallet/', upstream: stack.peer.base })
-  await stack.store.routes.refresh()
   const ann = await stack.user('Ann')
+  const bob = await stack.user('Bob')
   await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perDay: 10 })
+  await stack.wallet.deposit(ann.crmId, 'USD', 20)
   const client = await connectMcp(t, stack.url, ann.bearer)
+  const key = 'gift:2026-11-26'
   const send = (amount: number) =>
     client.callTool({
       name: 'wallet_send',
-      arguments: { to: '777', currency: 'USD', amount, idempotency_key: 'gift:2026-11-26' },
+      arguments: { to: String(bob.crmId), currency: 'USD', amount, idempotency_key: key },
     }) as Promise<Result>
+  const sendsSeen = () => stack.walletSeen.filter((request) => request.url === '/wallet/v1/send')
 
   const first = await send(4)
   const again = await send(4)
+  assert.equal(first.isError, undefined, JSON.stringify(first.content))
   assert.equal(first.structuredContent?.replayed, false)
   assert.equal(again.structuredContent?.replayed, true)
   assert.deepEqual(again.structuredContent?.transaction, first.structuredContent?.transaction)
-  assert.equal(stack.peer.transfers(), 1)
-  const sends = stack.peer.seen.filter((request) => request.url === '/wallet/v1/send')
   assert.deepEqual(
-    sends.map((request) => request.headers['idempotency-key']),
-    ['gift:2026-11-26', 'gift:2026-11-26'],
+    sendsSeen().map((request) => request.headers['idempotency-key']),
+    [key, key],
   )
+  // One transfer in the wallet: the sender's list holds the deposit and one send, the recipient got 4 once.
+  const transferId = (first.structuredContent!.transaction as { id: string }).id
+  const listed = await stack.wallet.user(ann.crmId).read('transactions', { currency: 'USD' })
+  assert.deepEqual(
+    listed.transactions.map((tx: { id: string; amount: number }) => [tx.id, tx.amount]),
+    [
+      [transferId, -4],
+      [listed.transactions[1]?.id, 20],
+    ],
+  )
+  assert.equal((await stack.wallet.user(bob.crmId).read('balance', { currency: 'USD' })).balance, 4)
   assert.equal(await stack.store.mcpGrants.spent({ kind: 'user', id: ann.crmId }, 'USD', utcDay(Date.now())), 400)
 
   const changed = await send(5)
   assert.equal(errorCode(changed), 2204)
-  assert.equal(stack.peer.transfers(), 1)
-  assert.equal(stack.peer.seen.filter((request) => request.url === '/wallet/v1/send').length, 2, 'not sent on')
+  assert.equal(sendsSeen().length, 2, 'not sent on')
+  assert.equal((await stack.wallet.user(bob.crmId).read('balance', { currency: 'USD' })).balance, 4)
+  assert.equal(await stack.store.mcpGrants.spent({ kind: 'user', id: ann.crmId }, 'USD', utcDay(Date.now())), 400)
 
   await assert.rejects(
-    client.callTool({ name: 'wallet_send', arguments: { to: '777', currency: 'USD', amount: 1 } }),
+    client.callTool({ name: 'wallet_send', arguments: { to: String(bob.crmId), currency: 'USD', amount: 1 } }),
     (error: Error & { code?: number }) => error.code === -32602 && /idempotency_key/.test(error.message),
   )
 })

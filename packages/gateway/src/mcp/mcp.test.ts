@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { forEachDialect, json } from '@atrium/platform/testing'
-import { connectMcp, startMcpStack } from '../../test/mcp.ts'
+import { connectMcp, startMcpStack, type UserContact } from '../../test/mcp.ts'
 
 forEachDialect('an assistant with a session token sees and calls only its granted tools', async (t, dialect) => {
   const stack = await startMcpStack(t, dialect)
@@ -105,43 +105,69 @@ forEachDialect('wallet_send moves money to another user and wallet_transactions 
 forEachDialect('user_info asks the CRM as the caller, whatever X-Crm the client sends', async (t, dialect) => {
   const stack = await startMcpStack(t, dialect)
   const ann = await stack.user('Ann')
+  const bob = await stack.user('Bob')
   await stack.allow('user', ann.crmId, ['user_info'])
-  const client = await connectMcp(t, stack.url, { ...ann.bearer, 'X-Crm': '424242', 'X-Scopes': 'admin' })
+  const spoofed = { 'X-Crm': String(bob.crmId), 'X-Scopes': 'crm:read', 'X-KeyType': 'service' }
+  const client = await connectMcp(t, stack.url, { ...ann.bearer, ...spoofed })
+  const userInfoRequests = () => stack.crmSeen.filter((request) => request.url.startsWith('/crm/v1/user_info'))
 
-  // The peer knows nobody: its 404 envelope comes back as a tool error with its code and message.
-  const missing = await client.callTool({ name: 'user_info', arguments: {} })
-  assert.equal(missing.isError, true)
-  assert.deepEqual(JSON.parse((missing.content as { text: string }[])[0]!.text), {
-    error: { code: 1004, message: `no user ${ann.crmId}` },
-  })
-  const seen = stack.peer.seen.at(-1)!
+  const own = await client.callTool({ name: 'user_info', arguments: {} })
+  assert.equal(own.isError, undefined, JSON.stringify(own.content))
+  assert.equal((own.structuredContent as { crm_id: string }).crm_id, String(ann.crmId), 'not Bob, whom X-Crm named')
+  const seen = userInfoRequests().at(-1)!
   assert.equal(seen.url, '/crm/v1/user_info')
   assert.equal(seen.headers['x-crm'], String(ann.crmId), 'the identity is the session user, not the spoofed header')
   assert.equal(seen.headers['x-scopes'], undefined)
   assert.equal(seen.headers['x-keytype'], 'session')
   assert.equal(seen.headers['mcp-protocol-version'], undefined, "the client's MCP headers stay at the gateway")
-})
-
-forEachDialect('user_info returns the CRM profile of the caller or of a given user', async (t, dialect) => {
-  const stack = await startMcpStack(t, dialect)
-  const ann = await stack.user('Ann')
-  const bob = await stack.user('Bob')
-  const profileOf = (crmId: number, name: string) => ({
-    crm_id: String(crmId),
-    name,
-    contacts: [{ kind: 'email' as const, value: `${name.toLowerCase()}@example.com`, verified: true }],
-    created: '2026-01-02T03:04:05.000Z',
-  })
-  stack.peer.profiles.push(profileOf(ann.crmId, 'Ann'), profileOf(bob.crmId, 'Bob'))
-  await stack.allow('user', ann.crmId, ['user_info'])
-  const client = await connectMcp(t, stack.url, ann.bearer)
-
-  const own = await client.callTool({ name: 'user_info', arguments: {} })
-  assert.deepEqual(own.structuredContent, profileOf(ann.crmId, 'Ann'))
+  // The spoofed service key type would have shown Bob's contacts; the session user sees none.
   const other = await client.callTool({ name: 'user_info', arguments: { crm_id: String(bob.crmId) } })
-  assert.deepEqual(other.structuredContent, profileOf(bob.crmId, 'Bob'))
-  assert.equal(stack.peer.seen.at(-1)?.url, `/crm/v1/user_info?crm_id=${bob.crmId}`)
+  assert.deepEqual((other.structuredContent as { contacts: unknown[] }).contacts, [])
+
+  // Nobody has this id: the CRM's 404 envelope comes back as a tool error with its code and message.
+  const unknown = String(Math.max(ann.crmId, bob.crmId) + 1000)
+  const missing = await client.callTool({ name: 'user_info', arguments: { crm_id: unknown } })
+  assert.equal(missing.isError, true)
+  assert.deepEqual(JSON.parse((missing.content as { text: string }[])[0]!.text), {
+    error: { code: 1004, message: `no profile ${unknown}` },
+  })
+  assert.equal(userInfoRequests().length, 3)
 })
+
+forEachDialect(
+  'user_info returns the CRM profile of the caller, and another user’s without contacts',
+  async (t, dialect) => {
+    const stack = await startMcpStack(t, dialect)
+    const annContacts: UserContact[] = [
+      { kind: 'email', value: 'ann@example.com', verified: true },
+      { kind: 'phone', value: '+4915112345678', verified: false },
+    ]
+    const ann = await stack.user('Ann', annContacts)
+    const bob = await stack.user('Bob', [{ kind: 'email', value: 'bob@example.com', verified: true }])
+    await stack.allow('user', ann.crmId, ['user_info'])
+    const client = await connectMcp(t, stack.url, ann.bearer)
+
+    // The gateway's profile sync filled the CRM: the name, the contacts with their verified flags, the creation time.
+    const own = await client.callTool({ name: 'user_info', arguments: {} })
+    assert.equal(own.isError, undefined, JSON.stringify(own.content))
+    assert.deepEqual(own.structuredContent, {
+      crm_id: String(ann.crmId),
+      name: 'Ann',
+      contacts: annContacts,
+      created: new Date(ann.created).toISOString(),
+    })
+    // Another user's contacts are private at the CRM; the tool passes its answer through.
+    const other = await client.callTool({ name: 'user_info', arguments: { crm_id: String(bob.crmId) } })
+    assert.equal(other.isError, undefined, JSON.stringify(other.content))
+    assert.deepEqual(other.structuredContent, {
+      crm_id: String(bob.crmId),
+      name: 'Bob',
+      contacts: [],
+      created: new Date(bob.created).toISOString(),
+    })
+    assert.equal(stack.crmSeen.at(-1)?.url, `/crm/v1/user_info?crm_id=${bob.crmId}`)
+  },
+)
 
 forEachDialect('a tool whose module has no route answers which module is not routed', async (t, dialect) => {
   const stack = await startMcpStack(t, dialect)
@@ -156,7 +182,12 @@ forEachDialect('a tool whose module has no route answers which module is not rou
   const { error } = JSON.parse((answer.content as { text: string }[])[0]!.text)
   assert.equal(error.code, 2203)
   assert.match(error.message, /the crm module is not routed/)
-  assert.equal(stack.peer.seen.length, 0)
+  // The CRM is up and got the profile sync, but no user_info request.
+  assert.ok(stack.crmSeen.some((request) => request.url === '/private/v1/set_profiles'))
+  assert.deepEqual(
+    stack.crmSeen.filter((request) => !request.url.startsWith('/private/')),
+    [],
+  )
 })
 
 forEachDialect('a module refusal comes back as a tool error with the module code', async (t, dialect) => {
