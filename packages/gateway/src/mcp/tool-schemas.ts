@@ -141,6 +141,7 @@ export const userInfoOutput = Type.Object({
       value: Type.String(),
       verified: Type.Boolean(),
     }),
+    { description: "The user's own contacts; empty for another user (contacts are private)." },
   ),
   created: Type.String({ description: 'Registration time, ISO 8601 UTC.' }),
 })

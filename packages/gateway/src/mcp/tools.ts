@@ -173,7 +173,7 @@ const userInfo: McpTool = {
   name: 'user_info',
   title: 'User profile',
   description:
-    "Returns a user's profile from the CRM: name, contacts (email, phone, telegram, each marked verified or not) and registration time. Without `crm_id`, the signed-in user's own.",
+    "Returns a user's profile from the CRM: name, contacts (email, phone, telegram, each marked verified or not) and registration time. Without `crm_id`, the signed-in user's own; another user's profile comes without contacts (they are private).",
   input: schemas.userInfoInput,
   output: schemas.userInfoOutput,
   async invoke(args, { callModule }) {
