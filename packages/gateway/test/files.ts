@@ -72,7 +72,7 @@ export async function startFileService(t: TestContext, dialect: DatabaseDialect,
           'Upload-Offset': '0',
           'Upload-Checksum': checksumOf(bytes),
         },
-        body: bytes,
+        body: new Uint8Array(bytes),
       })
       assert.equal(answer.status, 204)
     }

@@ -136,7 +136,7 @@ export function patchChunk(
       'Upload-Offset': String(offset),
       ...(checksum === null ? {} : { 'Upload-Checksum': checksum }),
     },
-    body: chunk,
+    body: new Uint8Array(chunk),
   })
 }
 

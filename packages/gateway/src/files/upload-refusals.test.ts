@@ -166,7 +166,7 @@ forEachStorage('a PATCH body must be application/offset+octet-stream (415)', asy
   const response = await fetch(url, {
     method: 'PATCH',
     headers: { ...headers, 'Content-Type': 'application/octet-stream', 'Upload-Offset': '0' },
-    body: testBytes(10),
+    body: new Uint8Array(testBytes(10)),
   })
   assert.equal(response.status, 415)
   assert.equal((await json(response)).error.code, 1003)
