@@ -9,93 +9,102 @@ const ACCESS = '/auth/v1/mcp/access'
 
 type Result = { isError?: boolean; content: { text: string }[] }
 
-forEachDialect('the access overview shows the user’s and each key’s tools, limits and today’s spending', async (t, dialect) => {
-  const stack = await startMcpStack(t, dialect)
-  const ann = await stack.user('Ann')
-  const bob = await stack.user('Bob')
-  const annKey = await stack.userKey(ann.crmId)
-  const bobKey = await stack.userKey(bob.crmId)
-  await stack.allow('user', ann.crmId, ['wallet_balance', 'wallet_send'], { currency: 'USD', perCall: 50, perDay: 200 })
-  await stack.allow('key', annKey.id, ['chat_send', 'wallet_send'], { currency: 'USD', perDay: 30 })
-  // Bob's grants and key: never in Ann's overview.
-  await stack.allow('user', bob.crmId, ['user_info', 'wallet_send'], { currency: 'USD', perDay: 90 })
-  await stack.allow('key', bobKey.id, ['chat_messages'])
-  await stack.wallet.deposit(ann.crmId, 'USD', 100)
-  await stack.wallet.deposit(bob.crmId, 'USD', 100)
+forEachDialect(
+  'the access overview shows the user’s and each key’s tools, limits and today’s spending',
+  async (t, dialect) => {
+    const stack = await startMcpStack(t, dialect)
+    const ann = await stack.user('Ann')
+    const bob = await stack.user('Bob')
+    const annKey = await stack.userKey(ann.crmId)
+    const bobKey = await stack.userKey(bob.crmId)
+    await stack.allow('user', ann.crmId, ['wallet_balance', 'wallet_send'], {
+      currency: 'USD',
+      perCall: 50,
+      perDay: 200,
+    })
+    await stack.allow('key', annKey.id, ['chat_send', 'wallet_send'], { currency: 'USD', perDay: 30 })
+    // Bob's grants and key: never in Ann's overview.
+    await stack.allow('user', bob.crmId, ['user_info', 'wallet_send'], { currency: 'USD', perDay: 90 })
+    await stack.allow('key', bobKey.id, ['chat_messages'])
+    await stack.wallet.deposit(ann.crmId, 'USD', 100)
+    await stack.wallet.deposit(bob.crmId, 'USD', 100)
 
-  const sends = [12.5, 7.25]
-  const annClient = await connectMcp(t, stack.url, annKey.headers)
-  for (const [index, amount] of sends.entries()) {
-    const result = (await annClient.callTool({
-      name: 'wallet_send',
-      arguments: { to: String(bob.crmId), currency: 'USD', amount, idempotency_key: `ann-${index}` },
-    })) as Result
-    assert.equal(result.isError, undefined, result.content[0]?.text)
-  }
-  const bobClient = await connectMcp(t, stack.url, bobKey.headers)
-  const bobSend = (await bobClient.callTool({
-    name: 'wallet_send',
-    arguments: { to: String(ann.crmId), currency: 'USD', amount: 40, idempotency_key: 'bob-0' },
-  })) as Result
-  assert.equal(bobSend.isError, undefined, bobSend.content[0]?.text)
-  const annSpent = sends.reduce((sum, amount) => sum + amount, 0)
-
-  const response = await fetch(`${stack.url}${ACCESS}`, { headers: ann.browser })
-  assert.equal(response.status, 200)
-  const { result } = await json(response)
-  assert.deepEqual(result, {
-    endpoint: new URL('/auth/v1/mcp', stack.gateway.config.PublicOrigin).href,
-    day: utcDay(Date.now()),
-    tools: [
-      { name: 'wallet_balance', title: 'Wallet balance', grantedTo: ['user'], sends: [] },
-      {
+    const sends = [12.5, 7.25]
+    const annClient = await connectMcp(t, stack.url, annKey.headers)
+    for (const [index, amount] of sends.entries()) {
+      const result = (await annClient.callTool({
         name: 'wallet_send',
-        title: 'Send money',
-        grantedTo: ['user'],
-        sends: [
-          {
-            grantedTo: 'user',
-            currency: 'USD',
-            perCall: 50,
-            perDay: 200,
-            spentToday: [{ currency: 'USD', amount: annSpent }],
-          },
-        ],
-      },
-    ],
-    keys: [
-      {
-        id: String(annKey.id),
-        name: 'assistant',
-        prefix: result.keys[0].prefix,
-        created: result.keys[0].created,
-        lastUsed: result.keys[0].lastUsed,
-        tools: [
-          {
-            name: 'wallet_send',
-            title: 'Send money',
-            grantedTo: ['key'],
-            sends: [
-              {
-                grantedTo: 'key',
-                currency: 'USD',
-                perCall: 0,
-                perDay: 30,
-                spentToday: [{ currency: 'USD', amount: annSpent }],
-              },
-            ],
-          },
-          { name: 'chat_send', title: 'Send a chat message', grantedTo: ['key'], sends: [] },
-        ],
-      },
-    ],
-  })
-  const stored = await stack.store.apiKeys.get(annKey.id)
-  assert.equal(result.keys[0].prefix, stored?.prefix)
-  assert.ok(annKey.key.includes(result.keys[0].prefix))
-  assert.ok(result.keys[0].lastUsed > 0, 'the key was used for the sends')
-  assert.doesNotMatch(JSON.stringify(result), new RegExp(`${bobKey.id}|user_info|chat_messages`))
-})
+        arguments: { to: String(bob.crmId), currency: 'USD', amount, idempotency_key: `ann-${index}` },
+      })) as Result
+      assert.equal(result.isError, undefined, result.content[0]?.text)
+    }
+    const bobClient = await connectMcp(t, stack.url, bobKey.headers)
+    const bobSend = (await bobClient.callTool({
+      name: 'wallet_send',
+      arguments: { to: String(ann.crmId), currency: 'USD', amount: 40, idempotency_key: 'bob-0' },
+    })) as Result
+    assert.equal(bobSend.isError, undefined, bobSend.content[0]?.text)
+    const annSpent = sends.reduce((sum, amount) => sum + amount, 0)
+
+    const response = await fetch(`${stack.url}${ACCESS}`, { headers: ann.browser })
+    assert.equal(response.status, 200)
+    const { result } = await json(response)
+    const shownKey = result.keys[0]
+    assert.deepEqual(result, {
+      endpoint: new URL('/auth/v1/mcp', stack.gateway.config.PublicOrigin).href,
+      day: utcDay(Date.now()),
+      tools: [
+        { name: 'wallet_balance', title: 'Wallet balance', grantedTo: ['user'], sends: [] },
+        {
+          name: 'wallet_send',
+          title: 'Send money',
+          grantedTo: ['user'],
+          sends: [
+            {
+              grantedTo: 'user',
+              currency: 'USD',
+              perCall: 50,
+              perDay: 200,
+              spentToday: [{ currency: 'USD', amount: annSpent }],
+            },
+          ],
+        },
+      ],
+      keys: [
+        {
+          id: String(annKey.id),
+          name: 'assistant',
+          prefix: shownKey.prefix,
+          created: shownKey.created,
+          lastUsed: shownKey.lastUsed,
+          tools: [
+            {
+              name: 'wallet_send',
+              title: 'Send money',
+              grantedTo: ['key'],
+              sends: [
+                {
+                  grantedTo: 'key',
+                  currency: 'USD',
+                  perCall: 0,
+                  perDay: 30,
+                  spentToday: [{ currency: 'USD', amount: annSpent }],
+                },
+              ],
+            },
+            { name: 'chat_send', title: 'Send a chat message', grantedTo: ['key'], sends: [] },
+          ],
+        },
+      ],
+    })
+    const stored = await stack.store.apiKeys.get(annKey.id)
+    assert.equal(shownKey.prefix, stored?.prefix)
+    assert.equal(shownKey.created, stored?.created)
+    assert.ok(annKey.key.startsWith(`atr_${shownKey.prefix}_`))
+    assert.ok(shownKey.lastUsed > 0, 'the key was used for the sends')
+    assert.doesNotMatch(JSON.stringify(result), new RegExp(`${bobKey.id}|user_info|chat_messages`))
+  },
+)
 
 forEachDialect('a revoked key leaves the overview; a grant taken away leaves it at once', async (t, dialect) => {
   const stack = await startMcpStack(t, dialect)

@@ -2,7 +2,14 @@ import { ApiError, type Service } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { ApiKeys } from '../auth/api-keys.repository.ts'
 import { requireUserSession } from '../auth/caller.ts'
-import { type McpGrant, type McpGrants, type Subject, type SubjectKind, subjectsOf, utcDay } from './grants.repository.ts'
+import {
+  type McpGrant,
+  type McpGrants,
+  type Subject,
+  type SubjectKind,
+  subjectsOf,
+  utcDay,
+} from './grants.repository.ts'
 import { TOOLS } from './tools.ts'
 
 export interface McpAccessPluginOptions {
