@@ -214,7 +214,7 @@ function NewKey({ created, endpoint, onCopy, onDone }: NewKeyProps) {
   return (
     <section class="new-key" aria-labelledby="new-key-heading">
       <h3 id="new-key-heading">Connect an assistant with “{created.apiKey.name}”</h3>
-      <p>
+      <p class="setup-note">
         <strong>Copy the key now: it is shown only this once.</strong> Anyone who has it can use the tools above as you.
       </p>
       <label for="new-key-value">Key</label>
@@ -233,7 +233,7 @@ function NewKey({ created, endpoint, onCopy, onDone }: NewKeyProps) {
       </div>
 
       <h4>Claude Code</h4>
-      <p class="hint">Run this in a terminal:</p>
+      <p class="hint setup-note">Run this in a terminal:</p>
       <pre class="setup-text">
         <code>{claudeCode}</code>
       </pre>
@@ -242,7 +242,7 @@ function NewKey({ created, endpoint, onCopy, onDone }: NewKeyProps) {
       </button>
 
       <h4>VS Code</h4>
-      <p class="hint">
+      <p class="hint setup-note">
         Save this as <code>.vscode/mcp.json</code> in your project; VS Code asks for the key the first time.
       </p>
       <pre class="setup-text">
@@ -252,7 +252,7 @@ function NewKey({ created, endpoint, onCopy, onDone }: NewKeyProps) {
         Copy settings
       </button>
 
-      <p class="hint">
+      <p class="hint setup-note">
         Other assistants: the server address is <code class="endpoint">{endpoint}</code>, with the header{' '}
         <code>Authorization: Bearer</code> and the key.
       </p>
