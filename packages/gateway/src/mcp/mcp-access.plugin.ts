@@ -66,7 +66,8 @@ const accessOverview = {
       endpoint: Type.String({ description: 'The MCP endpoint URL to give an assistant, on PublicOrigin.' }),
       day: Type.String({ description: 'The UTC day (YYYY-MM-DD) the spent amounts are of.' }),
       tools: Type.Array(ToolAccess, {
-        description: 'Tools granted to the user (and to the session’s app, if any), in tools/list order.',
+        description:
+          'Tools granted to the user (and to the session’s app, should a user session carry one), in tools/list order.',
       }),
       keys: Type.Array(KeyAccess, { description: 'The user’s active API keys, newest first.' }),
     }),

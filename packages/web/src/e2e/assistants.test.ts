@@ -94,7 +94,7 @@ test('a person connects an AI assistant from the account page, and revoking its 
   await section.evaluate((element) => element.scrollIntoView({ block: 'start' }))
   await checkAccessibility(dana.page, 'account-assistants')
   await dana.page.setViewportSize({ width: 390, height: 780 })
-  await section.locator('.assistant-keys').scrollIntoViewIfNeeded()
+  await section.locator('.new-key').evaluate((element) => element.scrollIntoView({ block: 'start' }))
   await checkAccessibility(dana.page, 'account-assistants-phone')
   await dana.page.setViewportSize({ width: 1100, height: 760 })
 
