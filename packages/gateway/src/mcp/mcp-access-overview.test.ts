@@ -162,3 +162,25 @@ forEachDialect('with MCP turned off the overview answers 404 in the envelope', a
   assert.equal(body.error.code, errorCodes.NotFound.code)
   assert.match(body.error.message, /turned off/)
 })
+
+forEachDialect('a key name with control characters is refused and no key is made', async (t, dialect) => {
+  const stack = await startMcpStack(t, dialect)
+  const ann = await stack.user('Ann')
+  for (const name of ['Claude\u0000', 'line\nbreak', '\u007f']) {
+    const response = await fetch(`${stack.url}/auth/v1/keys`, {
+      method: 'POST',
+      headers: { ...ann.browser, Origin: stack.gateway.config.PublicOrigin },
+      body: JSON.stringify({ name }),
+    })
+    assert.equal(response.status, 400, name)
+    assert.equal((await json(response)).error.code, errorCodes.InvalidRequest.code)
+  }
+  assert.deepEqual(await stack.store.apiKeys.list({ crmId: ann.crmId }), [])
+  const made = await fetch(`${stack.url}/auth/v1/keys`, {
+    method: 'POST',
+    headers: { ...ann.browser, Origin: stack.gateway.config.PublicOrigin },
+    body: JSON.stringify({ name: 'Claude on my laptop — ünïcode' }),
+  })
+  assert.equal(made.status, 200)
+  assert.equal((await json(made)).result.apiKey.name, 'Claude on my laptop — ünïcode')
+})

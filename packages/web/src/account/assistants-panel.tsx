@@ -45,13 +45,13 @@ export function AssistantsPanel({ auth, crmId }: AssistantsPanelProps) {
     load()
   }, [auth])
 
-  async function act(action: () => Promise<string>) {
+  async function act(action: () => Promise<string>, words: Parameters<typeof failureText>[1] = {}) {
     setBusy(true)
     setNote('')
     try {
       setNote(await action())
     } catch (failure) {
-      setNote(failureText(failure))
+      setNote(failureText(failure, words))
     } finally {
       setBusy(false)
     }
@@ -59,13 +59,18 @@ export function AssistantsPanel({ auth, crmId }: AssistantsPanelProps) {
 
   const create = (event: Event) => {
     event.preventDefault()
-    act(async () => {
-      const key = await auth.createApiKey(name.trim())
-      setCreated(key)
-      setName('')
-      await load()
-      return `${key.apiKey.name} created. Copy the key now: it is shown only once.`
-    })
+    act(
+      async () => {
+        const key = await auth.createApiKey(name.trim())
+        setCreated(key)
+        setName('')
+        await load()
+        return `${key.apiKey.name} created. Copy the key now: it is shown only once.`
+      },
+      {
+        InvalidRequest: 'A key name can have up to 100 characters and no tabs or other control characters.',
+      },
+    )
   }
 
   const revoke = (key: AssistantKeyView) =>
