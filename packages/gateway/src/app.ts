@@ -37,6 +37,7 @@ import { createChatMail } from './mail/chat-mail.ts'
 import { createDnsLookup, createMailAuth } from './mail/mail-auth.ts'
 import { createMailBridge } from './mail/mail-bridge.ts'
 import mcpPlugin from './mcp/mcp.plugin.ts'
+import mcpAccessPlugin from './mcp/mcp-access.plugin.ts'
 import notificationsPlugin from './notifications/notifications.plugin.ts'
 import serviceWorkerPlugin from './notifications/service-worker.ts'
 import { createWebPush } from './notifications/web-push.ts'
@@ -404,6 +405,16 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
       version: GATEWAY_API_VERSION,
     })
   }
+
+  // What the signed-in user's assistants may do, for their account page; NotFound while MCP is off.
+  app.register(mcpAccessPlugin, {
+    prefix: '/auth/v1',
+    grants: store.mcpGrants,
+    apiKeys: store.apiKeys,
+    publicOrigin: config.PublicOrigin,
+    enabled: config.Mcp.Enabled,
+    now: store.now,
+  })
 
   app.register(staticPlugin, { loaded: frontends })
 

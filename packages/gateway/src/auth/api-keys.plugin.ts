@@ -1,4 +1,4 @@
-import { ApiError, type Service } from '@atrium/platform'
+import { ApiError, DISPLAY_NAME_PATTERN, type Service } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Apps } from '../apps/apps.repository.ts'
@@ -28,7 +28,8 @@ const KeyView = Type.Object({
 const createKey = {
   body: Type.Object(
     {
-      name: Type.String({ minLength: 1, maxLength: 100 }),
+      // No control characters: a name is shown to people, and PostgreSQL refuses NUL in text.
+      name: Type.String({ minLength: 1, maxLength: 100, pattern: DISPLAY_NAME_PATTERN }),
       scopes: Type.Optional(
         Type.Array(Scope, { maxItems: 50, description: 'A subset of your own scopes; default none.' }),
       ),

@@ -266,6 +266,19 @@ export function createMcpGrants(db: Kysely<GatewayDatabase>, nextTick: TimetickG
         .executeTakeFirst()
       return row ? Number(row.spent) : 0
     },
+
+    /** What a subject's wallet_send moved on a UTC day, per currency (hundredths), as counted for per-day limits. */
+    async spentOn(subject: Subject, day: string): Promise<{ currency: string; spent: number }[]> {
+      const rows = await db
+        .selectFrom('mcp_spend')
+        .select(['currency', 'spent'])
+        .where('subject_kind', '=', subject.kind)
+        .where('subject_id', '=', subject.id)
+        .where('day', '=', day)
+        .orderBy('currency')
+        .execute()
+      return rows.map((row) => ({ currency: row.currency, spent: Number(row.spent) }))
+    },
   }
 }
 

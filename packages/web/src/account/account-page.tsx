@@ -2,6 +2,7 @@ import type { AuthApi, UserView } from '../api/auth-api.ts'
 import type { ChatApi } from '../api/chat-api.ts'
 import { ownName } from '../chat/message/names.ts'
 import { PasskeysPanel } from '../passkeys/passkeys-panel.tsx'
+import { lazy } from '../router/lazy.tsx'
 import { Link } from '../router/link.tsx'
 import { MOUNT } from '../router/routes.ts'
 import { LinkedAccountsPanel } from './linked-accounts-panel.tsx'
@@ -9,6 +10,8 @@ import { NotificationsPanel } from './notifications-panel.tsx'
 import { SessionsPanel } from './sessions-panel.tsx'
 import { TelegramPanel } from './telegram-panel.tsx'
 import { UserKeysPanel } from './user-keys-panel.tsx'
+
+const AssistantsPanel = lazy(() => import('./assistants-panel.tsx').then((module) => module.AssistantsPanel))
 
 interface AccountPageProps {
   me: UserView
@@ -20,7 +23,8 @@ interface AccountPageProps {
 /**
  * /chat/account: notifications in this browser, how the user signs in (their verified contacts,
  * passkeys and security keys, accounts at sign-in providers, keys for scripts), their Telegram for
- * codes and notifications, and where they are signed in, with remote sign-out.
+ * codes and notifications, their AI assistants' keys and tools, and where they are signed in, with
+ * remote sign-out.
  */
 export function AccountPage({ me, auth, chat, onSignedOut }: AccountPageProps) {
   return (
@@ -51,6 +55,7 @@ export function AccountPage({ me, auth, chat, onSignedOut }: AccountPageProps) {
       <LinkedAccountsPanel auth={auth} />
       <TelegramPanel chat={chat} />
       <UserKeysPanel auth={auth} />
+      <AssistantsPanel auth={auth} crmId={me.crmId} />
       <SessionsPanel auth={auth} onSignedOut={onSignedOut} />
     </main>
   )

@@ -85,6 +85,49 @@ export interface UserKeyView {
   lastUsed: number
 }
 
+/** A wallet_send grant with its limits and what was sent against them today (GET /auth/v1/mcp/access). */
+export interface SendLimitView {
+  grantedTo: 'user' | 'app' | 'key'
+  /** The one currency the grant covers; '' for any. */
+  currency: string
+  /** 0 for no limit. */
+  perCall: number
+  perDay: number
+  spentToday: { currency: string; amount: number }[]
+}
+
+/** A tool an operator allowed for AI assistants (docs/mcp.md). */
+export interface ToolAccessView {
+  name: string
+  title: string
+  grantedTo: ('user' | 'app' | 'key')[]
+  sends: SendLimitView[]
+}
+
+/** One of the user's API keys with the tools granted to it. */
+export interface AssistantKeyView {
+  id: string
+  name: string
+  prefix: string
+  created: number
+  lastUsed: number
+  tools: ToolAccessView[]
+}
+
+/** GET /auth/v1/mcp/access: where assistants connect, and what they may do for the user. */
+export interface McpAccessView {
+  endpoint: string
+  day: string
+  tools: ToolAccessView[]
+  keys: AssistantKeyView[]
+}
+
+/** A new API key (POST /auth/v1/keys): `key` is shown only in this answer. */
+export interface CreatedApiKey {
+  key: string
+  apiKey: { id: string; name: string; prefix: string; created: number; lastUsed: number }
+}
+
 /** A registered passkey or security key (GET /auth/v1/passkeys). */
 export interface CredentialView {
   id: string
@@ -198,6 +241,14 @@ export function createAuthApi(client: ApiClient) {
       (await client.post<{ userKey: UserKeyView }>('/auth/v1/user-keys', { name, publicKey })).userKey,
 
     removeUserKey: (id: string) => client.delete<{ removed: boolean }>(`/auth/v1/user-keys/${id}`),
+
+    /** The MCP endpoint and the tools the user's assistants may use; NotFound where MCP is off. */
+    mcpAccess: () => client.get<McpAccessView>('/auth/v1/mcp/access'),
+
+    /** Mints a user API key for an assistant or a script; the whole key is in this answer only. */
+    createApiKey: (name: string) => client.post<CreatedApiKey>('/auth/v1/keys', { name }),
+
+    revokeApiKey: (id: string) => client.delete<{ revoked: boolean }>(`/auth/v1/keys/${id}`),
 
     /** The gateway's VAPID public key (base64url); fails with PushDisabled where Web Push is off. */
     pushPublicKey: async () => (await client.get<{ publicKey: string }>('/auth/v1/notifications/public_key')).publicKey,
