@@ -168,7 +168,8 @@ async function main() {
       ),
   )
 
-  const deadline = Date.now() + 30_000
+  // Six processes load at once; a busy machine needs more than a quiet one's few seconds.
+  const deadline = Date.now() + 90_000
   try {
     await Promise.all(plans.map(({ health }) => waitHealthy(health, deadline)))
     const origin = `http://localhost:${settings.port}`

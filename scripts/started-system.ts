@@ -73,7 +73,7 @@ export async function startSystem(
     if (groupAlive(child.pid!)) process.kill(-child.pid!, 'SIGKILL')
     await rm(dataDir, { recursive: true, force: true })
   })
-  const deadline = Date.now() + 60_000
+  const deadline = Date.now() + 120_000
   while (!output.includes(`Atrium is running at http://localhost:${port}/`)) {
     assert.ok(Date.now() < deadline && child.exitCode === null, `npm start did not come up:\n${output}`)
     await new Promise((resolve) => setTimeout(resolve, 100))

@@ -203,6 +203,9 @@ export default async function callsPlugin(app: Service, { store, resolveCaller, 
       const access = await requireCall(unit, Number(call_id), caller)
       const line = await unit.calls.line(caller.member)
       if (!line || line.call_id !== access.row.timetick) {
+        // A candidate gathered or a keepalive timed just as the other side hung up is normal in a
+        // call's last moments: it is dropped, and `ended` tells the sender. A renegotiation is not.
+        if (sdp === undefined) return { delivered: false, ended: true }
         throw new ApiError('CallStateConflict', 'the call has ended', { state: 'ended' })
       }
       // A renegotiation (camera added, ICE restart) needs a connected call; a ringing call's offer

@@ -89,7 +89,14 @@ export const sendSignal = {
     { additionalProperties: false },
   ),
   response: {
-    200: Type.Object({ delivered: Type.Boolean({ description: 'True when the signal went to the other party.' }) }),
+    200: Type.Object({
+      delivered: Type.Boolean({ description: 'True when the signal went to the other party.' }),
+      ended: Type.Optional(
+        Type.Boolean({
+          description: 'Present (true) when the call had ended: a candidate or keepalive is dropped, not refused.',
+        }),
+      ),
+    }),
   },
 }
 

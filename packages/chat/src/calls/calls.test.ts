@@ -124,11 +124,22 @@ forEachDialect('the callee rejects, the caller cancels, and ended calls refuse f
   for (const [who, operation, body] of [
     [2, 'call/answer', { call_id: first.call_id, sdp: ANSWER_SDP }],
     [1, 'call/end', { call_id: first.call_id }],
-    [1, 'call/send_signal', { call_id: first.call_id, type: 'keepalive' }],
+    [1, 'call/send_signal', { call_id: first.call_id, type: 'offer', sdp: OFFER_SDP }],
   ] as const) {
     const response = await chat.user(who).post(operation, body)
     assert.deepEqual([response.status, response.error?.code], [409, 3102], operation)
   }
+  // A late candidate or keepalive, sent as the other side hung up, is dropped without an error.
+  const signalsTo = async (member: number) =>
+    (await callEvents(chat, member)).filter((event) => event.EventType === 'CallSignal').length
+  const before = await signalsTo(2)
+  for (const body of [
+    { call_id: first.call_id, type: 'keepalive' },
+    { call_id: first.call_id, type: 'candidate', candidate: { candidate: '', sdp_mid: '0', sdp_mline_index: 0 } },
+  ]) {
+    assert.deepEqual(await chat.user(1).ok('call/send_signal', body), { delivered: false, ended: true })
+  }
+  assert.equal(await signalsTo(2), before)
   // The lines are free again: the next call rings, and its caller cancels it.
   const second = await initiate(chat.user(2), chatId)
   const cancelled = (await chat.user(2).ok('call/end', { call_id: second.call_id })).call

@@ -26,6 +26,12 @@ export interface IceConfig {
 }
 
 /** An ICE candidate as the call operations carry it. */
+/** send_signal's answer: `ended` when the call was over and a candidate or keepalive was dropped. */
+export interface SignalAnswer {
+  delivered: boolean
+  ended?: boolean
+}
+
 export interface CandidateSignal {
   candidate: string
   sdp_mid: string
@@ -47,11 +53,11 @@ export function createCallApi(client: ApiClient) {
     /** Ends the call as the page goes away (pagehide), with a request that outlives the page. */
     endOnLeave: (callId: string) => client.beacon(`${CALL}/end`, { call_id: callId }),
     sendDescription: (callId: string, type: 'offer' | 'answer', sdp: string) =>
-      client.post<{ delivered: boolean }>(`${CALL}/send_signal`, { call_id: callId, type, sdp }),
+      client.post<SignalAnswer>(`${CALL}/send_signal`, { call_id: callId, type, sdp }),
     sendCandidate: (callId: string, candidate: CandidateSignal) =>
-      client.post<{ delivered: boolean }>(`${CALL}/send_signal`, { call_id: callId, type: 'candidate', candidate }),
+      client.post<SignalAnswer>(`${CALL}/send_signal`, { call_id: callId, type: 'candidate', candidate }),
     keepalive: (callId: string) =>
-      client.post<{ delivered: boolean }>(`${CALL}/send_signal`, { call_id: callId, type: 'keepalive' }),
+      client.post<SignalAnswer>(`${CALL}/send_signal`, { call_id: callId, type: 'keepalive' }),
     /** The person's ringing or connected call, with the caller's offer while it rings for them. */
     active: () =>
       client.get<{ call: CallView | null; offer: string; keepalive_seconds: number; ring_seconds: number }>(
