@@ -1,5 +1,7 @@
 import { buildInfo, ContactFlags, createService, installOpenApi, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
+import adminPlugin from './admin/admin.plugin.ts'
+import { createAdminActions } from './admin/admin-actions.repository.ts'
 import { loadCountryLookup } from './audit/country.ts'
 import loginAuditPlugin from './audit/login-audit.plugin.ts'
 import { createLoginAudit } from './audit/login-audit.repository.ts'
@@ -353,13 +355,14 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     await stun.listen([])
   }
   app.addHook('preClose', () => stun.close())
+  const stunReports = createStunReports(store.db, store.nextTick, store.now, {
+    perUser: config.Stun.ReportsPerUser,
+    retentionMs: config.Stun.ReportRetentionHours * 3_600_000,
+  })
   app.register(stunPlugin, {
     prefix: '/auth/v1',
     responder: stun,
-    reports: createStunReports(store.db, store.nextTick, store.now, {
-      perUser: config.Stun.ReportsPerUser,
-      retentionMs: config.Stun.ReportRetentionHours * 3_600_000,
-    }),
+    reports: stunReports,
     enabled: config.Stun.Enabled,
     reportsPerHour: config.Stun.ReportsPerHour,
     now: store.now,
@@ -404,6 +407,23 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
       version: GATEWAY_API_VERSION,
     })
   }
+
+  // The operator panel (docs/admin.md): server-rendered pages for users with the admin scope.
+  app.register(adminPlugin, {
+    actions: createAdminActions(store.db, store.nextTick, store.now),
+    users: store.users,
+    sessions: store.sessions,
+    apiKeys: store.apiKeys,
+    routes: store.routes,
+    moduleNames: Object.keys(config.Modules),
+    loginAudit,
+    subscriptions: webPush.subscriptions,
+    dispatcher: webPush.dispatcher,
+    nextTick: store.nextTick,
+    responder: stun,
+    stunReports,
+    stunEnabled: config.Stun.Enabled,
+  })
 
   app.register(staticPlugin, { loaded: frontends })
 
