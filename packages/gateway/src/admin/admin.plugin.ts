@@ -43,8 +43,10 @@ const FORM_BODY_LIMIT = 16 * 1024
  * redirect back to their page.
  */
 export default async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions) {
+  // HTML pages, not API operations: no envelope, and left out of the OpenAPI document.
   app.addHook('onRoute', function rawPages(route) {
     route.config = { ...route.config, envelope: false }
+    route.schema = { ...route.schema, hide: true }
   })
   app.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, function parseForm(_, body, done) {
     done(null, Object.fromEntries(new URLSearchParams(body as string)))
