@@ -54,7 +54,8 @@ export default async function adminPlugin(app: FastifyInstance, options: AdminPl
 
   app.addHook('onRequest', async function requireOperator(request, reply) {
     const caller = request.caller
-    if (caller.scopes.includes(OPERATOR_SCOPE) && caller.crmId !== 0) return
+    // A person in a browser: a user's session with the scope, never an API key or an app token.
+    if (caller.keyType === 'session' && caller.crmId !== 0 && caller.scopes.includes(OPERATOR_SCOPE)) return
     if (!isAuthenticated(caller)) {
       // After signing in, the browser comes back to the page (an action's page for a form post).
       const path = request.url.split('?')[0]!

@@ -162,3 +162,21 @@ forEachDialect('every action is recorded with who, what, target and outcome, and
   assert.equal(mine.length, 1)
   assert.match(mine[0]!, /Otto Other \(\d+\) route\.remove \/a\/ +ok$/)
 })
+
+forEachDialect('an API key with the admin scope does not open the panel', async (t, dialect) => {
+  const panel = await startPanel(t, dialect)
+  const { key } = await panel.store.apiKeys.create({
+    keyType: 'user',
+    crmId: panel.operator.crmId,
+    appId: 0,
+    scopes: ['admin'],
+    name: 'ops script',
+  })
+  const bearer = { authorization: `Bearer ${key}` }
+  const page = await fetch(`${panel.url}/ProxyAdmin/Users`, { headers: bearer })
+  assert.equal(page.status, 403)
+  const form = { Mode: 'add', Prefix: '/k/', Upstream: 'http://127.0.0.1:9' }
+  const action = await panel.post('/ProxyAdmin/Routes/Save', form, undefined, bearer)
+  assert.equal(action.status, 403)
+  assert.deepEqual(await panel.store.routes.list(), [])
+})
