@@ -98,13 +98,9 @@ export function nextPage(path: string, query: PageQuery, rows: { id: number }[],
 
 /** A user as a person reads them: "Alice Archer (891241565626240)", or the bare id when unnamed or gone. */
 export async function userLabels(users: Users, crmIds: number[]): Promise<Map<number, string>> {
-  const labels = new Map<number, string>()
-  for (const crmId of new Set(crmIds)) {
-    if (crmId === 0) continue
-    const user = await users.get(crmId)
-    labels.set(crmId, user?.name ? `${user.name} (${crmId})` : String(crmId))
-  }
-  return labels
+  const wanted = [...new Set(crmIds)].filter((crmId) => crmId !== 0)
+  const named = new Map((await users.getMany(wanted)).map((user) => [user.crm_id, user.name]))
+  return new Map(wanted.map((crmId) => [crmId, named.get(crmId) ? `${named.get(crmId)} (${crmId})` : String(crmId)]))
 }
 
 export interface ActionResult {

@@ -101,6 +101,12 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
         .execute()
     },
 
+    /** The users with these CRM ids (those that exist), in one query. */
+    async getMany(crmIds: number[]): Promise<User[]> {
+      if (crmIds.length === 0) return []
+      return db.selectFrom('users').selectAll().where('crm_id', 'in', crmIds).execute()
+    },
+
     /**
      * A page of users, newest first (ids below `before`), optionally those whose name contains
      * `name` (ignoring case, as findByName): the operator panel's user list.
