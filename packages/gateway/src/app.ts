@@ -196,9 +196,10 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     maxLimit: config.Audit.MaxLimit,
   })
   app.register(internalPlugin, { prefix: '/private', users: store.users, serviceSecret: config.ServiceSecret })
+  const projectDomains = createProjectDomains(store.db, store.nextTick, store.now)
   app.register(domainsPlugin, {
     prefix: '/auth/v1',
-    domains: createProjectDomains(store.db, store.nextTick, store.now),
+    domains: projectDomains,
     checkDomain: createDnsCheck({
       servers: config.Dns.Servers,
       timeoutMs: config.Dns.TimeoutMs,
@@ -423,6 +424,10 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     responder: stun,
     stunReports,
     stunEnabled: config.Stun.Enabled,
+    apps: store.apps,
+    domains: projectDomains,
+    federation: store.federation,
+    config,
   })
 
   app.register(staticPlugin, { loaded: frontends })

@@ -20,6 +20,10 @@ const NAV = [
   { href: `${ADMIN_ROOT}/LoginAudit`, label: 'Login audit' },
   { href: `${ADMIN_ROOT}/PushSubscriptions`, label: 'Push subscriptions' },
   { href: `${ADMIN_ROOT}/StunMonitor`, label: 'STUN monitor' },
+  { href: `${ADMIN_ROOT}/Apps`, label: 'Apps' },
+  { href: `${ADMIN_ROOT}/Domains`, label: 'Domains' },
+  { href: `${ADMIN_ROOT}/Partners`, label: 'Federation partners' },
+  { href: `${ADMIN_ROOT}/Settings`, label: 'Settings' },
   { href: `${ADMIN_ROOT}/Actions`, label: 'Operator actions' },
 ]
 

@@ -15,9 +15,11 @@ import {
   sendForbidden,
   userLabels,
 } from './admin-shell.ts'
+import cataloguePage, { type CataloguePageOptions } from './catalogue.page.ts'
 import loginAuditPage, { type LoginAuditPageOptions } from './login-audit.page.ts'
 import pushPage, { type PushPageOptions } from './push.page.ts'
 import routesPage, { type RoutesPageOptions } from './routes.page.ts'
+import settingsPage, { type SettingsPageOptions } from './settings.page.ts'
 import stunPage, { type StunPageOptions } from './stun.page.ts'
 import usersPage, { type UsersPageOptions } from './users.page.ts'
 
@@ -27,7 +29,9 @@ export interface AdminPluginOptions
     Omit<RoutesPageOptions, keyof AdminContext>,
     Omit<LoginAuditPageOptions, keyof AdminContext>,
     Omit<PushPageOptions, keyof AdminContext>,
-    Omit<StunPageOptions, keyof AdminContext> {
+    Omit<StunPageOptions, keyof AdminContext>,
+    Omit<CataloguePageOptions, keyof AdminContext>,
+    Omit<SettingsPageOptions, keyof AdminContext> {
   actions: AdminActions
 }
 
@@ -77,6 +81,8 @@ export default async function adminPlugin(app: FastifyInstance, options: AdminPl
   await app.register(loginAuditPage, options)
   await app.register(pushPage, options)
   await app.register(stunPage, options)
+  await app.register(cataloguePage, options)
+  await app.register(settingsPage, options)
   actionsLogPage(app, context)
   // Any other path under the panel is the panel's, not the proxy's: Not Found in the shell.
   app.all(`${ADMIN_ROOT}/*`, async (request, reply) =>

@@ -12,6 +12,10 @@ const PAGES = [
   '/ProxyAdmin/PushSubscriptions',
   '/ProxyAdmin/StunMonitor',
   '/ProxyAdmin/Actions',
+  '/ProxyAdmin/Apps',
+  '/ProxyAdmin/Domains',
+  '/ProxyAdmin/Partners',
+  '/ProxyAdmin/Settings',
   '/ProxyAdmin/NoSuchPage',
 ]
 const ACTIONS: [string, Record<string, string>][] = [
