@@ -76,7 +76,7 @@ export function sendForbidden(request: FastifyRequest, reply: FastifyReply): Fas
     current: '',
     status: 403,
     body: html`<p>You need the admin scope to use the gateway's operator pages.</p>
-      <p class="muted">Ask an operator to grant it: <code>atrium user scopes add ID admin</code>.</p>`,
+      <p class="muted">An operator grants it with <code>atrium user scopes ID admin</code>.</p>`,
   })
 }
 
