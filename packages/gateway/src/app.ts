@@ -1,5 +1,7 @@
 import { buildInfo, ContactFlags, createService, installOpenApi, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
+import adminPlugin from './admin/admin.plugin.ts'
+import { createAdminActions } from './admin/admin-actions.repository.ts'
 import { loadCountryLookup } from './audit/country.ts'
 import loginAuditPlugin from './audit/login-audit.plugin.ts'
 import { createLoginAudit } from './audit/login-audit.repository.ts'
@@ -195,9 +197,10 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     maxLimit: config.Audit.MaxLimit,
   })
   app.register(internalPlugin, { prefix: '/private', users: store.users, serviceSecret: config.ServiceSecret })
+  const projectDomains = createProjectDomains(store.db, store.nextTick, store.now)
   app.register(domainsPlugin, {
     prefix: '/auth/v1',
-    domains: createProjectDomains(store.db, store.nextTick, store.now),
+    domains: projectDomains,
     checkDomain: createDnsCheck({
       servers: config.Dns.Servers,
       timeoutMs: config.Dns.TimeoutMs,
@@ -354,13 +357,14 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     await stun.listen([])
   }
   app.addHook('preClose', () => stun.close())
+  const stunReports = createStunReports(store.db, store.nextTick, store.now, {
+    perUser: config.Stun.ReportsPerUser,
+    retentionMs: config.Stun.ReportRetentionHours * 3_600_000,
+  })
   app.register(stunPlugin, {
     prefix: '/auth/v1',
     responder: stun,
-    reports: createStunReports(store.db, store.nextTick, store.now, {
-      perUser: config.Stun.ReportsPerUser,
-      retentionMs: config.Stun.ReportRetentionHours * 3_600_000,
-    }),
+    reports: stunReports,
     enabled: config.Stun.Enabled,
     reportsPerHour: config.Stun.ReportsPerHour,
     now: store.now,
@@ -414,6 +418,27 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     publicOrigin: config.PublicOrigin,
     enabled: config.Mcp.Enabled,
     now: store.now,
+  })
+
+  // The operator panel (docs/admin.md): server-rendered pages for users with the admin scope.
+  app.register(adminPlugin, {
+    actions: createAdminActions(store.db, store.nextTick, store.now),
+    users: store.users,
+    sessions: store.sessions,
+    apiKeys: store.apiKeys,
+    routes: store.routes,
+    moduleNames: Object.keys(config.Modules),
+    loginAudit,
+    subscriptions: webPush.subscriptions,
+    dispatcher: webPush.dispatcher,
+    nextTick: store.nextTick,
+    responder: stun,
+    stunReports,
+    stunEnabled: config.Stun.Enabled,
+    apps: store.apps,
+    domains: projectDomains,
+    federation: store.federation,
+    config,
   })
 
   app.register(staticPlugin, { loaded: frontends })

@@ -25,6 +25,10 @@ export interface LoginAttempt {
 export interface LoginAuditFilter {
   crmId?: number
   ip?: string
+  /** ISO 3166 code as recorded (upper case). */
+  country?: string
+  /** Successful attempts only (true) or failed ones only (false). */
+  success?: boolean
   from?: number
   to?: number
   before?: number
@@ -81,6 +85,8 @@ export function createLoginAudit(
       let query = db.selectFrom('login_audit').selectAll()
       if (filter.crmId !== undefined) query = query.where('crm_id', '=', filter.crmId)
       if (filter.ip !== undefined) query = query.where('ip', '=', filter.ip)
+      if (filter.country !== undefined) query = query.where('country', '=', filter.country)
+      if (filter.success !== undefined) query = query.where('success', '=', filter.success ? 1 : 0)
       if (filter.from !== undefined) query = query.where('created', '>=', filter.from)
       if (filter.to !== undefined) query = query.where('created', '<', filter.to)
       if (filter.before !== undefined) query = query.where('id', '<', filter.before)

@@ -23,6 +23,14 @@ export const CSRF_HEADER = 'x-csrf-token'
 
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
+/**
+ * Paths of the operator pages (the gateway's /ProxyAdmin/, the chat module's /ChatAdmin/ behind
+ * it) whose plain HTML form posts are judged by Origin instead of the token header. Plain
+ * characters only: a path with escapes or dot segments keeps the token rule.
+ */
+const OPERATOR_PAGE = /^\/(?:ProxyAdmin|ChatAdmin)\/[A-Za-z0-9_/-]*$/
+const FORM = 'application/x-www-form-urlencoded'
+
 export interface CsrfOptions {
   /** PublicOrigin: the origin of the gateway's own pages. */
   publicOrigin: string
@@ -63,6 +71,9 @@ export function leaveAppOriginsToCors(scope: FastifyInstance): void {
  * Bearer and API-key callers are exempt: browsers never attach those by themselves. Refusals
  * answer CsrfRejected (403).
  *
+ * Operator pages' form posts (/ProxyAdmin/, /ChatAdmin/) carry no token: they pass with Origin
+ * equal to PublicOrigin and no Sec-Fetch-Site other than same-origin (docs/security.md).
+ *
  * The site is judged by Origin; without it by Sec-Fetch-Site, then by Referer; a request with none
  * of them (a server, not a browser) passes. Only PublicOrigin is the gateway's own. A registered
  * app origin passes only on a route whose CORS layer then judges it (the proxy), never on the
@@ -89,6 +100,18 @@ export function installCsrf(app: FastifyInstance, { publicOrigin, allowedOrigin 
     return false
   }
 
+  /**
+   * An operator page's form post (no script, so no token header): it passes only from the
+   * gateway's own pages, Origin equal to PublicOrigin (required) and Sec-Fetch-Site, when sent,
+   * same-origin. SameSite=Lax already keeps the session cookie off cross-site form posts.
+   */
+  function operatorForm(request: FastifyRequest): boolean | undefined {
+    const type = (headerText(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase()
+    if (type !== FORM || !OPERATOR_PAGE.test(request.url.split('?')[0]!)) return undefined
+    const site = headerText(request, 'sec-fetch-site')
+    return headerText(request, 'origin') === publicOrigin && (site === undefined || site === 'same-origin')
+  }
+
   app.addHook('onRequest', async function checkCsrf(request, reply) {
     if (!STATE_CHANGING.has(request.method)) return
     const signIn = request.routeOptions.config?.signIn === true
@@ -97,6 +120,11 @@ export function installCsrf(app: FastifyInstance, { publicOrigin, allowedOrigin 
       return sendError(reply, new ApiError('CsrfRejected', 'cross-site request refused'))
     }
     if (signIn || !request.caller.viaCookie) return
+    const form = operatorForm(request)
+    if (form === true) return
+    if (form === false) {
+      return sendError(reply, new ApiError('CsrfRejected', 'operator forms are accepted from this site only'))
+    }
     const presented = request.headers[CSRF_HEADER]
     if (typeof presented !== 'string' || !tokenMatches(presented, request.caller.csrf)) {
       return sendError(reply, new ApiError('CsrfRejected', 'missing or wrong X-CSRF-Token header'))

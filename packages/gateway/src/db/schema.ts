@@ -419,6 +419,22 @@ export interface McpAuditTable {
   duration_ms: number
 }
 
+/** One operator action in the panel (/ProxyAdmin/): who, when, what, on what, and how it ended. */
+export interface AdminActionsTable {
+  id: number
+  /** The operator. */
+  crm_id: number
+  /** What was done, e.g. `session.revoke`, `route.save`. */
+  action: string
+  /** What it was done to, e.g. a user's CRM id or a route prefix. */
+  target: string
+  /** The action's inputs worth keeping (never a secret). */
+  detail: string
+  /** `ok`, or why it failed. */
+  outcome: string
+  at: number
+}
+
 export interface GatewayDatabase {
   users: UsersTable
   contacts: ContactsTable
@@ -446,4 +462,5 @@ export interface GatewayDatabase {
   mcp_spend: McpSpendTable
   mcp_sends: McpSendsTable
   mcp_audit: McpAuditTable
+  admin_actions: AdminActionsTable
 }

@@ -190,6 +190,12 @@ export function createPushDispatcher({ hub, subscriptions, sendPush, lookups, se
     await subscriptions.recordFailure(subscription.id, outcome.error)
   }
 
+  async function sendOnce(subscription: PushSubscription, message: PushMessage): Promise<PushOutcome> {
+    const outcome = await sendPush(subscription, JSON.stringify(message))
+    await settle(subscription, outcome, 1)
+    return outcome
+  }
+
   return {
     watch,
     forgetIfUnsubscribed,
@@ -217,11 +223,9 @@ export function createPushDispatcher({ hub, subscriptions, sendPush, lookups, se
      */
     async sendNow(crmId: number, message: PushMessage): Promise<PushTally> {
       const tally: PushTally = { sent: 0, removed: 0, failed: 0 }
-      const payload = JSON.stringify(message)
       await Promise.all(
         (await subscriptions.listFor(crmId)).map(async (subscription) => {
-          const outcome = await sendPush(subscription, payload)
-          await settle(subscription, outcome, 1)
+          const outcome = await sendOnce(subscription, message)
           if (outcome.kind === 'sent') tally.sent++
           else if (outcome.kind === 'gone') tally.removed++
           else tally.failed++
@@ -229,6 +233,9 @@ export function createPushDispatcher({ hub, subscriptions, sendPush, lookups, se
       )
       return tally
     },
+
+    /** Sends a message to one browser now, once (the operator panel's Test action), and settles it as a push. */
+    sendOnce,
 
     /** Users watched now (for diagnostics and tests). */
     watching(): number[] {

@@ -99,6 +99,19 @@ export function createPushSubscriptions(
         .execute()
     },
 
+    /** A page of every user's subscriptions, newest first (ids below `before`), optionally one user's: the operator panel's list. */
+    async page(filter: { crmId?: number; before?: number; limit: number }): Promise<PushSubscription[]> {
+      let query = db.selectFrom('push_subscriptions').selectAll()
+      if (filter.crmId !== undefined) query = query.where('crm_id', '=', filter.crmId)
+      if (filter.before !== undefined) query = query.where('id', '<', filter.before)
+      return query.orderBy('id', 'desc').limit(filter.limit).execute()
+    },
+
+    /** One subscription by id. */
+    async get(id: number): Promise<PushSubscription | undefined> {
+      return db.selectFrom('push_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
+    },
+
     /** True when the user has at least one subscription. */
     async has(crmId: number): Promise<boolean> {
       const row = await db

@@ -190,6 +190,25 @@ export function createRoutes(
       return route
     },
 
+    /**
+     * Changes the upstream and flags of the route with this prefix; InvalidRequest for a bad
+     * upstream or flags, NotFound when there is no such route. The table follows at once.
+     */
+    async update(prefix: string, change: { upstream: string; flags: number }): Promise<Route> {
+      const canonical = canonicalPrefix(prefix)
+      const upstream = checkUpstream(change.upstream, modules)
+      const flags = checkFlags(change.flags)
+      const result = await db
+        .updateTable('routes')
+        .set({ upstream, flags, timetick_update: nextTick() })
+        .where('prefix', '=', canonical)
+        .returning('id')
+        .executeTakeFirst()
+      if (!result) throw new ApiError('NotFound', `no route for ${canonical}`)
+      await refresh()
+      return { id: result.id, prefix: canonical, upstream, flags }
+    },
+
     /** Removes the route with this prefix (any spelling of it); false when there was none. */
     async remove(prefix: string): Promise<boolean> {
       let canonical: string

@@ -57,6 +57,14 @@ export function createStunReports(
       return row
     },
 
+    /** A page of every user's reports, newest first (ids below `before`), optionally one user's: the STUN monitor's list. */
+    async page(filter: { crmId?: number; before?: number; limit: number }): Promise<StunReportRow[]> {
+      let query = db.selectFrom('stun_reports').selectAll()
+      if (filter.crmId !== undefined) query = query.where('crm_id', '=', filter.crmId)
+      if (filter.before !== undefined) query = query.where('id', '<', filter.before)
+      return query.orderBy('id', 'desc').limit(filter.limit).execute()
+    },
+
     /** The user's newest report, if any is kept. */
     async latest(crmId: number): Promise<StunReportRow | undefined> {
       return db

@@ -101,6 +101,26 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
         .execute()
     },
 
+    /** The users with these CRM ids (those that exist), in one query. */
+    async getMany(crmIds: number[]): Promise<User[]> {
+      if (crmIds.length === 0) return []
+      return db.selectFrom('users').selectAll().where('crm_id', 'in', crmIds).execute()
+    },
+
+    /**
+     * A page of users, newest first (ids below `before`), optionally those whose name contains
+     * `name` (ignoring case, as findByName): the operator panel's user list.
+     */
+    async page(filter: { name?: string; before?: number; limit: number }): Promise<User[]> {
+      let query = db.selectFrom('users').selectAll()
+      if (filter.name) {
+        const pattern = `%${filter.name.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`
+        query = query.where(sql<boolean>`lower(name) like ${pattern} escape '\\'`)
+      }
+      if (filter.before !== undefined) query = query.where('crm_id', '<', filter.before)
+      return query.orderBy('crm_id', 'desc').limit(filter.limit).execute()
+    },
+
     /** Calls `listener` after each change this process makes to a user; returns a function that stops it. */
     watch(listener: () => void): () => void {
       watchers.add(listener)

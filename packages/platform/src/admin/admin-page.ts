@@ -42,7 +42,7 @@ form.inline{display:inline}
 .card .label{color:#4a5363;font-size:.85rem}
 .notice{padding:.6rem .8rem;margin:0 0 1rem;background:#e7f4ea;border:1px solid #a9d5b3}
 .notice.error{background:#fbe9e7;border-color:#e6a59f}
-.muted{color:#6b7380}
+.muted{color:#5c6470}
 .pager{margin-top:.8rem}
 .empty{padding:1rem;background:#fff;border:1px dashed #b8c0cc;color:#4a5363}
 dl.fields{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;background:#fff;border:1px solid #dde1e8;padding:.8rem}

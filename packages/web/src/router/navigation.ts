@@ -1,10 +1,18 @@
 import { useEffect, useState } from 'preact/hooks'
-import { parseRoute, type Route } from './routes.ts'
+import { isServerPage, parseRoute, type Route } from './routes.ts'
 
 const NAVIGATED = 'atrium:navigated'
 
-/** Moves the page to `path` without reloading (history API); `replace` keeps the back button where it was. */
+/**
+ * Moves the page to `path` without reloading (history API); `replace` keeps the back button where
+ * it was. A server page (an operator page after sign-in) is loaded by the browser instead.
+ */
 export function navigate(path: string, { replace = false } = {}): void {
+  if (isServerPage(path)) {
+    if (replace) location.replace(path)
+    else location.assign(path)
+    return
+  }
   if (path === `${location.pathname}${location.search}`) return
   if (replace) history.replaceState(null, '', path)
   else history.pushState(null, '', path)

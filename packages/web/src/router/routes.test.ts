@@ -57,9 +57,20 @@ test('routePath builds the path each route is parsed from', () => {
   }
 })
 
-test('after sign-in only paths of the client are followed', () => {
+test('after sign-in only paths of the client and the operator pages are followed', () => {
   assert.equal(safeNext('/chat/c/5'), '/chat/c/5')
-  for (const next of [null, '', 'https://evil.example/chat/', '//evil.example/chat/', '/admin/', '/chat/\\evil']) {
+  assert.equal(safeNext('/ProxyAdmin/Users?Search=ann'), '/ProxyAdmin/Users?Search=ann')
+  assert.equal(safeNext('/ChatAdmin/Chats'), '/ChatAdmin/Chats')
+  for (const next of [
+    null,
+    '',
+    'https://evil.example/chat/',
+    '//evil.example/chat/',
+    '/admin/',
+    '/chat/\\evil',
+    '/ProxyAdminX/',
+    '/ProxyAdmin/\\evil',
+  ]) {
     assert.equal(safeNext(next), '/chat/', String(next))
   }
 })

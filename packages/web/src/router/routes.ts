@@ -25,9 +25,22 @@ export type Route =
   | { name: 'discuss'; type: string; id: string }
   | { name: 'not-found'; path: string }
 
-/** A path on this site to return to after sign-in, or the messenger when `next` is not one of ours. */
+/** The operator pages (the gateway's /ProxyAdmin/, the chat module's /ChatAdmin/): server pages, not the client's. */
+const OPERATOR_PAGE = /^\/(?:ProxyAdmin|ChatAdmin)(?:[/?]|$)/
+
+/** True for a path the server renders (an operator page), which the client leaves to the browser. */
+export function isServerPage(path: string): boolean {
+  return OPERATOR_PAGE.test(path)
+}
+
+/**
+ * A path on this site to return to after sign-in: the client's own, or an operator page that sent
+ * the browser here to sign in; the messenger for anything else.
+ */
 export function safeNext(next: string | null | undefined): string {
-  if (!next?.startsWith(MOUNT) || next.startsWith('//') || /[\\\s]/.test(next)) return MOUNT
+  if (!next || !(next.startsWith(MOUNT) || isServerPage(next)) || next.startsWith('//') || /[\\\s]/.test(next)) {
+    return MOUNT
+  }
   return next
 }
 

@@ -11,6 +11,7 @@ import * as webauthn from './0009-webauthn.ts'
 import * as federation from './0010-federation.ts'
 import * as stunReports from './0015-stun-reports.ts'
 import * as mcp from './0016-mcp.ts'
+import * as adminActions from './0017-admin-actions.ts'
 
 /** Every gateway database migration, in order. */
 export const gatewayMigrations: Migrations = {
@@ -26,4 +27,5 @@ export const gatewayMigrations: Migrations = {
   '0010-federation': federation,
   '0015-stun-reports': stunReports,
   '0016-mcp': mcp,
+  '0017-admin-actions': adminActions,
 }
