@@ -8,7 +8,6 @@ import { CHAT_FLAGS, type ChatFlagFilter } from './admin-reads.repository.ts'
 import {
   ADMIN_ROOT,
   DateParam,
-  IdParam,
   ListQuery,
   limitOf,
   NoticeQuery,
