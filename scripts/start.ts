@@ -87,6 +87,8 @@ export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
           { Prefix: '/wallet/', Upstream: 'wallet', Flags: ['AppAuthAndCORS', 'RequireSession'] },
           { Prefix: '/crm/', Upstream: 'crm', Flags: ['RequireSession'] },
           { Prefix: '/payment/', Upstream: 'payment', Flags: ['RequireSession'] },
+          // The chat module's operator pages; the module itself admits only the admin scope.
+          { Prefix: '/ChatAdmin/', Upstream: 'chat', Flags: ['RequireSession'] },
         ]),
         Modules: JSON.stringify(
           Object.fromEntries(Object.entries(modules).map(([name, port]) => [name, moduleUrl(port)])),

@@ -2,6 +2,7 @@ import type { TestContext } from 'node:test'
 import { createDatabase, type DatabaseDialect, signedHeaders } from '@atrium/platform'
 import { createTestDatabaseUrl } from '@atrium/platform/testing'
 import type { ChatDatabase } from '../src/db/schema.ts'
+import type { MessageRow } from '../src/messages/messages.repository.ts'
 import { SERVICE_SECRET, startChatOn } from './support.ts'
 
 /** Who asks for an operator page: nobody, a signed-in user, or an operator (the admin scope). */
@@ -74,4 +75,24 @@ export function rowIds(html: string): number[] {
 export function nextLink(html: string): string | undefined {
   const href = /<a href="([^"]+)" rel="next"/.exec(html)?.[1]
   return href?.replaceAll('&amp;', '&')
+}
+
+/** A chat_mess row with every column not given at its default, for tests that write history directly. */
+export function messageRow(
+  fields: Partial<MessageRow> & Pick<MessageRow, 'timetick' | 'chat_id' | 'owner'>,
+): MessageRow {
+  return {
+    timetick_update: fields.timetick,
+    content: '',
+    file_id: 0,
+    file_name: '',
+    file_size: 0,
+    file_type: '',
+    flags: 0,
+    linked_message_id: 0,
+    link_kind: 0,
+    forwarded_from: 0,
+    edited: 0,
+    ...fields,
+  }
 }

@@ -84,7 +84,7 @@ forEachDialect('ChatDetail without a valid ChatId goes back to Chats', async (t,
   const { chat, admin } = await startChatAdmin(t, dialect)
   await chat.register(1, 2)
   const chatId = await createGroup(chat.user(1), [2])
-  for (const query of [
+  const queries: Record<string, string>[] = [
     {},
     { ChatId: '' },
     { ChatId: 'abc' },
@@ -92,7 +92,8 @@ forEachDialect('ChatDetail without a valid ChatId goes back to Chats', async (t,
     { ChatId: '-5' },
     { ChatId: '12345' },
     { ChatId: '1e5' },
-  ]) {
+  ]
+  for (const query of queries) {
     const page = await admin.page('/ChatAdmin/ChatDetail', OPERATOR, query)
     assert.equal(page.status, 303, JSON.stringify(query))
     assert.equal(page.location, '/ChatAdmin/Chats', JSON.stringify(query))

@@ -151,7 +151,11 @@ forEachDialect('an action form with wrong fields changes nothing and is refused 
   const { chat, admin, db } = await startChatAdmin(t, dialect)
   await chat.register(1, 2, OPERATOR.crm!)
   const chatId = await createGroup(chat.user(1), [2])
-  for (const form of [{ ChatId: chatId }, { ChatId: chatId, Archived: 'yes' }, { ChatId: 'x', Archived: 'true' }]) {
+  for (const form of [
+    { ChatId: chatId } as Record<string, string>,
+    { ChatId: chatId, Archived: 'yes' },
+    { ChatId: 'x', Archived: 'true' },
+  ]) {
     const answer = await admin.action('/ChatAdmin/ChatDetail/Archive', form)
     assert.equal(answer.status, 400, JSON.stringify(form))
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { ChatMessFlags, ChatType, timetickAt } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
-import { nextLink, OPERATOR, startChatAdmin } from '../../test/admin.ts'
+import { messageRow, nextLink, OPERATOR, startChatAdmin } from '../../test/admin.ts'
 import { type ChatRow, newChatRow } from '../chats/chats.repository.ts'
 import { newMemberRow } from '../members/members.repository.ts'
 
@@ -120,15 +120,17 @@ forEachDialect('Messages pages newest first; Feedback and Calls show their rows 
   const { chat, admin, db } = await startChatAdmin(t, dialect)
   await chat.register([1, 'Alice Archer'], [2, 'Bob Baker'])
   const base = timetickAt(FIRST_DAY)
-  const messages = Array.from({ length: 23 }, (_, index) => ({
-    timetick: base + index * 4096,
-    timetick_update: base + index * 4096,
-    chat_id: 5,
-    owner: 1 + (index % 2),
-    content: `message number ${index}`,
-    flags: index === 4 ? ChatMessFlags.Deleted : 0,
-  }))
-  const call = {
+  const messages = Array.from({ length: 23 }, (_, index) =>
+    messageRow({
+      timetick: base + index * 4096,
+      timetick_update: base + index * 4096,
+      chat_id: 5,
+      owner: 1 + (index % 2),
+      content: `message number ${index}`,
+      flags: index === 4 ? ChatMessFlags.Deleted : 0,
+    }),
+  )
+  const call = messageRow({
     timetick: base + 100 * 4096,
     timetick_update: base + 100 * 4096,
     chat_id: 5,
@@ -144,7 +146,7 @@ forEachDialect('Messages pages newest first; Feedback and Calls show their rows 
       end_reason: 'completed',
     }),
     flags: ChatMessFlags.Call,
-  }
+  })
   await db
     .insertInto('chat_mess')
     .values([...messages, call])

@@ -178,8 +178,8 @@ export function chatsPages(app: Service, { store, reads, now }: AdminPageDeps) {
       <form method="post" action=${`${DETAIL}/Archive`} class="inline">
         <input type="hidden" name="ChatId" value=${String(chat.timetick)} />
         <input type="hidden" name="Archived" value=${chat.archived ? 'false' : 'true'} />
-        <p><button type="submit" class=${chat.archived ? 'secondary' : 'danger'}>${chat.archived ? 'Unarchive chat' : 'Archive chat'}</button>
-        <span class="muted"> An archived chat is read-only for its members.</span></p>
+        <p><button type="submit" class=${chat.archived ? 'secondary' : 'danger'}>${chat.archived ? 'Unarchive chat' : 'Archive chat'}</button>${' '}
+        An archived chat is read-only for its members.</p>
       </form>
       <h2>Members</h2>
       <table>

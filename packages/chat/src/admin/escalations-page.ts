@@ -44,7 +44,7 @@ export function escalationsPage(app: Service, { store, support, now }: AdminPage
       const joined = new Set(mine.map((row) => row.chat_id))
       const overdueAfter = support.EscalateAfterSeconds * 1000
       const body = html`
-      <p class="muted">Support chats whose customer wrote last, the longest waiting first. Overdue after
+      <p>Support chats whose customer wrote last, the longest waiting first. Overdue after
         ${support.EscalateAfterSeconds} seconds (Support.EscalateAfterSeconds). This page refreshes every ${REFRESH_SECONDS} seconds.</p>
       ${
         waiting.length === 0

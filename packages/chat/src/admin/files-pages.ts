@@ -17,6 +17,7 @@ import {
   TextParam,
   tickRange,
 } from './admin-shell.ts'
+import { chatTitle, pairPeople } from './chats-pages.ts'
 import { FILE_TYPES, type FileType, fileTypeOf } from './file-rows.ts'
 import { dayStart, type UserFilesFilter } from './user-files.repository.ts'
 
@@ -109,7 +110,9 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
       const query = request.query
       const limit = limitOf(query.Limit)
       const rows = await files.list({ ...filterOf(query), fromTick: numberOf(query.FromTick), limit })
-      const names = await store.profiles.names([...new Set(rows.map((row) => row.owner))])
+      const chats = await store.chats.findMany([...new Set(rows.map((row) => row.chat_id))])
+      const names = await store.profiles.names([...new Set([...rows.map((row) => row.owner), ...pairPeople(chats)])])
+      const chatNames = new Map(chats.map((chat) => [chat.timetick, chatTitle(chat, names)]))
       const ownerId = numberOf(query.OwnerId)
       const next =
         rows.length === limit ? adminHref(USER_FILES, { ...query, FromTick: rows.at(-1)!.timetick_update }) : undefined
@@ -136,7 +139,7 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
                       ${hasFlag(row.flags, ChatMessFlags.Deleted) && html` <span class="muted">deleted</span>`}</td>
                     <td>${fileTypeOf(row.file_name)}</td>
                     <td class="num" title=${`${row.file_size} bytes`}>${byteSize(row.file_size)}</td>
-                    <td><a href=${adminHref(`${ADMIN_ROOT}/ChatDetail`, { ChatId: row.chat_id })}>${row.chat_id}</a></td>
+                    <td><a href=${adminHref(`${ADMIN_ROOT}/ChatDetail`, { ChatId: row.chat_id })}>${chatNames.get(row.chat_id) ?? row.chat_id}</a></td>
                     <td><a href=${`/auth/v2/file/${row.timetick}`}>Download</a></td>
                   </tr>`,
                 )}
@@ -169,7 +172,7 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
       })
       const body = html`
       ${filterForm(FILE_STATISTIC, fileFields(query))}
-      <p class="muted">Files and bytes per type and UTC day of their last change${
+      <p>Files and bytes per type and UTC day of their last change${
         query.DateFrom ? '' : `, over the last ${STATISTIC_DAYS} days unless From is set`
       }.</p>
       ${
@@ -192,8 +195,8 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
                 })}
                 <tr>
                   <th>Total</th>
-                  ${totals.map((total) => html`<th class="num">${total.files} <span class="muted">${byteSize(total.bytes)}</span></th>`)}
-                  <th class="num">${totals.reduce((sum, t) => sum + t.files, 0)} <span class="muted">${byteSize(totals.reduce((sum, t) => sum + t.bytes, 0))}</span></th>
+                  ${totals.map((total) => html`<th class="num">${total.files} · ${byteSize(total.bytes)}</th>`)}
+                  <th class="num">${totals.reduce((sum, t) => sum + t.files, 0)} · ${byteSize(totals.reduce((sum, t) => sum + t.bytes, 0))}</th>
                 </tr>
               </tbody>
             </table>`
