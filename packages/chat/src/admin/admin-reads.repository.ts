@@ -70,7 +70,7 @@ export function createAdminReadsRepository(db: Kysely<ChatDatabase>, dialect: 's
       if (filter.flag === 'private') query = query.where('type', '=', ChatType.Private)
       if (filter.flag === 'group') query = query.where('type', '=', ChatType.Group)
       if (filter.flag === 'channel') query = query.where('type', '=', ChatType.InfoChannel)
-      if (filter.flag === 'archived') query = query.where('archived', '=', 1)
+      if (filter.flag === 'archived') query = query.where(sql<boolean>`archived = 1`)
       if (filter.name) query = query.where(nameContains(filter.name))
       if (filter.createdMin !== undefined) query = query.where('timetick', '>=', filter.createdMin)
       if (filter.createdBelow !== undefined) query = query.where('timetick', '<', filter.createdBelow)

@@ -1,4 +1,4 @@
-import { ChatMessFlags } from '@atrium/platform'
+import { ChatMessFlags, type DatabaseDialect } from '@atrium/platform'
 import { type RawBuilder, sql } from 'kysely'
 
 /**
@@ -26,31 +26,31 @@ export const FILE_EXTENSIONS: Record<Exclude<FileType, 'other'>, readonly string
 /** The bucket of a file name: its extension (after the last dot, any case) looked up in FILE_EXTENSIONS. */
 export function fileTypeOf(fileName: string): FileType {
   const dot = fileName.lastIndexOf('.')
-  const extension = dot < 0 ? '' : fileName.slice(dot + 1).toLowerCase()
+  return fileTypeOfExtension(dot < 0 ? '' : fileName.slice(dot + 1).toLowerCase())
+}
+
+/** The bucket of a lower-case extension. */
+export function fileTypeOfExtension(extension: string): FileType {
   for (const [type, extensions] of Object.entries(FILE_EXTENSIONS)) {
     if (extensions.includes(extension)) return type as FileType
   }
   return 'other'
 }
 
-/** SQL true when file_name's extension is one of `extensions`, in any case. */
-function hasExtension(extensions: readonly string[]): RawBuilder<boolean> {
-  return sql<boolean>`(${sql.join(
-    extensions.map((extension) => sql`lower(file_name) LIKE ${`%.${extension}`}`),
-    sql` OR `,
-  )})`
+/**
+ * SQL of file_name's extension in lower case, as fileTypeOf reads it: the text after the last dot,
+ * '' for a name without one. SQLite has no "last index of": rtrim with every character of the name
+ * but dots strips the name back to its last dot.
+ */
+export function extensionOf(dialect: DatabaseDialect): RawBuilder<string> {
+  if (dialect === 'postgres') return sql<string>`lower(COALESCE(substring(file_name from '\.([^.]*)$'), ''))`
+  return sql<string>`(CASE WHEN instr(file_name, '.') = 0 THEN '' ELSE lower(substr(file_name, length(rtrim(file_name, replace(file_name, '.', ''))) + 1)) END)`
 }
+
+const inList = (extensions: readonly string[]) => sql.join(extensions.map((extension) => sql.lit(extension)))
 
 /** SQL true when the row's file name falls in the bucket, as fileTypeOf decides it. */
-export function isFileType(type: FileType): RawBuilder<boolean> {
-  if (type !== 'other') return hasExtension(FILE_EXTENSIONS[type])
-  return sql<boolean>`NOT ${hasExtension(Object.values(FILE_EXTENSIONS).flat())}`
-}
-
-/** SQL naming the bucket of each row, as fileTypeOf decides it. */
-export function fileTypeCase(): RawBuilder<FileType> {
-  const cases = Object.entries(FILE_EXTENSIONS).map(
-    ([type, extensions]) => sql`WHEN ${hasExtension(extensions)} THEN ${sql.lit(type)}`,
-  )
-  return sql<FileType>`CASE ${sql.join(cases, sql` `)} ELSE 'other' END`
+export function isFileType(dialect: DatabaseDialect, type: FileType): RawBuilder<boolean> {
+  if (type !== 'other') return sql<boolean>`${extensionOf(dialect)} IN (${inList(FILE_EXTENSIONS[type])})`
+  return sql<boolean>`${extensionOf(dialect)} NOT IN (${inList(Object.values(FILE_EXTENSIONS).flat())})`
 }

@@ -2,7 +2,7 @@ import { ChatMessFlags, type DatabaseDialect } from '@atrium/platform'
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
 import type { ChatDatabase } from '../db/schema.ts'
 import type { MessageRow } from '../messages/messages.repository.ts'
-import { type FileType, fileTypeCase, isFileRow, isFileType } from './file-rows.ts'
+import { extensionOf, type FileType, fileTypeOfExtension, isFileRow, isFileType } from './file-rows.ts'
 
 /** The filters of /ChatAdmin/UserFiles (spec: "Chat admin pages"), already parsed. */
 export interface UserFilesFilter {
@@ -51,7 +51,7 @@ export function createUserFilesRepository(db: Kysely<ChatDatabase>, dialect: Dat
     if (filter.ownerId !== undefined) query = query.where('owner', '=', filter.ownerId)
     if (filter.timetick !== undefined) query = query.where('timetick', '=', filter.timetick)
     if (filter.fileName) query = query.where(contains(filter.fileName))
-    if (filter.fileType) query = query.where(isFileType(filter.fileType))
+    if (filter.fileType) query = query.where(isFileType(dialect, filter.fileType))
     if (filter.minSize !== undefined) query = query.where('file_size', '>=', filter.minSize)
     if (filter.maxSize !== undefined) query = query.where('file_size', '<=', filter.maxSize)
     if (filter.updatedMin !== undefined) query = query.where('timetick_update', '>=', filter.updatedMin)
@@ -69,24 +69,28 @@ export function createUserFilesRepository(db: Kysely<ChatDatabase>, dialect: Dat
 
     /** Files and bytes per FileType bucket per UTC day of timetick_update, newest day first. */
     async statistic(filter: Omit<UserFilesFilter, 'limit' | 'fromTick'>): Promise<FileDayBucket[]> {
-      // Integer division on both dialects (both columns are integers).
+      // Integer division on both dialects (both columns are integers). Grouped by extension, read
+      // once per row, and bucketed here: cheaper than testing each row against every bucket.
       const rows = await filtered(filter)
         .select([
           sql<number>`(timetick_update / ${sql.lit(TICKS_PER_DAY)})`.as('day'),
-          fileTypeCase().as('file_type'),
+          extensionOf(dialect).as('extension'),
           sql<number>`COUNT(*)`.as('files'),
           sql<number>`COALESCE(SUM(file_size), 0)`.as('bytes'),
         ])
         .groupBy([sql`1`, sql`2`])
-        .orderBy(sql`1`, 'desc')
-        .orderBy(sql`2`)
         .execute()
-      return rows.map((row) => ({
-        day: Number(row.day),
-        fileType: row.file_type,
-        files: Number(row.files),
-        bytes: Number(row.bytes),
-      }))
+      const buckets = new Map<string, FileDayBucket>()
+      for (const row of rows) {
+        const day = Number(row.day)
+        const fileType = fileTypeOfExtension(row.extension)
+        const key = `${day}:${fileType}`
+        const bucket = buckets.get(key) ?? { day, fileType, files: 0, bytes: 0 }
+        bucket.files += Number(row.files)
+        bucket.bytes += Number(row.bytes)
+        buckets.set(key, bucket)
+      }
+      return [...buckets.values()].sort((a, b) => b.day - a.day || a.fileType.localeCompare(b.fileType))
     },
   }
 }

