@@ -50,10 +50,9 @@ async function insertMany<T extends keyof ChatDatabase>(
   rows: ChatDatabase[T][],
 ) {
   for (let index = 0; index < rows.length; index += ROWS_PER_STATEMENT) {
-    // biome-ignore lint/suspicious/noExplicitAny: rows of the named table
     await db
       .insertInto(table)
-      .values(rows.slice(index, index + ROWS_PER_STATEMENT) as any)
+      .values(rows.slice(index, index + ROWS_PER_STATEMENT) as never)
       .execute()
   }
 }
