@@ -39,10 +39,11 @@ type Files = SelectQueryBuilder<ChatDatabase, 'chat_mess', object>
 
 /** The SQL of the operator's file lists over chat_mess, walking the file indexes of migration 0018. */
 export function createUserFilesRepository(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
-  // One substring test on both dialects: LIKE is case-insensitive on SQLite and not on PostgreSQL.
+  // One substring test on both dialects, case-sensitive: instr on SQLite (its LIKE ignores case),
+  // LIKE on PostgreSQL, where the trigram index of migration 0018 serves it.
   const contains = (needle: string) =>
     dialect === 'postgres'
-      ? sql<boolean>`strpos(file_name, ${needle}) > 0`
+      ? sql<boolean>`file_name LIKE ${`%${needle.replace(/[\\%_]/g, (char) => `\\${char}`)}%`}`
       : sql<boolean>`instr(file_name, ${needle}) > 0`
 
   function filtered(filter: Omit<UserFilesFilter, 'limit' | 'fromTick'>): Files {

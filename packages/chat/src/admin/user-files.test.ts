@@ -21,6 +21,8 @@ const NAMES = [
   'voice.ogg',
   'scan.jpeg',
   'data.bin',
+  'IMG_2041.heic',
+  '100%done.txt',
   '',
 ]
 
@@ -105,6 +107,10 @@ forEachDialect('UserFiles answers every filter of the spec exactly, alone and co
     { FileName: 'report' },
     { FileName: 'JPG' },
     { FileName: 'Дом' },
+    // LIKE's wildcards are plain characters here.
+    { FileName: '_' },
+    { FileName: '%' },
+    { FileName: 'G_2' },
     ...['image', 'doc', 'video', 'audio', 'archive', 'other'].map((FileType) => ({ FileType })),
     { MinSize: '4096' },
     { MaxSize: '4096' },

@@ -1,4 +1,4 @@
-import { columnType as c, notNullDefault as d, primaryKey } from '@atrium/platform'
+import { columnType as c, type DatabaseDialect, notNullDefault as d, primaryKey } from '@atrium/platform'
 import { type Kysely, sql } from 'kysely'
 import { isFileRow } from '../../admin/file-rows.ts'
 import { isCallRow } from '../../calls/calls.repository.ts'
@@ -9,7 +9,7 @@ import { isCallRow } from '../../calls/calls.repository.ts'
  * messages. The file and call predicates are stated exactly as the queries state them (literals),
  * so both planners match the partial indexes.
  */
-export async function up(db: Kysely<unknown>): Promise<void> {
+export async function up(db: Kysely<unknown>, dialect: DatabaseDialect): Promise<void> {
   await db.schema
     .createTable('admin_actions')
     .addColumn('timetick', c.id, primaryKey())
@@ -29,6 +29,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     WHERE ${isFileRow()}`.execute(db)
   await sql`CREATE INDEX chat_mess_owner_files ON chat_mess (owner, timetick_update, flags, file_size, file_name)
     WHERE ${isFileRow()}`.execute(db)
+  if (dialect === 'postgres') {
+    // UserFiles' FileName (a substring, LIKE '%…%' on PostgreSQL): trigrams, as the message search
+    // uses (0001), else the planner reads the whole table for a name few files have.
+    const { rows } = await sql<{ schema: string }>`
+      SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+      WHERE e.extname = 'pg_trgm'`.execute(db)
+    const opclass = sql.id(rows[0]!.schema, 'gin_trgm_ops')
+    await sql`CREATE INDEX chat_mess_file_name_trgm ON chat_mess USING gin (file_name ${opclass}) WHERE ${isFileRow()}`.execute(
+      db,
+    )
+  }
   // Calls: every call row newest first (the call history's index is per chat).
   await sql`CREATE INDEX chat_mess_all_calls ON chat_mess (timetick) WHERE ${isCallRow()}`.execute(db)
   // Chats: newest first by kind or archived (the Flags filter), and the dashboard's counts by kind.
