@@ -87,6 +87,9 @@ export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
           { Prefix: '/wallet/', Upstream: 'wallet', Flags: ['AppAuthAndCORS', 'RequireSession'] },
           { Prefix: '/crm/', Upstream: 'crm', Flags: ['RequireSession'] },
           { Prefix: '/payment/', Upstream: 'payment', Flags: ['RequireSession'] },
+          // The chat module's operator pages: the module admits only the admin scope and sends a
+          // signed-out visitor to the sign-in page, so the route does not answer 401 itself.
+          { Prefix: '/ChatAdmin/', Upstream: 'chat', Flags: [] },
         ]),
         Modules: JSON.stringify(
           Object.fromEntries(Object.entries(modules).map(([name, port]) => [name, moduleUrl(port)])),

@@ -10,6 +10,7 @@ import {
 } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
 import { installAcceptedText } from './accepted-text.ts'
+import chatAdminPlugin from './admin/admin.plugin.ts'
 import { createCallerResolver } from './caller.ts'
 import callsPlugin from './calls/calls.plugin.ts'
 import { internalCallsPlugin } from './calls/internal-calls.plugin.ts'
@@ -176,6 +177,13 @@ export async function buildChat(
   })
   app.addHook('onReady', () => mailReplies.start())
   app.addHook('preClose', () => mailReplies.close())
+  app.register(chatAdminPlugin, {
+    store,
+    db: database.db,
+    dialect: database.dialect,
+    support: config.Support,
+    now,
+  })
   app.register(eventsPlugin, {
     prefix: '/private/v1',
     events: store.events,

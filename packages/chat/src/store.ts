@@ -1,5 +1,6 @@
 import type { Database, DatabaseDialect, TimetickGenerator } from '@atrium/platform'
 import type { Kysely } from 'kysely'
+import { createAdminActionsRepository } from './admin/admin-actions.repository.ts'
 import { createCallsRepository } from './calls/calls.repository.ts'
 import { createChatsRepository } from './chats/chats.repository.ts'
 import type { ChatDatabase } from './db/schema.ts'
@@ -30,6 +31,7 @@ function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
     search: createSearchRepository(db, dialect),
     escalations: createEscalationsRepository(db),
     mail: createMailRepository(db),
+    adminActions: createAdminActionsRepository(db),
   }
 }
 

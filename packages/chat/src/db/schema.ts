@@ -218,6 +218,23 @@ export interface CallLinesTable {
   offer: string
 }
 
+/** One operator action on the /ChatAdmin/ pages (migration 0018): who, what, on what, when, how it ended. */
+export interface AdminActionsTable {
+  timetick: number
+  /** The operator's CRM id. */
+  crm_id: number
+  /** What was done, e.g. `archive_chat`. */
+  action: string
+  /** What it was done to, e.g. `chat:891241565626240`. */
+  target: string
+  /** Anything else worth keeping, e.g. the member removed; '' for nothing. */
+  detail: string
+  /** Epoch ms. */
+  at: number
+  /** `ok`, or why it was refused. */
+  outcome: string
+}
+
 export interface ChatDatabase {
   chats: ChatsTable
   chat_members: ChatMembersTable
@@ -236,4 +253,5 @@ export interface ChatDatabase {
   mail_user_invites: MailUserInvitesTable
   mail_state: MailStateTable
   call_lines: CallLinesTable
+  admin_actions: AdminActionsTable
 }
