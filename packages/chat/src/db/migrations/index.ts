@@ -15,6 +15,7 @@ import * as smsMessages from './0013-sms-messages.ts'
 import * as telegramLinks from './0014-telegram-links.ts'
 import * as mailBridge from './0015-mail-bridge.ts'
 import * as calls from './0017-calls.ts'
+import * as telegramWidgets from './0019-telegram-widgets.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -34,4 +35,5 @@ export const chatMigrations: Migrations = {
   '0014-telegram-links': telegramLinks,
   '0015-mail-bridge': mailBridge,
   '0017-calls': calls,
+  '0019-telegram-widgets': telegramWidgets,
 }
