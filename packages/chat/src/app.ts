@@ -10,6 +10,8 @@ import {
 } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
 import { installAcceptedText } from './accepted-text.ts'
+import { botWidgetsPages } from './admin/bot-widgets-page.ts'
+import { createWidgetActions } from './admin/widget-actions.ts'
 import { createCallerResolver } from './caller.ts'
 import callsPlugin from './calls/calls.plugin.ts'
 import { internalCallsPlugin } from './calls/internal-calls.plugin.ts'
@@ -118,6 +120,16 @@ export async function buildChat(
     },
     { prefix: '/msg/v1' },
   )
+  app.register(botWidgetsPages, {
+    widgets: telegram.widgets,
+    readStats: telegram.readStats,
+    profiles: store.profiles,
+    actions: createWidgetActions(database.db, store.nextTick, now),
+    nextTick: store.nextTick,
+    now,
+    refreshSeconds: config.Telegram.Widgets.RefreshSeconds,
+    minRefreshSeconds: config.Telegram.Widgets.MinRefreshSeconds,
+  })
   app.register(internalProfilesPlugin, { prefix: '/private/v1', store })
   app.register(internalPlugin, { prefix: '/private/v1', store, hardDelete: config.HardDelete.Messages })
   app.register(filesPlugin, { prefix: '/private/v1', store })
