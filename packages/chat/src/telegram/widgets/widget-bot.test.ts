@@ -147,3 +147,45 @@ forEachDialect('a scope removed at the gateway stops an admin widget at its next
   assert.deepEqual(await database.db.selectFrom('telegram_widget_views').selectAll().execute(), [])
   assert.match(await command(telegram, ADA, '/widget storage'), /There is no widget "storage" for you/)
 })
+
+forEachDialect(
+  'a newer widget message replaces the live one, and a live message ends after LiveHours',
+  async (t, dialect) => {
+    let offset = 0
+    const telegram = await startWidgets(t, dialect, { now: () => Date.now() + offset })
+    const { api } = telegram
+    await linkedPerson(telegram, 1, 'Alice', ADA, [])
+    await command(telegram, ADA, '/widget today')
+    const first = lastSent(api, ADA.id)
+    await command(telegram, ADA, '/widget messages')
+    const second = lastSent(api, ADA.id)
+    assert.equal(api.textOf(ADA.id, first.messageId), 'No longer refreshed: a newer widget message replaced it.')
+    await until(() => editsOf(api, ADA.id, second.messageId).length >= 1, 'the new message to be refreshed')
+    const firstEdits = editsOf(api, ADA.id, first.messageId).length
+
+    // Past LiveHours (1 h here): one last edit keeps the values and says how to get a fresh one.
+    offset = 2 * 3_600_000
+    await until(() => /no longer refreshed/.test(api.textOf(ADA.id, second.messageId) ?? ''), 'the live message to end')
+    assert.match(
+      api.textOf(ADA.id, second.messageId) ?? '',
+      /^Messages\n\nLast hour: 0\n[^]*\n\nLive until \d\d:\d\d:\d\d UTC; no longer refreshed\. Send \/widget messages for a fresh one\.$/,
+    )
+    assert.equal(editsOf(api, ADA.id, first.messageId).length, firstEdits)
+  },
+)
+
+forEachDialect('live widget messages survive a restart of the module', async (t, dialect) => {
+  const url = await createTestDatabaseUrl(t, dialect)
+  const first = await startWidgets(t, dialect, { url })
+  const { api } = first
+  await linkedPerson(first, 1, 'Alice', ADA, [])
+  await command(first, ADA, '/widget calls')
+  const { messageId } = lastSent(api, ADA.id)
+  await until(() => editsOf(api, ADA.id, messageId).length >= 1, 'a refresh before the restart')
+  await first.close()
+  const before = editsOf(api, ADA.id, messageId).length
+
+  await startWidgets(t, dialect, { url, api })
+  await until(() => editsOf(api, ADA.id, messageId).length >= before + 2, 'refreshes after the restart')
+  assert.match(api.textOf(ADA.id, messageId) ?? '', /^Calls\n\nCalls today: 0\n\nUpdated /)
+})
