@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import test from 'node:test'
-import { ChatMessFlags, createDatabase, signedHeaders } from '@atrium/platform'
+import { ChatMessFlags, createDatabase, errorCodes, signedHeaders } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, onlyWithPostgres, until } from '@atrium/platform/testing'
 import { SERVICE_SECRET } from '../../test/support.ts'
 import { messageUpdate } from '../../test/telegram-bot-api.ts'
@@ -170,6 +170,15 @@ forEachDialect('a refused widget is shown again with what is wrong, and nothing 
   // NUL never reaches the database (PostgreSQL refuses it): the module's text rule answers first.
   const withNul = await pages.post('create', OPERATOR, { ...WIDGET, template: 'a\u0000b' })
   assert.equal(withNul.status, 400)
+  // Fields the form does not have, or far past any rule, are refused by the schema (the envelope).
+  for (const form of [
+    { ...WIDGET, extra: 'x' },
+    { ...WIDGET, template: 'x'.repeat(10_001) },
+  ]) {
+    const refused = await pages.post('create', OPERATOR, form)
+    assert.equal(refused.status, 400)
+    assert.equal(JSON.parse(refused.html).error.code, errorCodes.InvalidRequest.code)
+  }
   assert.deepEqual(await pages.db.selectFrom('telegram_widgets').selectAll().execute(), [])
   const outcomes = (await pages.actions()).map((row) => row.outcome)
   assert.equal(outcomes.length, cases.length)

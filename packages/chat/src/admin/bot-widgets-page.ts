@@ -1,6 +1,7 @@
 import { ApiError, readIdentity, type Service, shownName } from '@atrium/platform'
 import { ADMIN_PAGE_HEADERS } from '@atrium/platform/admin'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Type } from 'typebox'
 import type { ProfilesRepository } from '../profiles/profiles.repository.ts'
 import type { StatsReader } from '../telegram/widgets/widget-stats.ts'
 import type { WidgetsRepository } from '../telegram/widgets/widgets.repository.ts'
@@ -34,6 +35,24 @@ const FORM = 'application/x-www-form-urlencoded'
 const FORM_BODY_LIMIT = 32 * 1024
 const FIELDS = ['name', 'title', 'template', 'scope', 'refresh_seconds'] as const
 const DONE: Record<string, string> = { created: 'created', saved: 'saved', deleted: 'deleted' }
+const pageQuery = Type.Object({
+  Edit: Type.Optional(Type.String({ maxLength: 64, description: 'The custom widget to edit.' })),
+  Done: Type.Optional(Type.String({ maxLength: 16, description: 'The change just made, for the notice.' })),
+  Widget: Type.Optional(Type.String({ maxLength: 64, description: 'The widget it was made to.' })),
+})
+/** Generous bounds: the page checks the real rules and shows what was wrong in the form. */
+const widgetFormBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 64 })),
+    title: Type.Optional(Type.String({ maxLength: 1000 })),
+    template: Type.Optional(Type.String({ maxLength: 10_000 })),
+    scope: Type.Optional(Type.String({ maxLength: 200 })),
+    refresh_seconds: Type.Optional(Type.String({ maxLength: 20 })),
+    mode: Type.Optional(Type.Literal('edit')),
+  },
+  { additionalProperties: false },
+)
+const formSchema = { schema: { body: widgetFormBody, hide: true } }
 const EMPTY_FORM: WidgetForm = { name: '', title: '', template: '', scope: '', refresh_seconds: '' }
 
 /** The form fields of a posted body: each one string (the last when repeated), '' when absent. */
@@ -158,7 +177,7 @@ export async function botWidgetsPages(app: Service, options: BotWidgetsPageOptio
     }
   }
 
-  app.get(PAGE_PATH, async (request, reply) => {
+  app.get(PAGE_PATH, { schema: { querystring: pageQuery, hide: true } }, async (request, reply) => {
     if (operatorOf(request, reply) === undefined) return reply
     const query = request.query as Record<string, unknown>
     const edit = typeof query.Edit === 'string' ? await widgets.find(query.Edit) : undefined
@@ -181,7 +200,7 @@ export async function botWidgetsPages(app: Service, options: BotWidgetsPageOptio
     })
   })
 
-  app.post(`${PAGE_PATH}/create`, async (request, reply) => {
+  app.post(`${PAGE_PATH}/create`, formSchema, async (request, reply) => {
     const crmId = operatorOf(request, reply)
     if (crmId === undefined) return reply
     const form = formOf(request.body)
@@ -194,7 +213,7 @@ export async function botWidgetsPages(app: Service, options: BotWidgetsPageOptio
     })
   })
 
-  app.post(`${PAGE_PATH}/edit`, async (request, reply) => {
+  app.post(`${PAGE_PATH}/edit`, formSchema, async (request, reply) => {
     const crmId = operatorOf(request, reply)
     if (crmId === undefined) return reply
     const form = formOf(request.body)
@@ -206,7 +225,7 @@ export async function botWidgetsPages(app: Service, options: BotWidgetsPageOptio
     })
   })
 
-  app.post(`${PAGE_PATH}/delete`, async (request, reply) => {
+  app.post(`${PAGE_PATH}/delete`, formSchema, async (request, reply) => {
     const crmId = operatorOf(request, reply)
     if (crmId === undefined) return reply
     const form = formOf(request.body)
@@ -218,7 +237,7 @@ export async function botWidgetsPages(app: Service, options: BotWidgetsPageOptio
   })
 
   // A preview changes nothing, so it is not recorded; the name may still be free or taken.
-  app.post(`${PAGE_PATH}/preview`, async (request, reply) => {
+  app.post(`${PAGE_PATH}/preview`, formSchema, async (request, reply) => {
     if (operatorOf(request, reply) === undefined) return reply
     const form = formOf(request.body)
     const editing = (request.body as Record<string, unknown> | undefined)?.mode === 'edit'
