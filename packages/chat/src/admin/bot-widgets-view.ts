@@ -85,8 +85,8 @@ function widgetForm(view: BotWidgetsView) {
 export function renderBotWidgetsPage(view: BotWidgetsView): string {
   const body = html`
     <p>
-      People with a linked Telegram account send the bot <code>/widgets</code> for the list and
-      <code>/widget name</code> for one; the bot keeps that message fresh at the widget’s interval.
+      ${'People with a linked Telegram account send the bot '}<code>/widgets</code>${' for the list and '}
+      <code>/widget name</code>${' for one; the bot keeps that message fresh at the widget’s interval.'}
     </p>
     <h2>Built-in widgets</h2>
     <table>
@@ -119,7 +119,7 @@ export function renderBotWidgetsPage(view: BotWidgetsView): string {
                 <td>${who(widget.scope)}</td>
                 <td class="num">${seconds(widget.refreshSeconds)}</td>
                 <td><pre>${widget.template}</pre></td>
-                <td>${view.changedBy.get(widget.updatedBy) ?? ''}<br /><span class="muted">${adminTime(timetickTime(widget.timetickUpdate))}</span></td>
+                <td>${view.changedBy.get(widget.updatedBy) ?? ''}<br /><span class="muted">${widget.timetickUpdate > 0 && adminTime(timetickTime(widget.timetickUpdate))}</span></td>
                 <td>
                   <a href=${`${PAGE_PATH}?Edit=${encodeURIComponent(widget.name)}`} aria-label=${`Edit ${widget.name}`}>Edit</a>${' '}
                   <form class="inline" method="post" action=${`${PAGE_PATH}/delete`}>

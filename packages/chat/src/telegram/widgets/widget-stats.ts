@@ -145,7 +145,7 @@ export const STATS = {
       ),
   },
   file_storage: {
-    description: 'Bytes of those files, e.g. `12.3 MB`.',
+    description: 'The size of those files, e.g. 12.3 MB (powers of 1000).',
     compute: async ({ db }) => {
       const row = await db
         .selectFrom('chat_mess')
