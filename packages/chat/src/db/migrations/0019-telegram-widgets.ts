@@ -1,12 +1,13 @@
 import { columnType as c, notNullDefault as d, primaryKey } from '@atrium/platform'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 
 /**
  * Telegram bot widgets (issue 21): the scopes the gateway's profile sync sends with each person
  * (admin widgets are shown only to people holding the widget's scope); the custom widgets an
  * operator defines on /ChatAdmin/BotWidgets; the live widget messages the bot keeps fresh, one per
- * Telegram chat (a new one replaces it), kept in the database so a restart resumes refreshing; and
- * the operator action log, created here only if the ChatAdmin migration (0018) did not.
+ * Telegram chat (a new one replaces it), kept in the database so a restart resumes refreshing;
+ * indexes for the stats catalogue; and the operator action log, created here only if the
+ * ChatAdmin migration (0018) did not.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('chat_profiles').addColumn('scopes', c.text, d('')).execute()
@@ -31,6 +32,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute()
   // The refresher reads the views that are due, soonest first.
   await db.schema.createIndex('telegram_widget_views_due').on('telegram_widget_views').column('next_refresh').execute()
+  // The stats catalogue: memberships begun today, and the files' count and size without a table scan.
+  await db.schema.createIndex('chat_members_joined').on('chat_members').column('joined').execute()
+  await sql`CREATE INDEX chat_mess_file_sizes ON chat_mess (flags, file_size) WHERE file_size > 0`.execute(db)
   await db.schema
     .createTable('admin_actions')
     .ifNotExists()

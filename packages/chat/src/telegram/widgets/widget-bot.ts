@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { TelegramSettings } from '../telegram.config.ts'
 import type { TelegramRepository } from '../telegram.repository.ts'
 import type { CommandChat, TelegramBot } from '../telegram-bot.ts'
-import type { StatsReader } from './widget-stats.ts'
+import type { StatName, StatsReader } from './widget-stats.ts'
 import type { WidgetsRepository, WidgetView } from './widgets.repository.ts'
 import { BUILT_IN_WIDGETS, clockTime, mayView, renderWidget, type Widget } from './widgets.ts'
 
@@ -118,7 +118,25 @@ export function createWidgetBot({ bot, links, widgets, scopesOf, readStats, sett
     }
   }
 
-  async function refresh(view: WidgetView): Promise<void> {
+  /**
+   * A reader for one refresh round: each stat is computed once however many live messages show it,
+   * so the cost of a round grows with the stats in use, not with the people watching.
+   */
+  function roundReader(): StatsReader {
+    const values = new Map<StatName, Promise<string>>()
+    return async (names, at) => {
+      const wanted = [...new Set(names)]
+      for (const name of wanted)
+        if (!values.has(name))
+          values.set(
+            name,
+            readStats([name], at).then((read) => read.get(name) ?? ''),
+          )
+      return new Map(await Promise.all(wanted.map(async (name) => [name, await values.get(name)!] as const)))
+    }
+  }
+
+  async function refresh(view: WidgetView, read: StatsReader): Promise<void> {
     const at = now()
     const fresh = `Send /widget ${view.widget} for a fresh one.`
     const link = await links.linkOfChat(view.telegramChatId)
@@ -128,7 +146,7 @@ export function createWidgetBot({ bot, links, widgets, scopesOf, readStats, sett
     if (!widget) return finish(view, `No longer refreshed: the widget "${view.widget}" was deleted.`)
     if (!mayView(widget, await scopesOf(view.member)))
       return finish(view, `${widget.title}\n\nNo longer shown: your account does not have the scope this widget needs.`)
-    const text = await renderWidget(widget, readStats, at)
+    const text = await renderWidget(widget, read, at)
     if (at >= view.liveUntil) {
       return finish(view, `${text}\n\nLive until ${clockTime(view.liveUntil)}; no longer refreshed. ${fresh}`)
     }
@@ -144,9 +162,10 @@ export function createWidgetBot({ bot, links, widgets, scopesOf, readStats, sett
 
   async function tick(): Promise<void> {
     try {
+      const read = roundReader()
       for (const view of await widgets.due(now(), BATCH)) {
         if (stopped) return
-        await refresh(view).catch((error) =>
+        await refresh(view, read).catch((error) =>
           log.error({ member: view.member, failure: String(error) }, 'Telegram widget: refresh failed'),
         )
       }
