@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util'
 import { ChatMessFlags, ChatType, createDatabase, MemberRole, signedHeaders, timetickAt } from '@atrium/platform'
-import { sql } from 'kysely'
+import { type Insertable, sql } from 'kysely'
 import { FILE_EXTENSIONS, FILE_TYPES } from '../packages/chat/src/admin/file-rows.ts'
 import type { ChatDatabase } from '../packages/chat/src/db/schema.ts'
 import { createTextGenerator, pick, seededRandom, vacuum } from './chat-data.ts'
@@ -47,7 +47,7 @@ const STEMS = ['report', 'photo', 'IMG_2041', 'invoice', 'scan', 'contract', 'vo
 async function insertMany<T extends keyof ChatDatabase>(
   db: ReturnType<typeof createDatabase<ChatDatabase>>['db'],
   table: T,
-  rows: ChatDatabase[T][],
+  rows: Insertable<ChatDatabase[T]>[],
 ) {
   for (let index = 0; index < rows.length; index += ROWS_PER_STATEMENT) {
     await db

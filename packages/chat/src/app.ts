@@ -11,6 +11,7 @@ import {
 import type { FastifyServerOptions } from 'fastify'
 import { installAcceptedText } from './accepted-text.ts'
 import chatAdminPlugin from './admin/admin.plugin.ts'
+import { botWidgetsPages } from './admin/bot-widgets-page.ts'
 import { createCallerResolver } from './caller.ts'
 import callsPlugin from './calls/calls.plugin.ts'
 import { internalCallsPlugin } from './calls/internal-calls.plugin.ts'
@@ -119,6 +120,16 @@ export async function buildChat(
     },
     { prefix: '/msg/v1' },
   )
+  app.register(botWidgetsPages, {
+    widgets: telegram.widgets,
+    readStats: telegram.readStats,
+    profiles: store.profiles,
+    actions: store.adminActions,
+    nextTick: store.nextTick,
+    now,
+    refreshSeconds: config.Telegram.Widgets.RefreshSeconds,
+    minRefreshSeconds: config.Telegram.Widgets.MinRefreshSeconds,
+  })
   app.register(internalProfilesPlugin, { prefix: '/private/v1', store })
   app.register(internalPlugin, { prefix: '/private/v1', store, hardDelete: config.HardDelete.Messages })
   app.register(filesPlugin, { prefix: '/private/v1', store })

@@ -13,6 +13,8 @@ export interface BotApiCall {
   token: string
   params: Record<string, unknown>
   contentType: string
+  /** When it arrived (epoch ms). */
+  at: number
 }
 
 interface Waiter {
@@ -23,8 +25,8 @@ interface Waiter {
 /**
  * A local server speaking the Telegram Bot API as documented (https://core.telegram.org/bots/api):
  * `POST <root>/bot<token>/<method>` with a JSON body, answered `{ok, result}` or
- * `{ok:false, error_code, description}`. It implements getMe, sendMessage, setWebhook,
- * deleteWebhook and getUpdates (long polling with offset and timeout), refuses any other token
+ * `{ok:false, error_code, description}`. It implements getMe, sendMessage, editMessageText,
+ * setWebhook, deleteWebhook and getUpdates (long polling with offset and timeout), refuses any other token
  * with 401, and records every call so tests check what our client sent.
  */
 export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
@@ -33,6 +35,10 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
   const blocked = new Set<number>()
   const updates: Array<{ update_id: number } & Record<string, unknown>> = []
   const waiters = new Set<Waiter>()
+  /** The current text of every message sent, by `<chat id>:<message id>`. */
+  const messages = new Map<string, string>()
+  /** Every message sent, in order, with the id the server gave it. */
+  const sent: Array<{ chatId: number; messageId: number; text: string }> = []
   let nextMessageId = 1
   let nextUpdateId = 1000
   let webhook = ''
@@ -67,7 +73,13 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
     if (!match) return fail(response, 404, 'Not Found')
     const [, given, method] = match as unknown as [string, string, string]
     const params = await readParams(request)
-    calls.push({ method, token: given, params, contentType: String(request.headers['content-type'] ?? '') })
+    calls.push({
+      method,
+      token: given,
+      params,
+      contentType: String(request.headers['content-type'] ?? ''),
+      at: Date.now(),
+    })
     if (given !== token) return fail(response, 401, 'Unauthorized')
     if (state.down) {
       response.writeHead(502)
@@ -99,10 +111,36 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
           })
         if (params.parse_mode === 'HTML' && /<(?!\/?(b|i|u|s|a|code|pre)\b)/.test(text))
           return fail(response, 400, "Bad Request: can't parse entities: Unsupported start tag")
+        const messageId = nextMessageId++
+        messages.set(`${chatId}:${messageId}`, text)
+        sent.push({ chatId, messageId, text })
         return ok(response, {
-          message_id: nextMessageId++,
+          message_id: messageId,
           date: Math.floor(Date.now() / 1000),
           chat: { id: chatId, type: 'private' },
+          text,
+        })
+      }
+      case 'editMessageText': {
+        const key = `${Number(params.chat_id)}:${Number(params.message_id)}`
+        const text = params.text
+        if (typeof text !== 'string' || text.length === 0)
+          return fail(response, 400, 'Bad Request: message text is empty')
+        if (blocked.has(Number(params.chat_id))) return fail(response, 403, 'Forbidden: bot was blocked by the user')
+        const before = messages.get(key)
+        if (before === undefined) return fail(response, 400, 'Bad Request: message to edit not found')
+        if (before === text)
+          return fail(
+            response,
+            400,
+            'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+          )
+        messages.set(key, text)
+        return ok(response, {
+          message_id: Number(params.message_id),
+          date: Math.floor(Date.now() / 1000),
+          edit_date: Math.floor(Date.now() / 1000),
+          chat: { id: Number(params.chat_id), type: 'private' },
           text,
         })
       }
@@ -155,6 +193,9 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
     calls,
     blocked,
     state,
+    /** The current text of a message the bot sent (after its edits). */
+    sent,
+    textOf: (chatId: number, messageId: number) => messages.get(`${chatId}:${messageId}`),
     /** The URL setWebhook registered, '' when none. */
     webhook: () => webhook,
     /** The calls of one method. */

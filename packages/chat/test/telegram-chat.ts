@@ -15,6 +15,8 @@ export interface TelegramChatOptions {
   now?: () => number
   /** An existing database URL, e.g. to read its tables in the test. */
   url?: string
+  /** An existing local Bot API server, e.g. for a second instance or a restarted module. */
+  api?: BotApi
 }
 
 /**
@@ -23,7 +25,7 @@ export interface TelegramChatOptions {
  * forward Telegram's, with the secret header.
  */
 export async function startTelegramChat(t: TestContext, dialect: DatabaseDialect, options: TelegramChatOptions = {}) {
-  const api: BotApi = await startBotApi(t)
+  const api: BotApi = options.api ?? (await startBotApi(t))
   const url = options.url ?? (await createTestDatabaseUrl(t, dialect))
   const config = loadChatConfig(
     {

@@ -268,6 +268,34 @@ export const errorCodes = {
     status: 413,
     meaning: 'The SDP or ICE candidate is longer than the chat module accepts (Calls.MaxSdpLength).',
   },
+  WidgetNotFound: { code: 3120, status: 404, meaning: 'No Telegram widget of this name (built-in or custom).' },
+  WidgetNameTaken: {
+    code: 3121,
+    status: 409,
+    meaning: 'A widget of this name exists already (the built-in widgets keep their names).',
+  },
+  InvalidWidgetName: {
+    code: 3122,
+    status: 400,
+    meaning: 'A widget name is 1–32 of a–z, 0–9 and `_`, starting with a letter.',
+  },
+  InvalidWidgetTemplate: {
+    code: 3123,
+    status: 400,
+    meaning:
+      'The title or template is empty, too long, has control characters, or a `{placeholder}` that is not a stat of the catalogue.',
+  },
+  InvalidWidgetRefresh: {
+    code: 3124,
+    status: 400,
+    meaning:
+      'The refresh interval is outside the bounds the module allows (Telegram.Widgets.MinRefreshSeconds..86400).',
+  },
+  InvalidWidgetScope: {
+    code: 3125,
+    status: 400,
+    meaning: 'A required scope is empty (everyone linked) or 1–64 of letters, digits, `_`, `.`, `:` and `-`.',
+  },
   InsufficientFunds: {
     code: 4000,
     status: 409,

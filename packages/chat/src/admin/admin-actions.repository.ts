@@ -4,7 +4,15 @@ import type { AdminActionsTable, ChatDatabase } from '../db/schema.ts'
 export type AdminActionRow = Selectable<AdminActionsTable>
 
 /** The actions the operator pages offer, as the audit names them. */
-export type AdminActionName = 'archive_chat' | 'unarchive_chat' | 'remove_member' | 'delete_message' | 'take_escalation'
+export type AdminActionName =
+  | 'archive_chat'
+  | 'unarchive_chat'
+  | 'remove_member'
+  | 'delete_message'
+  | 'take_escalation'
+  | 'create_widget'
+  | 'edit_widget'
+  | 'delete_widget'
 
 /**
  * The audit of operator actions (table admin_actions, migration 0018): every action on the

@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely'
+
 /**
  * The ChatDB tables as Kysely sees them. Every column is NOT NULL with a default (spec: no NULL
  * fields); ids, ticks and times are timeticks; booleans are 0/1 integers on both dialects.
@@ -121,6 +123,8 @@ export interface GuestsTable {
 export interface ChatProfilesTable {
   member: number
   name: string
+  /** The person's scopes at the gateway, space-separated, as the profile sync last sent them. */
+  scopes: Generated<string>
   timetick_update: number
 }
 
@@ -218,6 +222,29 @@ export interface CallLinesTable {
   offer: string
 }
 
+/** A custom Telegram widget an operator defined (/ChatAdmin/BotWidgets). */
+export interface TelegramWidgetsTable {
+  name: string
+  title: string
+  /** Text with `{stat_name}` placeholders over the stats catalogue (telegram/widgets/widget-stats.ts). */
+  template: string
+  /** The scope a person needs to see it; '' for everyone linked. */
+  scope: string
+  refresh_seconds: number
+  updated_by: number
+  timetick_update: number
+}
+
+/** A widget message the bot keeps fresh in one Telegram chat. */
+export interface TelegramWidgetViewsTable {
+  telegram_chat_id: number
+  member: number
+  widget: string
+  message_id: number
+  live_until: number
+  next_refresh: number
+}
+
 /** One operator action on the /ChatAdmin/ pages (migration 0018): who, what, on what, when, how it ended. */
 export interface AdminActionsTable {
   timetick: number
@@ -253,5 +280,7 @@ export interface ChatDatabase {
   mail_user_invites: MailUserInvitesTable
   mail_state: MailStateTable
   call_lines: CallLinesTable
+  telegram_widgets: TelegramWidgetsTable
+  telegram_widget_views: TelegramWidgetViewsTable
   admin_actions: AdminActionsTable
 }

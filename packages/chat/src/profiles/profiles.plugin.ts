@@ -35,9 +35,14 @@ function displayName(name: string): string {
  * a ProfileChanged event in each of that person's chats (members at read time, as every chat-wide
  * event). Unchanged names record nothing, so the gateway may send a profile again safely.
  */
-async function storeProfiles(store: Store, profiles: ProfileInput[]): Promise<void> {
+async function storeProfiles(
+  store: Store,
+  profiles: ProfileInput[],
+  scopes: Array<{ member: number; scopes: string[] }> = [],
+): Promise<void> {
   await store.transact(async (unit: Unit) => {
     const changed = await unit.profiles.setNames(profiles, store.nextTick())
+    await unit.profiles.setScopes(scopes)
     for (const { member, name } of changed) {
       for (const membership of await unit.members.memberships(member)) {
         await unit.emit({
@@ -89,13 +94,31 @@ export async function profilesPlugin(app: Service, { store, resolveCaller }: Pro
   })
 }
 
+/** A scope as the gateway grants it (docs/people.md, "Scopes"). */
+const Scope = Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,64}$' })
 const setProfiles = {
   body: Type.Object(
     {
-      profiles: Type.Array(Type.Object({ member: MemberId, name: OptionalName }, { additionalProperties: false }), {
-        minItems: 1,
-        maxItems: MAX_PROFILES_PER_CALL,
-      }),
+      profiles: Type.Array(
+        Type.Object(
+          {
+            member: MemberId,
+            name: OptionalName,
+            scopes: Type.Optional(
+              Type.Array(Scope, {
+                maxItems: 50,
+                description:
+                  'The person’s scopes at the gateway; the Telegram widgets check them (docs/telegram-widgets.md). Omitted: keep the stored ones.',
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          minItems: 1,
+          maxItems: MAX_PROFILES_PER_CALL,
+        },
+      ),
     },
     { additionalProperties: false },
   ),
@@ -121,9 +144,17 @@ export async function internalProfilesPlugin(app: Service, { store }: Pick<Profi
 
   app.post('/set_profiles', { schema: setProfiles }, async (request) => {
     const latest = new Map<number, string>()
-    for (const { member, name } of request.body.profiles) latest.set(Number(member), name.trim())
+    const scopes = new Map<number, string[]>()
+    for (const profile of request.body.profiles) {
+      latest.set(Number(profile.member), profile.name.trim())
+      if (profile.scopes) scopes.set(Number(profile.member), profile.scopes)
+    }
     const profiles = [...latest].map(([member, name]) => ({ member, name }))
-    await storeProfiles(store, profiles)
+    await storeProfiles(
+      store,
+      profiles,
+      [...scopes].map(([member, granted]) => ({ member, scopes: granted })),
+    )
     return { stored: profiles.length }
   })
 }

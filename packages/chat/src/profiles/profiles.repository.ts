@@ -21,6 +21,25 @@ export function createProfilesRepository(db: Kysely<ChatDatabase>) {
       return new Map(rows.map((row) => [row.member, row.name]))
     },
 
+    /** A person's scopes at the gateway as the profile sync last sent them; none when unknown. */
+    async scopesOf(member: number): Promise<string[]> {
+      const row = await db.selectFrom('chat_profiles').select('scopes').where('member', '=', member).executeTakeFirst()
+      return (row?.scopes ?? '').split(' ').filter(Boolean)
+    },
+
+    /** Stores the scopes of people who have a profile (setNames first); unchanged ones are not written. */
+    async setScopes(entries: Array<{ member: number; scopes: string[] }>): Promise<void> {
+      for (const { member, scopes } of entries) {
+        const joined = [...new Set(scopes)].join(' ')
+        await db
+          .updateTable('chat_profiles')
+          .set({ scopes: joined })
+          .where('member', '=', member)
+          .where('scopes', '<>', joined)
+          .execute()
+      }
+    },
+
     /** The ids among `members` that are neither a registered person (a profile) nor a guest. */
     async unknown(members: number[]): Promise<number[]> {
       if (members.length === 0) return []

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { errorCodes, migrateToLatest } from '@atrium/platform'
-import { forEachDialect, openTestDatabase } from '@atrium/platform/testing'
-import { createGroup, startChat } from '../../test/support.ts'
+import { createDatabase, errorCodes, migrateToLatest } from '@atrium/platform'
+import { createTestDatabaseUrl, forEachDialect, openTestDatabase } from '@atrium/platform/testing'
+import { createGroup, startChat, startChatOn } from '../../test/support.ts'
 import { chatMigrations } from '../db/migrations/index.ts'
 import type { ChatDatabase } from '../db/schema.ts'
 
@@ -164,5 +164,31 @@ forEachDialect(
         [8, 'Named'],
       ],
     )
+  },
+)
+
+forEachDialect(
+  'set_profiles stores scopes; omitted scopes keep the stored ones; a malformed scope is refused',
+  async (t, dialect) => {
+    const url = await createTestDatabaseUrl(t, dialect)
+    const chat = await startChatOn(t, url)
+    const database = createDatabase<ChatDatabase>(url)
+    t.after(() => database.destroy())
+    const scopes = async () =>
+      (await database.db.selectFrom('chat_profiles').select('scopes').where('member', '=', 7).executeTakeFirst())
+        ?.scopes
+    const setProfiles = (profile: object) =>
+      chat.call('POST', '/private/v1/set_profiles', {}, { profiles: [{ member: '7', name: 'Grace', ...profile }] })
+
+    assert.equal((await setProfiles({ scopes: ['admin', 'support', 'admin'] })).status, 200)
+    assert.equal(await scopes(), 'admin support')
+    assert.equal((await setProfiles({})).status, 200)
+    assert.equal(await scopes(), 'admin support')
+    for (const bad of [['has space'], [''], ['x'.repeat(65)], Array.from({ length: 51 }, (_, i) => `s${i}`)]) {
+      const refused = await setProfiles({ scopes: bad })
+      assert.equal(refused.status, 400, JSON.stringify(bad))
+    }
+    assert.equal((await setProfiles({ scopes: [] })).status, 200)
+    assert.equal(await scopes(), '')
   },
 )

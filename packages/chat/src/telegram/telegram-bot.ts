@@ -1,6 +1,6 @@
 import { ApiError } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
-import { Bot, type Context, GrammyError, HttpError } from 'grammy'
+import { Bot, Composer, type Context, GrammyError, HttpError } from 'grammy'
 import type { Update, User } from 'grammy/types'
 import type { TelegramSettings } from './telegram.config.ts'
 import { hashLinkToken, type TelegramRepository } from './telegram.repository.ts'
@@ -29,6 +29,15 @@ export interface TelegramBotOptions {
   now: () => number
 }
 
+/** A Telegram chat a command came from. */
+export interface CommandChat {
+  id: number
+  private: boolean
+}
+
+/** A command handler another capability adds (e.g. the widgets); `args` is the text after the command. */
+export type CommandHandler = (chat: CommandChat, args: string) => Promise<unknown>
+
 export interface SendOptions {
   parseMode?: 'HTML' | 'MarkdownV2'
   disableLinkPreview?: boolean
@@ -55,7 +64,7 @@ const replies = {
   privateOnly: 'Please open a private chat with me to link your account.',
   unlinked: 'Done: this Telegram account is no longer linked. You will get no codes or notifications here.',
   notLinked: 'This Telegram account is not linked to any account.',
-  help: 'Commands:\n/start: how to link your account\n/status: is this Telegram account linked?\n/unlink: remove the link',
+  help: 'Commands:\n/start: how to link your account\n/status: is this Telegram account linked?\n/unlink: remove the link\n/widgets: the live dashboards you may see\n/widget <name>: show one and keep it fresh',
   isLinked: 'This Telegram account is linked to an account. Send /unlink to remove the link.',
 }
 
@@ -141,6 +150,9 @@ export function createTelegramBot({ token, settings, links, log, now }: Telegram
     ctx.reply((await links.linkOfChat(ctx.chat.id)) ? replies.isLinked : replies.notLinked),
   )
   bot.command('help', (ctx) => ctx.reply(replies.help))
+  // Commands other capabilities add; registered here so they run before the catch-all reply below.
+  const added = new Composer<Context>()
+  bot.use(added)
   // A user who blocks the bot is "kicked" from its private chat: the link is of no use any more.
   bot.on('my_chat_member', async (ctx) => {
     const status = ctx.myChatMember.new_chat_member.status
@@ -196,6 +208,32 @@ export function createTelegramBot({ token, settings, links, log, now }: Telegram
         )
         return message.message_id
       } catch (error) {
+        throw await refusalOf(error, chatId, links, log)
+      }
+    },
+
+    /** Adds a command (e.g. `widgets` for /widgets); its failures are logged like every update's. */
+    addCommand(command: string, handle: CommandHandler): void {
+      added.command(command, (ctx) =>
+        handle({ id: ctx.chat.id, private: ctx.chat.type === 'private' }, ctx.match.trim()),
+      )
+    },
+
+    /**
+     * Replaces the text of a message the bot sent. Telegram's "message is not modified" counts as
+     * done; other refusals become ApiErrors (a blocked bot also removes the link).
+     */
+    async editText(chatId: number, messageId: number, text: string): Promise<void> {
+      try {
+        await bot.api.editMessageText(
+          chatId,
+          messageId,
+          text,
+          {},
+          AbortSignal.timeout(SEND_TIMEOUT_MS) as unknown as Parameters<typeof bot.api.editMessageText>[4],
+        )
+      } catch (error) {
+        if (error instanceof GrammyError && /message is not modified/i.test(error.description)) return
         throw await refusalOf(error, chatId, links, log)
       }
     },

@@ -49,6 +49,36 @@ export const telegramSettings = Type.Object(
       description:
         'Public URL of the web client’s chat screen, ending in `/`, e.g. `https://example.com/chat/`; notifications link to `<ChatUrl>c/<chat id>`. Empty: no link.',
     }),
+    Widgets: Type.Object(
+      {
+        Refresh: Type.Boolean({
+          default: true,
+          description:
+            'This instance keeps live widget messages fresh (docs/telegram-widgets.md). With several chat instances, enable it on exactly one.',
+        }),
+        RefreshSeconds: Type.Integer({
+          default: 60,
+          minimum: 1,
+          maximum: 86_400,
+          description: 'How often the built-in widgets are refreshed while live.',
+        }),
+        MinRefreshSeconds: Type.Integer({
+          default: 10,
+          minimum: 1,
+          maximum: 86_400,
+          description:
+            'Shortest refresh interval an operator may give a custom widget (the longest is 86400, a day); it keeps the bot within Telegram’s edit limits.',
+        }),
+        LiveHours: Type.Number({
+          default: 6,
+          minimum: 0.01,
+          maximum: 168,
+          description:
+            'How long a widget message stays live after it was posted; then it is marked as no longer refreshed. Sending the command again posts a fresh one.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
   },
   { default: {}, additionalProperties: false },
 )

@@ -9,6 +9,9 @@ import { createNotificationsRepository } from './notifications.repository.ts'
 import { createTelegramRepository } from './telegram.repository.ts'
 import { createTelegramBot } from './telegram-bot.ts'
 import { createTelegramNotifier } from './telegram-notifier.ts'
+import { createWidgetBot } from './widgets/widget-bot.ts'
+import { createStatsReader } from './widgets/widget-stats.ts'
+import { createWidgetsRepository } from './widgets/widgets.repository.ts'
 
 export interface TelegramOptions {
   config: ChatConfig
@@ -20,7 +23,8 @@ export interface TelegramOptions {
 
 /**
  * The Telegram capability's parts for app.ts: the links, the bot (undefined while TelegramBot is
- * empty), the OTP sender and linked-chat lookup for SendOTP, and start/stop of updates and notifications.
+ * empty), the OTP sender and linked-chat lookup for SendOTP, the widgets and the stats they show
+ * (for /ChatAdmin/BotWidgets), and start/stop of updates, notifications and widget refreshing.
  */
 export function createTelegram({ config, store, db, log, now }: TelegramOptions) {
   const links = createTelegramRepository(db)
@@ -41,6 +45,20 @@ export function createTelegram({ config, store, db, log, now }: TelegramOptions)
           now,
         })
       : undefined
+  const widgets = createWidgetsRepository(db)
+  const readStats = createStatsReader(db, config.Support.EscalateAfterSeconds)
+  const widgetBot =
+    bot &&
+    createWidgetBot({
+      bot,
+      links,
+      widgets,
+      scopesOf: (member) => store.profiles.scopesOf(member),
+      readStats,
+      settings: settings.Widgets,
+      log,
+      now,
+    })
   const otpSender: OtpSender | undefined = bot && {
     async send(to, otp) {
       await bot.sendText(Number(to), `${otpLine(otp.code, otp.purpose)}\n\nDo not share it with anyone.`)
@@ -52,6 +70,8 @@ export function createTelegram({ config, store, db, log, now }: TelegramOptions)
     links,
     bot,
     otpSender,
+    widgets,
+    readStats,
     /** The Telegram chat id a person linked, as SendOTP names destinations. */
     async chatOf(crmId: number): Promise<string | undefined> {
       if (!bot) return undefined
@@ -62,10 +82,12 @@ export function createTelegram({ config, store, db, log, now }: TelegramOptions)
     async start(): Promise<void> {
       if (!bot) return
       await notifier?.start()
+      widgetBot?.start()
       receiving = bot.start()
     },
     async stop(): Promise<void> {
       await notifier?.stop()
+      await widgetBot?.stop()
       await receiving
       await bot?.stop()
     },

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict'
+import { createDatabase } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, listenRestartable, until } from '@atrium/platform/testing'
 import { buildChat } from '../../../chat/src/app.ts'
 import { loadChatConfig } from '../../../chat/src/config.ts'
-import { createChatClient, SERVICE_SECRET } from '../../../chat/test/support.ts'
+import type { ChatDatabase } from '../../../chat/src/db/schema.ts'
+import { createChatClient, SERVICE_SECRET, startChatOn } from '../../../chat/test/support.ts'
 import { startPeopleWorld } from '../../test/people.ts'
 import { startGateway } from '../../test/support.ts'
 
@@ -99,5 +101,35 @@ forEachDialect(
       return true
     }, 'the profiles pushed once the chat module is back')
     assert.deepEqual(members.map((member) => member.name).sort(), ['Early Bird', 'Late Comer', 'Owner'])
+  },
+)
+
+forEachDialect(
+  'scopes granted and removed at the gateway reach the chat module with the next sync',
+  async (t, dialect) => {
+    const chatUrl = await createTestDatabaseUrl(t, dialect)
+    let stopGateway = async () => {}
+    t.after(() => stopGateway())
+    const chat = await startChatOn(t, chatUrl)
+    const gateway = await startGateway(t, dialect, {
+      settings: { Modules: { chat: chat.base }, ServiceSecret: SERVICE_SECRET },
+    })
+    stopGateway = () => gateway.app.close()
+    const chatDb = createDatabase<ChatDatabase>(chatUrl)
+    t.after(() => chatDb.destroy())
+    const scopesInChat = async (crmId: number) =>
+      (await chatDb.db.selectFrom('chat_profiles').select('scopes').where('member', '=', crmId).executeTakeFirst())
+        ?.scopes
+
+    const alice = await gateway.store.users.create({ name: 'Alice', scopes: ['admin', 'support'] })
+    await gateway.app.syncProfiles()
+    assert.equal(await scopesInChat(alice.crm_id), 'admin support')
+
+    await gateway.store.users.setScopes(alice.crm_id, ['support'])
+    await gateway.app.syncProfiles()
+    assert.equal(await scopesInChat(alice.crm_id), 'support')
+    await gateway.store.users.setScopes(alice.crm_id, [])
+    await gateway.app.syncProfiles()
+    assert.equal(await scopesInChat(alice.crm_id), '')
   },
 )

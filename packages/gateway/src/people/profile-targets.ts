@@ -1,4 +1,5 @@
 import { ContactFlags, DISPLAY_NAME_PATTERN } from '@atrium/platform'
+import { parseScopes } from '../auth/caller.ts'
 import type { Federation } from '../federation/federation.repository.ts'
 import { type Contact, ContactKind, type User, type Users } from '../users/users.repository.ts'
 import type { ProfileTarget } from './profile-sync.ts'
@@ -10,15 +11,28 @@ export const CRM_MAX_CONTACTS = 20
 /** Longest contact value the CRM takes; it refuses control characters in one, as in names. */
 const CRM_MAX_CONTACT_VALUE = 254
 const ONE_LINE = new RegExp(DISPLAY_NAME_PATTERN)
+/** What the chat module takes as a scope, and how many; one odd value must not stop the sync. */
+const CHAT_SCOPE = /^[A-Za-z0-9:._-]{1,64}$/
+const CHAT_MAX_SCOPES = 50
 
-/** The chat module knows people by id and display name (docs/people.md); it takes up to 500 per call. */
+/**
+ * The chat module knows people by id, display name and scopes (docs/people.md); the scopes decide
+ * which Telegram widgets a person sees (docs/telegram-widgets.md). A scope change moves the user's
+ * timetick_update, so the next sync carries it. The module takes up to 500 per call.
+ */
 export function chatProfileTarget(url: string): ProfileTarget {
   return {
     module: 'chat',
     url,
     batchSize: 200,
     async describe(users) {
-      return users.map((user) => ({ member: String(user.crm_id), name: user.name.trim() }))
+      return users.map((user) => ({
+        member: String(user.crm_id),
+        name: user.name.trim(),
+        scopes: parseScopes(user.scopes)
+          .filter((scope) => CHAT_SCOPE.test(scope))
+          .slice(0, CHAT_MAX_SCOPES),
+      }))
     },
   }
 }

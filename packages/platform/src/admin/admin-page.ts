@@ -49,6 +49,7 @@ dl.fields{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;back
 dl.fields dt{color:#4a5363}
 dl.fields dd{margin:0}
 code{font-size:.9em;overflow-wrap:anywhere}
+pre{margin:0;font-size:.9em;white-space:pre-wrap;overflow-wrap:anywhere}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
 `.trim()
 

@@ -16,6 +16,7 @@ import * as telegramLinks from './0014-telegram-links.ts'
 import * as mailBridge from './0015-mail-bridge.ts'
 import * as calls from './0017-calls.ts'
 import * as chatAdmin from './0018-chat-admin.ts'
+import * as telegramWidgets from './0019-telegram-widgets.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -36,4 +37,5 @@ export const chatMigrations: Migrations = {
   '0015-mail-bridge': mailBridge,
   '0017-calls': calls,
   '0018-chat-admin': chatAdmin,
+  '0019-telegram-widgets': telegramWidgets,
 }
