@@ -27,19 +27,13 @@ import { createEventCursors } from './events/event-cursors.repository.ts'
 import { createEventHub } from './events/event-hub.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import federationPlugin from './federation/federation.plugin.ts'
-import downloadsPlugin from './files/downloads.plugin.ts'
-import { createFileCatalogClient } from './files/file-catalog-client.ts'
-import filesPlugin from './files/files.plugin.ts'
-import { createLocalFileStorage } from './files/local-storage.ts'
-import { createS3FileStorage } from './files/s3-storage.ts'
+import { installFiles } from './files/install-files.ts'
 import { type FileSweepReport, sweepFiles } from './files/upload-sweep.ts'
-import { createUploads } from './files/uploads.repository.ts'
 import internalPlugin from './internal/internal.plugin.ts'
 import { createChatMail } from './mail/chat-mail.ts'
 import { createDnsLookup, createMailAuth } from './mail/mail-auth.ts'
 import { createMailBridge } from './mail/mail-bridge.ts'
-import mcpPlugin from './mcp/mcp.plugin.ts'
-import mcpAccessPlugin from './mcp/mcp-access.plugin.ts'
+import { installMcp } from './mcp/install-mcp.ts'
 import notificationsPlugin from './notifications/notifications.plugin.ts'
 import serviceWorkerPlugin from './notifications/service-worker.ts'
 import { createWebPush } from './notifications/web-push.ts'
@@ -47,7 +41,6 @@ import peoplePlugin from './people/people.plugin.ts'
 import { createProfileSync } from './people/profile-sync.ts'
 import { chatProfileTarget, crmProfileTarget } from './people/profile-targets.ts'
 import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
-import { createModuleCaller } from './proxy/module-call.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
 import { readTlsFiles } from './server/tls.ts'
@@ -60,9 +53,8 @@ import { createFrontPage } from './static/front-page.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
 import { type GatewayStore, openGatewayStore } from './store.ts'
-import stunPlugin from './stun/stun.plugin.ts'
-import { createStunReports } from './stun/stun-reports.repository.ts'
-import { createStunResponder, type StunResponder, stunBindTargets } from './stun/stun-responder.ts'
+import { installStun } from './stun/install-stun.ts'
+import type { StunResponder } from './stun/stun-responder.ts'
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
 import { createWebhooks } from './webhooks/webhooks.repository.ts'
 
@@ -301,28 +293,14 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     app.addHook('preClose', () => webhooks.close())
   }
 
-  // Resumable uploads (tus) and downloads, onto local disk or an S3-compatible store; the chat
-  // module's catalogue says who may read a file (docs/files.md).
-  const uploads = createUploads(store.db, store.dialect, store.nextTick, store.now)
-  const fileStorage =
-    config.FileStorage === 's3'
-      ? createS3FileStorage(config.Files.S3)
-      : createLocalFileStorage(config.LocalFileStoragePath)
-  const catalogUrl = config.Modules[config.Files.CatalogModule]
-  const catalog = catalogUrl
-    ? createFileCatalogClient({ baseUrl: catalogUrl, serviceSecret: config.ServiceSecret })
-    : undefined
-  app.register(filesPlugin, {
-    prefix: '/auth/v1',
-    uploads,
-    storage: fileStorage,
-    settings: config.Files,
-    serviceSecret: config.ServiceSecret,
-    catalog,
+  // Resumable uploads and downloads (docs/files.md).
+  const files = installFiles(app, {
+    config,
     now: store.now,
+    db: store.db,
+    dialect: store.dialect,
+    nextTick: store.nextTick,
   })
-  app.register(downloadsPlugin, { prefix: '/auth', uploads, storage: fileStorage, catalog })
-  const files = { uploads, storage: fileStorage, catalog, now: store.now }
 
   const sweepMcp = async () => {
     await store.mcpAudit.sweep(store.now() - config.Mcp.AuditRetentionDays * 86_400_000)
@@ -337,38 +315,8 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   sweep.unref()
   app.addHook('onClose', async () => clearInterval(sweep))
 
-  // The embedded STUN responder, on UDP on the HTTP(S) port number once that is known, and its
-  // diagnostics for signed-in clients (docs/stun.md).
-  const stun = createStunResponder({
-    software: config.Stun.Software,
-    trackedSources: config.Stun.TrackedSources,
-    threads: config.Stun.Threads,
-    log: app.log,
-  })
-  if (config.Stun.Enabled) {
-    app.addHook('onListen', async () => {
-      await stun.listen(stunBindTargets(app.addresses(), config.Stun)).then(
-        (bound) => app.log.info({ stun: bound }, 'STUN responder listening on UDP'),
-        (error: unknown) =>
-          app.log.error({ err: error }, 'STUN responder could not bind; Binding requests go unanswered'),
-      )
-    })
-  } else {
-    await stun.listen([])
-  }
-  app.addHook('preClose', () => stun.close())
-  const stunReports = createStunReports(store.db, store.nextTick, store.now, {
-    perUser: config.Stun.ReportsPerUser,
-    retentionMs: config.Stun.ReportRetentionHours * 3_600_000,
-  })
-  app.register(stunPlugin, {
-    prefix: '/auth/v1',
-    responder: stun,
-    reports: stunReports,
-    enabled: config.Stun.Enabled,
-    reportsPerHour: config.Stun.ReportsPerHour,
-    now: store.now,
-  })
+  // The embedded STUN responder and its diagnostics (docs/stun.md).
+  const { stun, stunReports } = await installStun(app, { config, store })
 
   // The frontends' mounts are more specific than the proxy's catch-all, so they win in the router.
   const mailBridge = config.MailBridge.Enabled
@@ -379,7 +327,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
         // Modules.chat is set: the config check refuses the bridge without it.
         chat: createChatMail({ chatUrl: config.Modules.chat ?? '', serviceSecret: config.ServiceSecret }),
         authenticate: createMailAuth(createDnsLookup(config.Dns.Servers, config.Dns.TimeoutMs, config.Dns.Tries)),
-        files: { uploads, storage: fileStorage, settings: config.Files, now: store.now },
+        files: { uploads: files.uploads, storage: files.storage, settings: config.Files, now: store.now },
         log: app.log,
         now: store.now,
       })
@@ -387,38 +335,8 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.addHook('onReady', async () => mailBridge?.listen())
   app.addHook('preClose', async () => mailBridge?.close())
 
-  // MCP for AI assistants: tools granted by a whitelist, calling the modules through the route map
-  // with the caller's identity and the signed hop, like a proxied request (docs/mcp.md).
-  if (config.Mcp.Enabled) {
-    const modules = createModuleCaller({
-      routes: store.routes,
-      modules: config.Modules,
-      settings: config.Proxy,
-      serviceSecret: config.ServiceSecret,
-      cookieName: config.Sessions.CookieName,
-      lookupCountry,
-      maxAnswerBytes: config.Mcp.MaxAnswerBytes,
-    })
-    app.addHook('onClose', () => modules.close())
-    app.register(mcpPlugin, {
-      prefix: '/auth/v1',
-      grants: store.mcpGrants,
-      audit: store.mcpAudit,
-      modules,
-      settings: config.Mcp,
-      version: GATEWAY_API_VERSION,
-    })
-  }
-
-  // What the signed-in user's assistants may do, for their account page; NotFound while MCP is off.
-  app.register(mcpAccessPlugin, {
-    prefix: '/auth/v1',
-    grants: store.mcpGrants,
-    apiKeys: store.apiKeys,
-    publicOrigin: config.PublicOrigin,
-    enabled: config.Mcp.Enabled,
-    now: store.now,
-  })
+  // MCP for AI assistants and what a user's assistants may do (docs/mcp.md).
+  installMcp(app, { config, store, lookupCountry, version: GATEWAY_API_VERSION })
 
   // The operator panel (docs/admin.md): server-rendered pages for users with the admin scope.
   app.register(adminPlugin, {
