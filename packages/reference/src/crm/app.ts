@@ -1,21 +1,12 @@
-import {
-  buildInfo,
-  createDatabase,
-  createService,
-  createTimetickGenerator,
-  installServiceAuth,
-  migrateToLatest,
-  type Service,
-} from '@atrium/platform'
+import { createTimetickGenerator, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
 import type { CrmConfig } from '../config.ts'
+import { openReferenceService } from '../reference-service.ts'
 import { crmMigrations } from './db/migrations/index.ts'
 import type { CrmDatabase } from './db/schema.ts'
 import setProfilesPlugin from './profiles/set-profiles.plugin.ts'
 import userInfoPlugin from './profiles/user-info.plugin.ts'
 import { createCrmStore } from './store.ts'
-
-const HEALTH_PATH = '/private/v1/health'
 
 /**
  * Builds the reference CRM module with its database migrated: only what the gateway touches
@@ -26,24 +17,15 @@ export async function buildCrm(
   config: CrmConfig,
   { logger = false }: { logger?: FastifyServerOptions['logger'] } = {},
 ): Promise<Service> {
-  const database = createDatabase<CrmDatabase>(config.CrmDB)
-  try {
-    await migrateToLatest(database, crmMigrations)
-  } catch (error) {
-    await database.destroy()
-    throw error
-  }
-  const store = createCrmStore(database, createTimetickGenerator({ node: config.NodeNumber }))
-
-  const app = createService({
+  const { app, database } = await openReferenceService<CrmDatabase>({
     name: 'crm',
-    healthPath: HEALTH_PATH,
-    domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
+    databaseUrl: config.CrmDB,
+    migrations: crmMigrations,
+    serviceSecret: config.ServiceSecret,
+    platformDevHost: config.PlatformDevHost,
     logger,
   })
-  // Only the gateway's signed hop reaches the CRM: X-Crm from anyone else is never believed.
-  installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH] })
-  app.addHook('onClose', () => database.destroy())
+  const store = createCrmStore(database, createTimetickGenerator({ node: config.NodeNumber }))
 
   app.register(userInfoPlugin, { prefix: '/crm/v1', store })
   app.register(setProfilesPlugin, { prefix: '/private/v1', store })

@@ -1,20 +1,11 @@
-import {
-  buildInfo,
-  createDatabase,
-  createService,
-  createTimetickGenerator,
-  installServiceAuth,
-  migrateToLatest,
-  type Service,
-} from '@atrium/platform'
+import { createTimetickGenerator, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
 import type { PaymentConfig } from '../config.ts'
+import { openReferenceService } from '../reference-service.ts'
 import { paymentMigrations } from './db/migrations/index.ts'
 import type { PaymentDatabase } from './db/schema.ts'
 import ordersPlugin from './orders/orders.plugin.ts'
 import { createWalletDeposits } from './orders/wallet-deposits.ts'
-
-const HEALTH_PATH = '/private/v1/health'
 
 /**
  * Builds the reference payment module with its database migrated: POST
@@ -25,22 +16,14 @@ export async function buildPayment(
   config: PaymentConfig,
   { logger = false, now = Date.now }: { logger?: FastifyServerOptions['logger']; now?: () => number } = {},
 ): Promise<Service> {
-  const database = createDatabase<PaymentDatabase>(config.PaymentDB)
-  try {
-    await migrateToLatest(database, paymentMigrations)
-  } catch (error) {
-    await database.destroy()
-    throw error
-  }
-
-  const app = createService({
+  const { app, database } = await openReferenceService<PaymentDatabase>({
     name: 'payment',
-    healthPath: HEALTH_PATH,
-    domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
+    databaseUrl: config.PaymentDB,
+    migrations: paymentMigrations,
+    serviceSecret: config.ServiceSecret,
+    platformDevHost: config.PlatformDevHost,
     logger,
   })
-  installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH] })
-  app.addHook('onClose', () => database.destroy())
 
   app.register(ordersPlugin, {
     prefix: '/payment/v1',

@@ -1,14 +1,7 @@
-import {
-  buildInfo,
-  createDatabase,
-  createService,
-  createTimetickGenerator,
-  installServiceAuth,
-  migrateToLatest,
-  type Service,
-} from '@atrium/platform'
+import { createTimetickGenerator, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
 import type { WalletConfig } from '../config.ts'
+import { openReferenceService } from '../reference-service.ts'
 import balancePlugin from './balance/balance.plugin.ts'
 import { walletMigrations } from './db/migrations/index.ts'
 import type { WalletDatabase } from './db/schema.ts'
@@ -17,8 +10,6 @@ import internalPlugin from './internal/internal.plugin.ts'
 import monitoringPlugin from './monitoring/monitoring.plugin.ts'
 import { createWalletStore } from './store.ts'
 import transactionsPlugin from './transactions/transactions.plugin.ts'
-
-const HEALTH_PATH = '/private/v1/health'
 
 /**
  * Builds the reference wallet module with its database migrated: only what the gateway touches
@@ -29,23 +20,15 @@ export async function buildWallet(
   config: WalletConfig,
   { logger = false, now = Date.now }: { logger?: FastifyServerOptions['logger']; now?: () => number } = {},
 ): Promise<Service> {
-  const database = createDatabase<WalletDatabase>(config.WalletDB)
-  try {
-    await migrateToLatest(database, walletMigrations)
-  } catch (error) {
-    await database.destroy()
-    throw error
-  }
-  const store = createWalletStore(database, createTimetickGenerator({ node: config.NodeNumber }))
-
-  const app = createService({
+  const { app, database } = await openReferenceService<WalletDatabase>({
     name: 'wallet',
-    healthPath: HEALTH_PATH,
-    domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
+    databaseUrl: config.WalletDB,
+    migrations: walletMigrations,
+    serviceSecret: config.ServiceSecret,
+    platformDevHost: config.PlatformDevHost,
     logger,
   })
-  installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH] })
-  app.addHook('onClose', () => database.destroy())
+  const store = createWalletStore(database, createTimetickGenerator({ node: config.NodeNumber }))
   // Counted at the root when a request arrives, so every route (refusals included) counts, and a
   // response a client has seen is always counted by the time its next request is.
   let requestsServed = 0
