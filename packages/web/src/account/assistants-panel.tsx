@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import type { AssistantKeyView, AuthApi, CreatedApiKey, McpAccessView } from '../api/auth-api.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
 import { assistantSetup, SUGGESTED_TOOLS, toolWords } from './assistant-words.ts'
+import { usePanelAction } from './use-panel-action.ts'
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
 const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
@@ -24,8 +25,7 @@ export function AssistantsPanel({ auth, crmId }: AssistantsPanelProps) {
   const [name, setName] = useState('')
   const [created, setCreated] = useState<CreatedApiKey>()
   const [confirming, setConfirming] = useState('')
-  const [note, setNote] = useState('')
-  const [busy, setBusy] = useState(false)
+  const { note, setNote, busy, act } = usePanelAction()
   const confirmButton = useRef<HTMLButtonElement>(null)
 
   useEffect(() => {
@@ -44,18 +44,6 @@ export function AssistantsPanel({ auth, crmId }: AssistantsPanelProps) {
   useEffect(() => {
     load()
   }, [auth])
-
-  async function act(action: () => Promise<string>, words: Parameters<typeof failureText>[1] = {}) {
-    setBusy(true)
-    setNote('')
-    try {
-      setNote(await action())
-    } catch (failure) {
-      setNote(failureText(failure, words))
-    } finally {
-      setBusy(false)
-    }
-  }
 
   const create = (event: Event) => {
     event.preventDefault()

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import type { AuthApi, UserKeyView } from '../api/auth-api.ts'
 import { failureText } from '../api/envelope.ts'
+import { usePanelAction } from './use-panel-action.ts'
 
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
 
@@ -12,8 +13,7 @@ export function UserKeysPanel({ auth }: { auth: AuthApi }) {
   const [keys, setKeys] = useState<UserKeyView[]>()
   const [name, setName] = useState('')
   const [publicKey, setPublicKey] = useState('')
-  const [note, setNote] = useState('')
-  const [busy, setBusy] = useState(false)
+  const { note, setNote, busy, act } = usePanelAction()
 
   useEffect(() => {
     auth
@@ -21,18 +21,6 @@ export function UserKeysPanel({ auth }: { auth: AuthApi }) {
       .then(setKeys)
       .catch((failure) => setNote(failureText(failure)))
   }, [auth])
-
-  async function act(action: () => Promise<string>, words: Parameters<typeof failureText>[1] = {}) {
-    setBusy(true)
-    setNote('')
-    try {
-      setNote(await action())
-    } catch (failure) {
-      setNote(failureText(failure, words))
-    } finally {
-      setBusy(false)
-    }
-  }
 
   const add = (event: Event) => {
     event.preventDefault()
