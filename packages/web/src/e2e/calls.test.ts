@@ -41,13 +41,18 @@ function mediaStats(page: Page): Promise<MediaStats> {
       byId.set(String(stat.id), stat)
     })
     let packets = 0
-    let candidateType = ''
+    let selectedPair: Record<string, unknown> | undefined
     report.forEach((stat: Record<string, unknown>) => {
       if (stat.type === 'inbound-rtp') packets += Number(stat.packetsReceived ?? 0)
-      if (stat.type === 'candidate-pair' && stat.state === 'succeeded' && stat.nominated) {
-        candidateType = String(byId.get(String(stat.localCandidateId))?.candidateType ?? '')
+      // The transport names the pair in use; a nominated, succeeded pair stands in where it does not.
+      if (stat.type === 'transport' && stat.selectedCandidatePairId) {
+        selectedPair = byId.get(String(stat.selectedCandidatePairId))
+      }
+      if (!selectedPair && stat.type === 'candidate-pair' && stat.state === 'succeeded' && stat.nominated) {
+        selectedPair = stat
       }
     })
+    const candidateType = String(byId.get(String(selectedPair?.localCandidateId))?.candidateType ?? '')
     return { packets, candidateType }
   })
 }
@@ -58,7 +63,7 @@ async function mediaFlows(page: Page): Promise<MediaStats> {
   let first: MediaStats | undefined
   for (;;) {
     const now = await mediaStats(page)
-    if (first && first.packets > 0 && now.packets > first.packets) return now
+    if (first && first.packets > 0 && now.packets > first.packets && now.candidateType) return now
     if (!first || first.packets === 0) first = now
     assert.ok(Date.now() < deadline, `no inbound RTP packets arrive (last reading ${JSON.stringify(now)})`)
     await page.waitForTimeout(250)

@@ -160,7 +160,10 @@ test('files: attach by button, drop and paste, download, preview and browse; a g
     const guest = await openPage(browser, { width: 375, height: 740 })
     await guest.page.goto(link)
     await guest.page.getByRole('textbox', { name: 'Message' }).waitFor()
-    await alice.page.locator('.chat-list .chat-link').first().click()
+    // Alice opens the guest's chat by its id once it reaches her list (live, so it may come late).
+    const guestChat = await guest.page.locator('article.conversation').getAttribute('data-chat-id')
+    await alice.page.locator(`.chat-list li[data-chat-id="${guestChat}"] .chat-link`).click()
+    await alice.page.waitForURL(`**/chat/c/${guestChat}`)
     await alice.page.getByRole('textbox', { name: 'Message' }).waitFor()
     const note = randomFile('for-the-guest.txt', 5_000, 'text/plain')
     await attachByButton(alice.page, [note])
