@@ -17,7 +17,7 @@ async function operatorPage(browser: Browser) {
 
 // Issue 21: the chat module's operator pages, reached through a real gateway.
 forEachDialect(
-  'an operator opens the chat admin dashboard, filters user files and opens a chat; others get 403',
+  'an operator opens the chat admin dashboard, filters user files, opens a chat and removes a member (audited); others get 403',
   async (t, dialect) => {
     const browser = await launchBrowser(t)
     if (!browser) return
@@ -99,8 +99,26 @@ forEachDialect(
 
     await page.locator('tbody tr').first().getByRole('link', { name: 'Design team' }).click()
     await page.getByRole('heading', { name: 'Design team' }).waitFor()
-    await page.getByRole('button', { name: 'Remove Bob Baker (502)' }).waitFor()
     await checkAccessibility(page, 'chat-admin-chat-detail')
+
+    // An action through the gateway: the form post passes its Origin check, the member is gone from
+    // ChatDB, the page says so, and the dashboard lists the operator's action by name.
+    await page.getByRole('button', { name: 'Remove Bob Baker (502)' }).click()
+    await page.getByText('Member removed from the chat.').waitFor()
+    assert.equal(await page.getByRole('button', { name: 'Remove Bob Baker (502)' }).count(), 0)
+    const left = await database.db
+      .selectFrom('chat_members')
+      .select('member')
+      .where('chat_id', '=', Number(team.id))
+      .execute()
+    assert.deepEqual(
+      left.map((row) => Number(row.member)),
+      [501],
+    )
+    await page.getByRole('link', { name: 'Dashboard' }).click()
+    const action = page.locator('tr', { hasText: 'remove_member' })
+    await action.waitFor()
+    assert.match((await action.textContent()) ?? '', /Olga Operator[\s\S]*chat:\d+[\s\S]*member:502/)
 
     // A signed-in user without the admin scope gets the 403 page on every section.
     const bob = await operatorPage(browser)
