@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
@@ -101,9 +102,27 @@ export function createService(options: ServiceOptions): Service {
     connections.add(socket)
     socket.once('close', () => connections.delete(socket))
   })
+  // It also misses an HTTP/1.1 keep-alive connection whose last answer finishes around the start
+  // of the close (seen with file downloads): that one held the close for the keep-alive timeout,
+  // 72 s. So closing ends every such connection with no request in flight, and each one whose
+  // last request in flight ends later. HTTP/2 sessions get a GOAWAY from the server instead.
+  const requestsInFlight = new Map<Socket, number>()
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (request.httpVersionMajor !== 1) return
+    const socket = request.socket
+    if (!requestsInFlight.has(socket)) socket.once('close', () => requestsInFlight.delete(socket))
+    requestsInFlight.set(socket, (requestsInFlight.get(socket) ?? 0) + 1)
+    response.once('close', () => {
+      if (!requestsInFlight.has(socket)) return
+      const left = requestsInFlight.get(socket)! - 1
+      requestsInFlight.set(socket, left)
+      if (closing && left === 0) socket.destroySoon()
+    })
+  })
   app.addHook('preClose', async () => {
     closing = true
     for (const socket of connections) if (socket.bytesRead === 0) socket.destroy()
+    for (const [socket, left] of requestsInFlight) if (left === 0) socket.destroy()
   })
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) return sendError(reply, new ApiError('ShuttingDown'))
