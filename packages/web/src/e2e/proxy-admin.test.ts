@@ -102,6 +102,8 @@ test('an operator signs in to /ProxyAdmin/, finds a user, revokes a session, edi
   // Rotate an app's secret: the new one is shown once, on the page that answers, and works.
   await page.getByRole('link', { name: 'Apps', exact: true }).click()
   await page.getByRole('link', { name: 'Shop', exact: true }).click()
+  await page.getByRole('heading', { name: `Shop (${shop.app.id})` }).waitFor()
+  await checkAccessibility(page, 'proxy-admin-app')
   await page.getByRole('button', { name: 'Rotate app secret' }).click()
   await page.getByRole('heading', { name: 'New app secret of Shop' }).waitFor()
   const secret = (await page.locator('#new-secret').textContent()) ?? ''
