@@ -190,14 +190,15 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   })
   app.register(internalPlugin, { prefix: '/private', users: store.users, serviceSecret: config.ServiceSecret })
   const projectDomains = createProjectDomains(store.db, store.nextTick, store.now)
+  const checkDomain = createDnsCheck({
+    servers: config.Dns.Servers,
+    timeoutMs: config.Dns.TimeoutMs,
+    tries: config.Dns.Tries,
+  })
   app.register(domainsPlugin, {
     prefix: '/auth/v1',
     domains: projectDomains,
-    checkDomain: createDnsCheck({
-      servers: config.Dns.Servers,
-      timeoutMs: config.Dns.TimeoutMs,
-      tries: config.Dns.Tries,
-    }),
+    checkDomain,
     recheckSeconds: config.Dns.RecheckSeconds,
   })
 
@@ -354,7 +355,9 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     stunReports,
     stunEnabled: config.Stun.Enabled,
     apps: store.apps,
+    reloadMs: config.Proxy.RouteReloadMs,
     domains: projectDomains,
+    checkDomain,
     federation: store.federation,
     config,
   })

@@ -112,6 +112,11 @@ export interface ActionResult {
   detail?: string
   /** The line shown on the page after the redirect. */
   notice: string
+  /**
+   * Answered instead of the redirect (200, never stored): a page that shows something once, e.g. a
+   * new secret, which must not travel in a URL. The notice is its notice line.
+   */
+  page?: { title: string; current: string; body: ComponentChildren }
 }
 
 export interface OperatorAction {
@@ -129,7 +134,8 @@ export interface OperatorAction {
 /**
  * Registers an operator action: a form POST that runs `perform`, records the action in the audit
  * (with the error's message as its outcome when it fails), then redirects (303) to `back` with the
- * notice — Post/Redirect/Get, so a reload never repeats it.
+ * notice — Post/Redirect/Get, so a reload never repeats it. An action that shows a secret once
+ * answers its page directly instead (see `ActionResult.page`).
  */
 export function operatorAction(scope: FastifyInstance, context: AdminContext, spec: OperatorAction): void {
   scope.post(spec.path, { schema: actionBody }, async function runOperatorAction(request, reply) {
@@ -139,6 +145,10 @@ export function operatorAction(scope: FastifyInstance, context: AdminContext, sp
     try {
       const result = await spec.perform(form, request)
       await context.actions.record({ ...entry, detail: result.detail, outcome: 'ok' })
+      if (result.page) {
+        request.query = { notice: result.notice }
+        return sendAdminPage(request, reply, result.page)
+      }
       notice = { notice: result.notice }
     } catch (error) {
       if (!(error instanceof ApiError)) throw error

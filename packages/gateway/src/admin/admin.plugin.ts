@@ -15,6 +15,7 @@ import {
   sendForbidden,
   userLabels,
 } from './admin-shell.ts'
+import appsPage, { type AppsPageOptions } from './apps.page.ts'
 import cataloguePage, { type CataloguePageOptions } from './catalogue.page.ts'
 import loginAuditPage, { type LoginAuditPageOptions } from './login-audit.page.ts'
 import pushPage, { type PushPageOptions } from './push.page.ts'
@@ -30,6 +31,7 @@ export interface AdminPluginOptions
     Omit<LoginAuditPageOptions, keyof AdminContext>,
     Omit<PushPageOptions, keyof AdminContext>,
     Omit<StunPageOptions, keyof AdminContext>,
+    Omit<AppsPageOptions, keyof AdminContext>,
     Omit<CataloguePageOptions, keyof AdminContext>,
     Omit<SettingsPageOptions, keyof AdminContext> {
   actions: AdminActions
@@ -81,6 +83,7 @@ export default async function adminPlugin(app: FastifyInstance, options: AdminPl
   await app.register(loginAuditPage, options)
   await app.register(pushPage, options)
   await app.register(stunPage, options)
+  await app.register(appsPage, options)
   await app.register(cataloguePage, options)
   await app.register(settingsPage, options)
   actionsLogPage(app, context)

@@ -13,6 +13,7 @@ const PAGES = [
   '/ProxyAdmin/StunMonitor',
   '/ProxyAdmin/Actions',
   '/ProxyAdmin/Apps',
+  '/ProxyAdmin/AppDetail?Id=1',
   '/ProxyAdmin/Domains',
   '/ProxyAdmin/Partners',
   '/ProxyAdmin/Settings',
@@ -24,6 +25,21 @@ const ACTIONS: [string, Record<string, string>][] = [
   ['/ProxyAdmin/Routes/Save', { Mode: 'add', Prefix: '/taken/', Upstream: 'http://127.0.0.1:9' }],
   ['/ProxyAdmin/Routes/Remove', { Prefix: '/kept/' }],
   ['/ProxyAdmin/PushSubscriptions/Test', { Subscription: '1' }],
+  ['/ProxyAdmin/UserDetail/Scopes', { CrmId: '1', Scopes: 'admin' }],
+  ['/ProxyAdmin/UserDetail/ContactVerified', { CrmId: '1', Contact: '1', Verified: 'true' }],
+  ['/ProxyAdmin/AppDetail/Flags', { Id: '1', AppAuthAndCORS: 'true' }],
+  ['/ProxyAdmin/AppDetail/Origins', { Id: '1', Origins: 'https://evil.example' }],
+  ['/ProxyAdmin/AppDetail/RotateSecret', { Id: '1' }],
+  ['/ProxyAdmin/AppDetail/RotateWebhookSecret', { Id: '1' }],
+  ['/ProxyAdmin/Domains/Add', { Domain: 'evil.example.com' }],
+  ['/ProxyAdmin/Domains/Check', { Domain: 'evil.example.com' }],
+  ['/ProxyAdmin/Domains/Remove', { Domain: 'evil.example.com' }],
+  [
+    '/ProxyAdmin/Partners/Add',
+    { Id: 'evil', Name: 'Evil', Issuer: 'https://evil.example', ClientId: 'a', ClientSecret: 'b' },
+  ],
+  ['/ProxyAdmin/Partners/Scopes', { Id: 'evil', Scopes: 'openid' }],
+  ['/ProxyAdmin/Partners/Remove', { Id: 'evil' }],
 ]
 
 forEachDialect('an anonymous browser is sent to sign in and back, from every page and action', async (t, dialect) => {
@@ -72,10 +88,10 @@ forEachDialect('an operator sees every page in the shell, under the strict CSP',
   assert.equal(root.location, '/ProxyAdmin/Users')
   for (const path of PAGES.slice(1, -1)) {
     const answer = await panel.page(path, panel.operator)
-    // An unknown user id sends the detail page back to the list.
-    if (path.startsWith('/ProxyAdmin/UserDetail')) {
+    // An unknown user or app id sends the detail page back to the list.
+    if (path.startsWith('/ProxyAdmin/UserDetail') || path.startsWith('/ProxyAdmin/AppDetail')) {
       assert.equal(answer.status, 303)
-      assert.match(answer.location, /^\/ProxyAdmin\/Users\?error=/)
+      assert.match(answer.location, /^\/ProxyAdmin\/(Users|Apps)\?error=/)
       continue
     }
     assert.equal(answer.status, 200, path)

@@ -41,6 +41,12 @@ export default async function settingsPage(app: FastifyInstance, { config }: Set
         <p class="muted">The effective configuration of this gateway node. These are deploy-time settings, read at
           start from the config file and the environment: change them there and restart. Secrets are shown as
           [redacted].</p>
+        <p class="muted">What changes while the gateway runs is data, not settings: the route map
+          (<a href=${`${ADMIN_ROOT}/Routes`}>Routes</a>), apps with their flags, origins and secrets
+          (<a href=${`${ADMIN_ROOT}/Apps`}>Apps</a>), <a href=${`${ADMIN_ROOT}/Domains`}>Domains</a>,
+          <a href=${`${ADMIN_ROOT}/Partners`}>Federation partners</a> and users’ scopes
+          (<a href=${`${ADMIN_ROOT}/Users`}>Users</a>). Every gateway node follows route and app changes within
+          Proxy.RouteReloadMs.</p>
         <table>
           <thead><tr><th>Setting</th><th>Value</th><th>Changes</th></tr></thead>
           <tbody>${rows.map(

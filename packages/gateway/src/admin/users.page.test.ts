@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { ContactFlags } from '@atrium/platform'
+import { ContactFlags, errorCodes } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import { nextLink, startPanel, tableRows } from '../../test/admin.ts'
 import { ContactKind } from '../users/users.repository.ts'
@@ -122,5 +122,126 @@ forEachDialect(
         ['session.revoke', String(user.crm_id), 'ok'],
       ],
     )
+  },
+)
+
+/** The notice or error line a redirect carries. */
+function lineOf(location: string, kind: 'notice' | 'error'): string {
+  return new URL(location, 'http://panel').searchParams.get(kind) ?? ''
+}
+
+forEachDialect(
+  'an operator grants and revokes scopes and marks a contact verified or not; bad scope names change nothing',
+  async (t, dialect) => {
+    const panel = await startPanel(t, dialect)
+    const { users } = panel.store
+    const user = await users.create({ name: 'Sam Scoped', scopes: ['chat'] })
+    const contact = await users.addContact(user.crm_id, ContactKind.Email, 'sam@example.com')
+    const crmId = String(user.crm_id)
+    const scopesOf = async () => users.scopesOf((await users.get(user.crm_id))!)
+
+    const detail = await panel.page(`/ProxyAdmin/UserDetail?CrmId=${crmId}`, panel.operator)
+    assert.match(detail.html, /<input id="scopes" name="Scopes" value="chat"/)
+    assert.match(detail.html, /sam@example.com<\/td><td>ManuallyAdded<\/td>.*Mark verified/)
+
+    const granted = await panel.post(
+      '/ProxyAdmin/UserDetail/Scopes',
+      { CrmId: crmId, Scopes: 'chat, admin files:read' },
+      panel.operator,
+    )
+    assert.equal(granted.status, 303)
+    assert.equal(lineOf(granted.location, 'notice'), 'Scopes saved: chat admin files:read.')
+    assert.deepEqual(await scopesOf(), ['chat', 'admin', 'files:read'])
+
+    for (const [scopes, reason] of [
+      ['chat ad<min>', /Invalid scope "ad<min>"/],
+      ['x'.repeat(65), /at most 64/],
+    ] as const) {
+      const answer = await panel.post('/ProxyAdmin/UserDetail/Scopes', { CrmId: crmId, Scopes: scopes }, panel.operator)
+      assert.match(lineOf(answer.location, 'error'), reason)
+      assert.match((await panel.page(answer.location, panel.operator)).html, /<p class="notice error" role="status">/)
+    }
+    assert.deepEqual(await scopesOf(), ['chat', 'admin', 'files:read'])
+
+    const revoked = await panel.post(
+      '/ProxyAdmin/UserDetail/Scopes',
+      { CrmId: crmId, Scopes: 'files:read' },
+      panel.operator,
+    )
+    assert.equal(lineOf(revoked.location, 'notice'), 'Scopes saved: files:read.')
+    assert.deepEqual(await scopesOf(), ['files:read'])
+    // An operator cannot take the admin scope from themselves.
+    const self = await panel.post(
+      '/ProxyAdmin/UserDetail/Scopes',
+      { CrmId: String(panel.operator.crmId), Scopes: 'chat' },
+      panel.operator,
+    )
+    assert.match(lineOf(self.location, 'error'), /cannot remove your own admin scope/)
+    assert.deepEqual(users.scopesOf((await users.get(panel.operator.crmId))!), ['admin'])
+
+    const verified = await panel.post(
+      '/ProxyAdmin/UserDetail/ContactVerified',
+      { CrmId: crmId, Contact: String(contact.id), Verified: 'true' },
+      panel.operator,
+    )
+    assert.equal(lineOf(verified.location, 'notice'), 'sam@example.com marked verified.')
+    assert.equal((await users.contactsOf(user.crm_id))[0]!.flags, ContactFlags.ManuallyAdded | ContactFlags.Verified)
+    const after = await panel.page(`/ProxyAdmin/UserDetail?CrmId=${crmId}`, panel.operator)
+    assert.match(after.html, /sam@example.com<\/td><td>Verified, ManuallyAdded<\/td>.*Mark unverified/)
+    // A contact of another user is not reachable through this user's page.
+    const other = await users.create({ name: 'Otto' })
+    const wrong = await panel.post(
+      '/ProxyAdmin/UserDetail/ContactVerified',
+      { CrmId: String(other.crm_id), Contact: String(contact.id), Verified: 'false' },
+      panel.operator,
+    )
+    assert.equal(lineOf(wrong.location, 'error'), 'That contact is not one of this user’s.')
+    const unverified = await panel.post(
+      '/ProxyAdmin/UserDetail/ContactVerified',
+      { CrmId: crmId, Contact: String(contact.id), Verified: 'false' },
+      panel.operator,
+    )
+    assert.equal(lineOf(unverified.location, 'notice'), 'sam@example.com marked unverified.')
+    assert.equal((await users.contactsOf(user.crm_id))[0]!.flags, ContactFlags.ManuallyAdded)
+
+    // Shown escaped: a scope name typed into the form is text on the page, never markup.
+    const log = tableRows((await panel.page('/ProxyAdmin/Actions', panel.operator)).html).map((row) =>
+      row.split(' ').slice(6).join(' ').replaceAll('&quot;', '"').replaceAll('&lt;', '<'),
+    )
+    assert.deepEqual(log, [
+      `contact.verified ${crmId} sam@example.com unverified ok`,
+      `contact.verified ${other.crm_id} That contact is not one of this user’s.`,
+      `contact.verified ${crmId} sam@example.com verified ok`,
+      `user.scopes ${panel.operator.crmId} You cannot remove your own admin scope; ask another operator.`,
+      `user.scopes ${crmId} files:read ok`,
+      `user.scopes ${crmId} Invalid scope "${'x'.repeat(65)}": letters, digits and : . _ - only, at most 64.`,
+      `user.scopes ${crmId} Invalid scope "ad<min>": letters, digits and : . _ - only, at most 64.`,
+      `user.scopes ${crmId} chat admin files:read ok`,
+    ])
+  },
+)
+
+forEachDialect(
+  'scope and contact actions refuse a non-operator and a cross-origin form, and change nothing',
+  async (t, dialect) => {
+    const panel = await startPanel(t, dialect)
+    const { users } = panel.store
+    const contact = await users.addContact(panel.member.crmId, ContactKind.Email, 'mel@example.com')
+    const crmId = String(panel.member.crmId)
+    const actions: [string, Record<string, string>][] = [
+      ['/ProxyAdmin/UserDetail/Scopes', { CrmId: crmId, Scopes: 'admin' }],
+      ['/ProxyAdmin/UserDetail/ContactVerified', { CrmId: crmId, Contact: String(contact.id), Verified: 'true' }],
+    ]
+    for (const [path, form] of actions) {
+      const member = await panel.post(path, form, panel.member)
+      assert.equal(member.status, 403, path)
+      assert.match(member.body, /You need the admin scope/)
+      const forged = await panel.post(path, form, panel.operator, { origin: 'https://evil.example' })
+      assert.equal(forged.status, 403, path)
+      assert.equal((JSON.parse(forged.body) as { error: { code: number } }).error.code, errorCodes.CsrfRejected.code)
+    }
+    assert.deepEqual(users.scopesOf((await users.get(panel.member.crmId))!), [])
+    assert.equal((await users.contactsOf(panel.member.crmId))[0]!.flags, ContactFlags.ManuallyAdded)
+    assert.equal((await panel.page('/ProxyAdmin/Actions', panel.operator)).html.includes('<tbody>'), false)
   },
 )

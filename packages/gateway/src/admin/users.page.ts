@@ -2,6 +2,7 @@ import { ApiError, ContactFlags, flagNames } from '@atrium/platform'
 import { adminHref, adminTime, emptyState, filterForm, html, pager } from '@atrium/platform/admin'
 import type { FastifyInstance } from 'fastify'
 import type { ApiKeys } from '../auth/api-keys.repository.ts'
+import { parseScopes, SCOPE_NAME } from '../auth/caller.ts'
 import type { Sessions } from '../sessions/sessions.repository.ts'
 import { ContactKind, normalizeEmail, normalizePhone, type User } from '../users/users.repository.ts'
 import {
@@ -10,6 +11,7 @@ import {
   idField,
   listLimit,
   nextPage,
+  OPERATOR_SCOPE,
   operatorAction,
   type PageQuery,
   pageQuery,
@@ -122,7 +124,11 @@ export default async function usersPage(app: FastifyInstance, options: UsersPage
         <dl class="fields">
           <dt>CRM id</dt><dd><code>${String(user.crm_id)}</code></dd>
           <dt>Name</dt><dd>${user.name || '(no name)'}</dd>
-          <dt>Scopes</dt><dd>${users.scopesOf(user).join(' ') || '(none)'}</dd>
+          <dt>Scopes</dt><dd><form class="inline" method="post" action=${`${DETAIL}/Scopes`}>
+            ${hidden}<label class="visually-hidden" for="scopes">Scopes</label>
+            <input id="scopes" name="Scopes" value=${users.scopesOf(user).join(' ')} placeholder="(none)" />
+            <button type="submit">Save scopes</button></form>
+            <span class="muted"> space-separated; ${OPERATOR_SCOPE} opens these pages</span></dd>
           <dt>Signed up</dt><dd>${adminTime(user.created)}</dd>
           <dt>Sign-ins</dt><dd><a href=${adminHref(`${ADMIN_ROOT}/LoginAudit`, { User: user.crm_id })}>Login audit</a>
             · <a href=${adminHref(`${ADMIN_ROOT}/PushSubscriptions`, { User: user.crm_id })}>Push subscriptions</a></dd>
@@ -132,13 +138,21 @@ export default async function usersPage(app: FastifyInstance, options: UsersPage
           contacts.length === 0
             ? emptyState('No email address or phone number.')
             : html`<table>
-              <thead><tr><th>Kind</th><th>Value</th><th>Flags</th><th>Added</th></tr></thead>
+              <thead><tr><th>Kind</th><th>Value</th><th>Flags</th><th>Added</th><th></th></tr></thead>
               <tbody>${contacts.map(
                 (contact) => html`<tr>
                   <td>${contact.kind === ContactKind.Email ? 'Email' : 'Phone'}</td>
                   <td>${contact.value}</td>
                   <td>${flagNames(ContactFlags, contact.flags).join(', ') || '—'}</td>
                   <td>${adminTime(contact.created)}</td>
+                  <td><form class="inline" method="post" action=${`${DETAIL}/ContactVerified`}>
+                    ${hidden}<input type="hidden" name="Contact" value=${String(contact.id)} />
+                    ${
+                      contact.flags & ContactFlags.Verified
+                        ? html`<input type="hidden" name="Verified" value="false" /><button type="submit">Mark unverified</button>`
+                        : html`<input type="hidden" name="Verified" value="true" /><button type="submit">Mark verified</button>`
+                    }
+                  </form></td>
                 </tr>`,
               )}</tbody>
             </table>`
@@ -195,6 +209,55 @@ export default async function usersPage(app: FastifyInstance, options: UsersPage
   })
 
   const backToUser = (form: Record<string, string>) => adminHref(DETAIL, { CrmId: form.CrmId })
+
+  // Scopes are replaced as a whole, as `atrium user scopes` does, with the same names allowed.
+  operatorAction(app, options, {
+    path: `${DETAIL}/Scopes`,
+    action: 'user.scopes',
+    target: (form) => form.CrmId ?? '',
+    back: backToUser,
+    perform: async (form, request) => {
+      const crmId = idField(form.CrmId)
+      const scopes = [...new Set(parseScopes(form.Scopes ?? ''))]
+      const bad = scopes.find((scope) => !SCOPE_NAME.test(scope))
+      if (bad !== undefined) {
+        throw new ApiError(
+          'InvalidRequest',
+          `Invalid scope ${JSON.stringify(bad.slice(0, 80))}: letters, digits and : . _ - only, at most 64.`,
+        )
+      }
+      // An operator cannot lock themselves out: another operator takes the scope away.
+      if (crmId === request.caller.crmId && !scopes.includes(OPERATOR_SCOPE)) {
+        throw new ApiError('Conflict', `You cannot remove your own ${OPERATOR_SCOPE} scope; ask another operator.`)
+      }
+      if (crmId === undefined || !(await users.setScopes(crmId, scopes)))
+        throw new ApiError('NotFound', 'No such user.')
+      const list = scopes.join(' ') || '(none)'
+      return { detail: list, notice: `Scopes saved: ${list}.` }
+    },
+  })
+
+  // Verified is the one flag an operator sets; ManuallyAdded records how the contact came and stays.
+  operatorAction(app, options, {
+    path: `${DETAIL}/ContactVerified`,
+    action: 'contact.verified',
+    target: (form) => form.CrmId ?? '',
+    back: backToUser,
+    perform: async (form) => {
+      const crmId = idField(form.CrmId)
+      const contactId = idField(form.Contact)
+      const contact =
+        crmId === undefined || contactId === undefined
+          ? undefined
+          : (await users.contactsOf(crmId)).find((row) => row.id === contactId)
+      if (!contact || crmId === undefined) throw new ApiError('NotFound', 'That contact is not one of this user’s.')
+      const verified = form.Verified === 'true'
+      const flags = verified ? contact.flags | ContactFlags.Verified : contact.flags & ~ContactFlags.Verified
+      await users.setContactFlags(crmId, contact.id, flags)
+      const state = verified ? 'verified' : 'unverified'
+      return { detail: `${contact.value} ${state}`, notice: `${contact.value} marked ${state}.` }
+    },
+  })
 
   // Sessions are named by the first 16 hex digits of their id: enough to pick one of a user's
   // sessions, while the page never shows the whole id (the hash of the cookie token).

@@ -1,4 +1,4 @@
-import type { TimetickGenerator } from '@atrium/platform'
+import { ApiError, type TimetickGenerator } from '@atrium/platform'
 import type { Kysely } from 'kysely'
 import { hashSecret, newToken, secretMatches } from '../auth/caller.ts'
 import type { AppsTable, GatewayDatabase } from '../db/schema.ts'
@@ -20,6 +20,24 @@ export type AppPatch = Partial<Omit<NewApp, 'owner'>>
 /** The origins an app may call from cross-origin. */
 export function appOrigins(app: App): string[] {
   return JSON.parse(app.origins) as string[]
+}
+
+/**
+ * An origin exactly as browsers send it (scheme, host and port, http or https, no path), as the
+ * CLI and the operator panel accept it; throws InvalidRequest for anything else.
+ */
+export function normalizeOrigin(text: string): string {
+  const url = URL.parse(text)
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new ApiError('InvalidRequest', `origin must be an http(s) URL: ${JSON.stringify(text.slice(0, 300))}`)
+  }
+  if (url.origin !== text.replace(/\/$/, '')) {
+    throw new ApiError(
+      'InvalidRequest',
+      `origin must be scheme://host[:port] without a path: ${JSON.stringify(text.slice(0, 300))}`,
+    )
+  }
+  return url.origin
 }
 
 /** A new webhook signing secret: `whsec_` and 32 random bytes, base64url. */
@@ -94,6 +112,20 @@ export function createApps(db: Kysely<GatewayDatabase>, nextTick: TimetickGenera
         .where('id', '=', id)
         .executeTakeFirst()
       return numUpdatedRows > 0n ? get(id) : undefined
+    },
+
+    /**
+     * Gives the app a new secret and returns it (only its hash is kept); undefined when there is no
+     * such app. AppLogin with the old secret fails from now on.
+     */
+    async rotateSecret(id: number): Promise<string | undefined> {
+      const secret = newToken()
+      const { numUpdatedRows } = await db
+        .updateTable('apps')
+        .set({ secret_hash: hashSecret(secret), timetick_update: nextTick() })
+        .where('id', '=', id)
+        .executeTakeFirst()
+      return numUpdatedRows > 0n ? secret : undefined
     },
 
     /** Gives the app a new webhook signing secret and returns it; undefined when there is no such app. */

@@ -73,6 +73,9 @@ export function secretMatches(secret: string, storedHash: string): boolean {
   return stored.length === presented.length && timingSafeEqual(presented, stored)
 }
 
+/** What a scope may be called: 1 to 64 letters, digits and `: . _ -` (the CLI and the operator panel check it). */
+export const SCOPE_NAME = /^[A-Za-z0-9:._-]{1,64}$/
+
 /** Scopes as stored (space-separated) to a list. */
 export function parseScopes(text: string): string[] {
   return text.split(/[\s,]+/).filter(Boolean)

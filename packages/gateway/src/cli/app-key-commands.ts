@@ -1,5 +1,5 @@
-import { AppFlag } from '@atrium/platform'
-import { type App, type AppPatch, appOrigins } from '../apps/apps.repository.ts'
+import { ApiError, AppFlag } from '@atrium/platform'
+import { type App, type AppPatch, appOrigins, normalizeOrigin } from '../apps/apps.repository.ts'
 import type { ApiKey } from '../auth/api-keys.repository.ts'
 import { parseScopes } from '../auth/caller.ts'
 import {
@@ -58,11 +58,11 @@ function httpUrl(text: string, what: string): URL {
 
 /** An origin exactly as browsers send it: scheme, host and port only. */
 function parseOrigin(text: string): string {
-  const url = httpUrl(text, 'origin')
-  if (url.origin !== text.replace(/\/$/, '')) {
-    throw new UsageError(`origin must be scheme://host[:port] without a path: ${JSON.stringify(text)}`)
+  try {
+    return normalizeOrigin(text)
+  } catch (error) {
+    throw error instanceof ApiError ? new UsageError(error.message) : error
   }
-  return url.origin
 }
 
 const APP_OPTIONS = {

@@ -1,3 +1,4 @@
+import { SCOPE_NAME } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import type { DnsCheck } from '../domains/dns-check.ts'
 import type { ProjectDomains } from '../domains/domains.repository.ts'
@@ -64,12 +65,10 @@ export function listOption(values: CommandInput['values'], name: string): string
   return (stringOption(values, name) ?? '').split(/[\s,]+/).filter(Boolean)
 }
 
-const SCOPE = /^[A-Za-z0-9:._-]{1,64}$/
-
 /** Validated scope names from a comma- or space-separated list. */
 export function parseScopeList(text: string): string[] {
   const scopes = [...new Set(text.split(/[\s,]+/).filter(Boolean))]
-  const bad = scopes.filter((scope) => !SCOPE.test(scope))
+  const bad = scopes.filter((scope) => !SCOPE_NAME.test(scope))
   if (bad.length > 0) throw new UsageError(`invalid scope ${JSON.stringify(bad[0])}: letters, digits and : . _ - only`)
   return scopes
 }

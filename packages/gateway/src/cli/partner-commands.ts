@@ -1,23 +1,6 @@
-import { BUILT_IN_IDS } from '../federation/providers.ts'
+import { ApiError } from '@atrium/platform'
+import { checkedPartner } from '../federation/partner-input.ts'
 import { type Command, CommandFailed, formatTable, formatTime, stringOption, UsageError } from './command.ts'
-
-const SLUG = /^[a-z][a-z0-9-]{1,31}$/
-
-function required(values: Record<string, string | boolean | undefined>, name: string): string {
-  const value = stringOption(values, name)?.trim()
-  if (!value) throw new UsageError(`--${name} is required`)
-  return value
-}
-
-/** An https URL, or http on this machine (a local provider). */
-function checkedUrl(text: string, what: string): string {
-  const url = URL.parse(text)
-  const loopback = url?.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)
-  if (!url || (url.protocol !== 'https:' && !loopback) || url.username || url.password) {
-    throw new UsageError(`${what} must be an https URL, got ${JSON.stringify(text)}`)
-  }
-  return url.href.replace(/\/$/, text.endsWith('/') ? '/' : '')
-}
 
 const addPartner: Command = {
   name: 'partner add',
@@ -37,33 +20,22 @@ const addPartner: Command = {
     scopes: { type: 'string' },
   },
   async run({ args, values }, { store }) {
-    const slug = args[0] ?? ''
-    if (!SLUG.test(slug)) {
-      throw new UsageError(
-        `id must be 2 to 32 lower-case letters, digits and -, starting with a letter; got ${JSON.stringify(slug)}`,
-      )
+    let input: ReturnType<typeof checkedPartner>
+    try {
+      input = checkedPartner({
+        slug: args[0] ?? '',
+        name: stringOption(values, 'name') ?? '',
+        issuer: stringOption(values, 'issuer') ?? '',
+        clientId: stringOption(values, 'client-id') ?? '',
+        clientSecret: stringOption(values, 'client-secret') ?? '',
+        logo: stringOption(values, 'logo'),
+        scopes: stringOption(values, 'scopes'),
+      })
+    } catch (error) {
+      throw error instanceof ApiError ? new UsageError(error.message) : error
     }
-    if ((BUILT_IN_IDS as readonly string[]).includes(slug)) {
-      throw new UsageError(`${slug} is a built-in sign-in method; give the partner another id`)
-    }
-    const name = required(values, 'name')
-    if (name.length > 64) throw new UsageError('--name must be at most 64 characters')
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-    if (/[\u0000-\u001f\u007f]/.test(Object.values(values).join(''))) {
-      throw new UsageError('options must not contain control characters')
-    }
-    const logo = stringOption(values, 'logo')?.trim() ?? ''
-    const scopes = (stringOption(values, 'scopes') ?? 'openid email profile').split(/[\s,]+/).filter(Boolean)
-    if (!scopes.includes('openid')) throw new UsageError('--scopes must include openid')
-    const partner = await store.federation.partners.add({
-      slug,
-      name,
-      logo_url: logo === '' ? '' : checkedUrl(logo, '--logo'),
-      issuer: checkedUrl(required(values, 'issuer'), '--issuer'),
-      client_id: required(values, 'client-id'),
-      client_secret: required(values, 'client-secret'),
-      scopes: scopes.join(' '),
-    })
+    const { slug, name } = input
+    const partner = await store.federation.partners.add(input)
     if (!partner) throw new CommandFailed(`a partner with id ${slug} exists already; remove it first`)
     return {
       text: `Added partner ${slug} (${name}); the sign-in picker shows it now.`,

@@ -124,6 +124,16 @@ export function createFederation(
         return Number(result.numInsertedOrUpdatedRows ?? 0) === 1 ? row : undefined
       },
 
+      /** Replaces the scopes a partner is asked for (space-separated); false when there is no such partner. */
+      async setScopes(slug: string, scopes: string): Promise<boolean> {
+        const result = await db
+          .updateTable('federation_partners')
+          .set({ scopes })
+          .where('slug', '=', slug)
+          .executeTakeFirst()
+        return Number(result.numUpdatedRows) === 1
+      },
+
       async remove(slug: string): Promise<boolean> {
         const result = await db.deleteFrom('federation_partners').where('slug', '=', slug).executeTakeFirst()
         return Number(result.numDeletedRows) === 1

@@ -58,3 +58,21 @@ forEachDialect(
     assert.equal(notices, 2)
   },
 )
+
+forEachDialect('setContactFlags changes a contact of that user only and marks the user changed', async (t, dialect) => {
+  const { users } = await openUsers(t, dialect)
+  const ann = await users.create({ name: 'Ann' })
+  const bob = await users.create({ name: 'Bob' })
+  const contact = await users.addContact(ann.crm_id, ContactKind.Email, 'ann@example.com')
+
+  assert.equal(await users.setContactFlags(bob.crm_id, contact.id, ContactFlags.Verified), undefined)
+  assert.equal((await users.contactsOf(ann.crm_id))[0]!.flags, ContactFlags.ManuallyAdded)
+
+  const changed = await users.setContactFlags(
+    ann.crm_id,
+    contact.id,
+    ContactFlags.ManuallyAdded | ContactFlags.Verified,
+  )
+  assert.equal(changed?.flags, ContactFlags.ManuallyAdded | ContactFlags.Verified)
+  assert.ok((await users.get(ann.crm_id))!.timetick_update > ann.timetick_update)
+})

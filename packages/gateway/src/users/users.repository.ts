@@ -210,6 +210,23 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
       }
     },
 
+    /**
+     * Sets the flags of one of a user's contacts (an operator marking it verified or not); the
+     * updated contact, or undefined when the user has no such contact.
+     */
+    async setContactFlags(crmId: number, id: number, flags: number): Promise<Contact | undefined> {
+      const { numUpdatedRows } = await db
+        .updateTable('contacts')
+        .set({ flags })
+        .where('id', '=', id)
+        .where('crm_id', '=', crmId)
+        .executeTakeFirst()
+      if (numUpdatedRows === 0n) return undefined
+      // A contact's verification is part of the profile the modules are told (docs/crm.md).
+      await touch(crmId)
+      return db.selectFrom('contacts').selectAll().where('id', '=', id).executeTakeFirst()
+    },
+
     /** Adds a contact to a user by hand (CLI, admin): flagged ManuallyAdded, plus `flags`. */
     async addContact(crmId: number, kind: ContactKindValue, value: string, flags = 0): Promise<Contact> {
       const contact: Contact = {

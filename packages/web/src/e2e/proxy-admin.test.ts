@@ -9,7 +9,7 @@ import { launchBrowser, startSystem } from './system.ts'
 
 const EMAIL = 1
 
-test('an operator signs in to /ProxyAdmin/, finds a user, revokes a session, edits a route the proxy follows and tests a push', async (t) => {
+test('an operator signs in to /ProxyAdmin/, finds a user, revokes a session, edits a route the proxy follows, tests a push and rotates an app secret', async (t) => {
   const browser = await launchBrowser(t)
   if (!browser) return
   const echo = await startEchoUpstream(t)
@@ -20,6 +20,7 @@ test('an operator signs in to /ProxyAdmin/, finds a user, revokes a session, edi
   const operator = await store.users.create({ name: 'Olive Operator', scopes: ['admin'] })
   await store.users.addContact(operator.crm_id, EMAIL, 'olive@example.com', ContactFlags.Verified)
   const rita = await store.users.create({ name: 'Rita Remote' })
+  const shop = await store.apps.create({ name: 'Shop', owner: rita.crm_id })
   const ritaSession = await store.sessions.create({
     crmId: rita.crm_id,
     method: 'email_otp',
@@ -98,6 +99,19 @@ test('an operator signs in to /ProxyAdmin/, finds a user, revokes a session, edi
   await page.getByRole('status').filter({ hasText: 'Test push accepted by the push service.' }).waitFor()
   await until(() => push.receivedAt(browserSubscription.endpoint).length === 1, 'the test push')
 
+  // Rotate an app's secret: the new one is shown once, on the page that answers, and works.
+  await page.getByRole('link', { name: 'Apps', exact: true }).click()
+  await page.getByRole('link', { name: 'Shop', exact: true }).click()
+  await page.getByRole('heading', { name: `Shop (${shop.app.id})` }).waitFor()
+  await checkAccessibility(page, 'proxy-admin-app')
+  await page.getByRole('button', { name: 'Rotate app secret' }).click()
+  await page.getByRole('heading', { name: 'New app secret of Shop' }).waitFor()
+  const secret = (await page.locator('#new-secret').textContent()) ?? ''
+  assert.equal((await store.apps.verify(shop.app.id, secret))?.id, shop.app.id)
+  await page.getByRole('link', { name: 'Back to Shop' }).click()
+  await page.getByRole('heading', { name: `Shop (${shop.app.id})` }).waitFor()
+  assert.equal(await page.getByText(secret).count(), 0)
+
   // The login audit has the operator's sign-in; the actions log has every change.
   await page.getByRole('link', { name: 'Login audit' }).click()
   await page.getByLabel('User (CRM id)').fill(String(operator.crm_id))
@@ -106,6 +120,6 @@ test('an operator signs in to /ProxyAdmin/, finds a user, revokes a session, edi
   await page.getByRole('link', { name: 'STUN monitor' }).click()
   await page.getByText('No client has reported its ICE gathering yet.').waitFor()
   await page.getByRole('link', { name: 'Operator actions' }).click()
-  assert.equal(await page.locator('tbody tr').count(), 4)
+  assert.equal(await page.locator('tbody tr').count(), 5)
   await checkAccessibility(page, 'proxy-admin-actions')
 })
