@@ -258,11 +258,25 @@ function pages({ chats, users, start }: Seeded): [string, () => Record<string, s
           { DateFrom: someDay(), DateTo: someDay() },
           { ShowDeleted: 'true', FromTick: tick() },
           { OwnerId: String(pick(random, users)), FileType: 'doc', ShowDeleted: 'true' },
+          // Rare filters: a name a few files have, a size almost none has, a name none has.
+          { FileName: `-${Math.floor(random() * 100_000)}.` },
+          { MinSize: '8000000' },
+          { FileName: 'no-such-file' },
         ]),
     ],
-    ['/ChatAdmin/FileStatistic', () => pick(random, [{}, { FileType: pick(random, FILE_TYPES) }])],
+    [
+      '/ChatAdmin/FileStatistic',
+      () =>
+        pick(random, [
+          {},
+          { FileType: pick(random, FILE_TYPES) },
+          { DateFrom: day(start) },
+          { ShowDeleted: 'true' },
+          { OwnerId: String(pick(random, users)), DateFrom: day(start) },
+        ]),
+    ],
     ['/ChatAdmin/Calls', () => pick(random, [{}, { ChatId: String(pick(random, chats)) }, { FromTick: tick() }])],
-    ['/ChatAdmin/Escalations', () => ({})],
+    ['/ChatAdmin/Escalations', () => pick(random, [{}, { Limit: '20', FromTick: tick() }])],
   ]
 }
 

@@ -33,7 +33,11 @@ forEachDialect('Escalations pages with FromTick, the longest waiting first, each
   // A full last page still links on; the page after it is empty and says so.
   const all = await admin.page('/ChatAdmin/Escalations', undefined, { Limit: String(waiting.length) })
   assert.deepEqual(customers(all.html), waiting)
-  const after = await admin.page('/ChatAdmin/Escalations', undefined, Object.fromEntries(new URLSearchParams(nextLink(all.html)!.split('?')[1])))
+  const after = await admin.page(
+    '/ChatAdmin/Escalations',
+    undefined,
+    Object.fromEntries(new URLSearchParams(nextLink(all.html)!.split('?')[1])),
+  )
   assert.deepEqual(customers(after.html), [])
   assert.match(after.html, /No customer is waiting for an answer/)
 })

@@ -31,7 +31,9 @@ function tally(files: Iterable<SentFile>): Record<string, [number, number]> {
 }
 
 /** The day counters summed over days, by `type:deleted`, leaving out keys that came back to zero. */
-async function counters(db: Awaited<ReturnType<typeof startChatAdmin>>['db']): Promise<Record<string, [number, number]>> {
+async function counters(
+  db: Awaited<ReturnType<typeof startChatAdmin>>['db'],
+): Promise<Record<string, [number, number]>> {
   const rows = await db.selectFrom('chat_file_days').selectAll().execute()
   const counts: Record<string, [number, number]> = {}
   for (const row of rows) {
@@ -115,7 +117,14 @@ forEachDialect('migration 0020 counts the file rows written before it', async (t
   const rows = [
     messageRow({ timetick: tick(2000, 1), chat_id: 1, owner: 1, file_name: 'a.PNG', file_size: 10 }),
     messageRow({ timetick: tick(2000, 2), chat_id: 1, owner: 1, file_name: 'b.png', file_size: 5 }),
-    messageRow({ timetick: tick(2000, 3), chat_id: 1, owner: 1, file_name: 'c.pdf', file_size: 7, flags: ChatMessFlags.Deleted }),
+    messageRow({
+      timetick: tick(2000, 3),
+      chat_id: 1,
+      owner: 1,
+      file_name: 'c.pdf',
+      file_size: 7,
+      flags: ChatMessFlags.Deleted,
+    }),
     messageRow({ timetick: tick(2001, 4), chat_id: 1, owner: 1, file_size: 3, flags: ChatMessFlags.File }),
     messageRow({ timetick: tick(2001, 5), chat_id: 1, owner: 1, content: 'text only' }),
   ]

@@ -2,14 +2,7 @@ import { ChatMessFlags, type DatabaseDialect } from '@atrium/platform'
 import { type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely'
 import type { ChatDatabase } from '../db/schema.ts'
 import type { MessageRow } from '../messages/messages.repository.ts'
-import {
-  extensionOf,
-  FILE_DAY_TICKS,
-  type FileType,
-  fileTypeOfExtension,
-  isFileRow,
-  isFileType,
-} from './file-rows.ts'
+import { extensionOf, FILE_DAY_TICKS, type FileType, fileTypeOfExtension, isFileRow, isFileType } from './file-rows.ts'
 
 /** The filters of /ChatAdmin/UserFiles (spec: "Chat admin pages"), already parsed. */
 export interface UserFilesFilter {
@@ -30,7 +23,10 @@ export interface UserFilesFilter {
 }
 
 /** The filters of /ChatAdmin/FileStatistic: those its counters (or one owner's rows) answer. */
-export type FileStatisticFilter = Pick<UserFilesFilter, 'ownerId' | 'fileType' | 'updatedMin' | 'updatedBelow' | 'showDeleted'>
+export type FileStatisticFilter = Pick<
+  UserFilesFilter,
+  'ownerId' | 'fileType' | 'updatedMin' | 'updatedBelow' | 'showDeleted'
+>
 
 /** One page of UserFiles, and where its bounded read stopped when it stopped short of a full page. */
 export interface UserFilesPage {
@@ -60,11 +56,17 @@ export const FILE_READ_BUDGET = 5000
 type Files = SelectQueryBuilder<ChatDatabase, 'chat_mess', object>
 
 /** The SQL of the operator's file lists over chat_mess (the file indexes of migration 0018) and the counters of 0020. */
-export function createUserFilesRepository(db: Kysely<ChatDatabase>, dialect: DatabaseDialect, budget = FILE_READ_BUDGET) {
+export function createUserFilesRepository(
+  db: Kysely<ChatDatabase>,
+  dialect: DatabaseDialect,
+  budget = FILE_READ_BUDGET,
+) {
   // One substring test on both dialects, case-sensitive: instr on SQLite (its LIKE ignores case),
   // strpos on PostgreSQL.
   const contains = (needle: string) =>
-    dialect === 'postgres' ? sql<boolean>`strpos(file_name, ${needle}) > 0` : sql<boolean>`instr(file_name, ${needle}) > 0`
+    dialect === 'postgres'
+      ? sql<boolean>`strpos(file_name, ${needle}) > 0`
+      : sql<boolean>`instr(file_name, ${needle}) > 0`
   const notDeleted = sql<boolean>`(flags & ${sql.lit(ChatMessFlags.Deleted)}) = 0`
 
   /** File rows in an index's order: of one owner or everyone, one message, a time range, below a cursor. */
@@ -139,7 +141,8 @@ export function createUserFilesRepository(db: Kysely<ChatDatabase>, dialect: Dat
         .select(['day', 'file_type', sql<number>`SUM(files)`.as('files'), sql<number>`SUM(bytes)`.as('bytes')])
       if (!filter.showDeleted) query = query.where('deleted', '=', 0)
       if (filter.fileType) query = query.where('file_type', '=', filter.fileType)
-      if (filter.updatedMin !== undefined) query = query.where('day', '>=', Math.floor(filter.updatedMin / FILE_DAY_TICKS))
+      if (filter.updatedMin !== undefined)
+        query = query.where('day', '>=', Math.floor(filter.updatedMin / FILE_DAY_TICKS))
       if (filter.updatedBelow !== undefined) {
         query = query.where('day', '<=', Math.floor((filter.updatedBelow - 1) / FILE_DAY_TICKS))
       }
