@@ -9,7 +9,7 @@ import { FILE_DAY_TICKS, fileTypeSql, isFileRow, type RowPrefix } from '../../ad
  * path: the repositories, the PostgreSQL posting function, the operator actions), then backfilled
  * from the rows. Aggregating 30 days of file rows per request took 80–120 ms with a million
  * messages; the counters are a few hundred rows. A change to FILE_EXTENSIONS needs a migration
- * that recounts.
+ * that recounts. On PostgreSQL the file-name trigram index of 0018 goes: UserFiles no longer uses it.
  */
 export async function up(db: Kysely<unknown>, dialect: DatabaseDialect): Promise<void> {
   await db.schema
@@ -57,6 +57,9 @@ export async function up(db: Kysely<unknown>, dialect: DatabaseDialect): Promise
     await sql`CREATE TRIGGER chat_file_days_update AFTER UPDATE ON chat_mess
       REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
       FOR EACH STATEMENT EXECUTE FUNCTION chat_file_days_count()`.execute(db)
+    // UserFiles now tests FileName on the file rows it walks in timetick_update order (a bounded
+    // read), so nothing reads the trigram index of 0018 any more; it only cost writes.
+    await sql`DROP INDEX IF EXISTS chat_mess_file_name_trgm`.execute(db)
   } else {
     const count = (of: RowPrefix, sign: string) => sql`
       INSERT INTO chat_file_days (day, file_type, deleted, files, bytes)
