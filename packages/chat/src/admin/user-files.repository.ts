@@ -121,12 +121,14 @@ export function createUserFilesRepository(
         .orderBy('timetick_update', 'desc')
         .execute()
       if (rows.length === filter.limit) return { rows }
-      // Short of a page: was everything read, or did the walk stop at its reach?
-      const edge = await db
-        .selectFrom(window.as('walked'))
-        .select([sql<number>`COUNT(*)`.as('walked'), sql<number>`MIN(timetick_update)`.as('oldest')])
-        .executeTakeFirstOrThrow()
-      return Number(edge.walked) < reach ? { rows } : { rows, searchedTo: Number(edge.oldest) }
+      // Short of a page: did the walk reach its last row? That row, if it exists, is where it stopped.
+      const last = await walked(filter)
+        .select('timetick_update')
+        .orderBy('timetick_update', 'desc')
+        .limit(1)
+        .offset(reach - 1)
+        .executeTakeFirst()
+      return last ? { rows, searchedTo: Number(last.timetick_update) } : { rows }
     },
 
     /**
