@@ -167,7 +167,8 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
     { schema: { hide: true, querystring: statisticQuery }, config: { envelope: false } },
     async (request, reply) => {
       const query = request.query
-      const filter: FileStatisticFilter = filterOf(query)
+      const { ownerId, fileType, updatedMin, updatedBelow, showDeleted } = filterOf(query)
+      const filter: FileStatisticFilter = { ownerId, fileType, updatedMin, updatedBelow, showDeleted }
       // Without a start the statistic covers the last STATISTIC_DAYS days: a summary, not a scan of every file.
       if (!query.DateFrom) {
         const today = Math.floor(now() / 86_400_000) * 86_400_000

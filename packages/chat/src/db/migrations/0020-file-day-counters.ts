@@ -9,7 +9,8 @@ import { FILE_DAY_TICKS, fileTypeSql, isFileRow, type RowPrefix } from '../../ad
  * path: the repositories, the PostgreSQL posting function, the operator actions), then backfilled
  * from the rows. Aggregating 30 days of file rows per request took 80–120 ms with a million
  * messages; the counters are a few hundred rows. A change to FILE_EXTENSIONS needs a migration
- * that recounts. On PostgreSQL the file-name trigram index of 0018 goes: UserFiles no longer uses it.
+ * that recounts. On PostgreSQL the file-name trigram index of 0018 goes (UserFiles no longer uses
+ * it) and the file indexes of 0018 carry the timetick, for UserFiles' bounded walk.
  */
 export async function up(db: Kysely<unknown>, dialect: DatabaseDialect): Promise<void> {
   await db.schema
@@ -60,6 +61,18 @@ export async function up(db: Kysely<unknown>, dialect: DatabaseDialect): Promise
     // UserFiles now tests FileName on the file rows it walks in timetick_update order (a bounded
     // read), so nothing reads the trigram index of 0018 any more; it only cost writes.
     await sql`DROP INDEX IF EXISTS chat_mess_file_name_trgm`.execute(db)
+    // That walk also needs each row's id: carried in the file indexes, it reads them alone, where
+    // fetching 5,000 table rows per page took most of its time. (SQLite's indexes carry the
+    // rowid, which is the timetick.)
+    for (const [name, columns] of [
+      ['chat_mess_files', sql`timetick_update, flags, file_size, file_name`],
+      ['chat_mess_owner_files', sql`owner, timetick_update, flags, file_size, file_name`],
+    ] as const) {
+      await sql`DROP INDEX ${sql.id(name)}`.execute(db)
+      await sql`CREATE INDEX ${sql.id(name)} ON chat_mess (${columns}) INCLUDE (timetick) WHERE ${isFileRow()}`.execute(
+        db,
+      )
+    }
   } else {
     const count = (of: RowPrefix, sign: string) => sql`
       INSERT INTO chat_file_days (day, file_type, deleted, files, bytes)
