@@ -70,7 +70,11 @@ export function escalationsPage(app: Service, { store, support, now }: AdminPage
         ${support.EscalateAfterSeconds} seconds (Support.EscalateAfterSeconds). This page refreshes every ${REFRESH_SECONDS} seconds.</p>
       ${
         waiting.length === 0
-          ? emptyState('No customer is waiting for an answer.')
+          ? emptyState(
+              request.query.FromTick
+                ? 'No more customers waiting after the previous page.'
+                : 'No customer is waiting for an answer.',
+            )
           : html`<table>
               <thead><tr><th>Customer</th><th>Waiting since</th><th>Waited</th><th class="num">Unanswered</th><th>First unanswered message</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
               <tbody>
