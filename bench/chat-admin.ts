@@ -7,7 +7,8 @@
  * each page `--requests` times with varied filters, one request at a time, signed as the gateway
  * signs, and prints p50 and p99 of the time to the whole answer on loopback. The figures are a
  * measurement: the exit code is 0 either way. --keep keeps the database (SQLite file in the temp
- * directory, or PostgreSQL schema) and reuses it next time without seeding again.
+ * directory, or PostgreSQL schema) and reuses it next time without seeding again. --detail also
+ * prints each page's figures per set of filters given.
  */
 import { parseArgs } from 'node:util'
 import { ChatMessFlags, ChatType, createDatabase, MemberRole, signedHeaders, timetickAt } from '@atrium/platform'
@@ -23,6 +24,7 @@ const { values: args } = parseArgs({
     messages: { type: 'string', default: '1000000' },
     requests: { type: 'string', default: '200' },
     keep: { type: 'boolean', default: false },
+    detail: { type: 'boolean', default: false },
   },
 })
 const dialect = args.db === 'postgres' ? 'postgres' : 'sqlite'
@@ -258,11 +260,25 @@ function pages({ chats, users, start }: Seeded): [string, () => Record<string, s
           { DateFrom: someDay(), DateTo: someDay() },
           { ShowDeleted: 'true', FromTick: tick() },
           { OwnerId: String(pick(random, users)), FileType: 'doc', ShowDeleted: 'true' },
+          // Rare filters: a name a few files have, a size almost none has, a name none has.
+          { FileName: `-${Math.floor(random() * 100_000)}.` },
+          { MinSize: '8000000' },
+          { FileName: 'no-such-file' },
         ]),
     ],
-    ['/ChatAdmin/FileStatistic', () => pick(random, [{}, { FileType: pick(random, FILE_TYPES) }])],
+    [
+      '/ChatAdmin/FileStatistic',
+      () =>
+        pick(random, [
+          {},
+          { FileType: pick(random, FILE_TYPES) },
+          { DateFrom: day(start) },
+          { ShowDeleted: 'true' },
+          { OwnerId: String(pick(random, users)), DateFrom: day(start) },
+        ]),
+    ],
     ['/ChatAdmin/Calls', () => pick(random, [{}, { ChatId: String(pick(random, chats)) }, { FromTick: tick() }])],
-    ['/ChatAdmin/Escalations', () => ({})],
+    ['/ChatAdmin/Escalations', () => pick(random, [{}, { Limit: '20', FromTick: tick() }])],
   ]
 }
 
@@ -284,8 +300,10 @@ try {
     console.log('page                          p50 ms   p99 ms   max ms')
     for (const [path, query] of pages(seeded)) {
       const times: number[] = []
+      const byFilters = new Map<string, number[]>()
       for (let index = 0; index < REQUESTS; index++) {
-        const search = new URLSearchParams(query()).toString()
+        const params = query()
+        const search = new URLSearchParams(params).toString()
         const url = search ? `${path}?${search}` : path
         const begun = performance.now()
         const response = await fetch(`${server.base}${url}`, {
@@ -294,12 +312,22 @@ try {
         })
         await response.text()
         times.push(performance.now() - begun)
+        const filters = Object.keys(params).join(' ') || '(none)'
+        byFilters.set(filters, [...(byFilters.get(filters) ?? []), times.at(-1)!])
         if (response.status !== 200) throw new Error(`${url}: ${response.status}`)
       }
       times.sort((a, b) => a - b)
       console.log(
         `${path.padEnd(28)} ${percentile(times, 50).toFixed(1).padStart(7)} ${percentile(times, 99).toFixed(1).padStart(8)} ${times.at(-1)!.toFixed(1).padStart(8)}`,
       )
+      if (args.detail && byFilters.size > 1) {
+        for (const [filters, of] of byFilters) {
+          of.sort((a, b) => a - b)
+          console.log(
+            `  ${filters.padEnd(26)} ${percentile(of, 50).toFixed(1).padStart(7)} ${percentile(of, 99).toFixed(1).padStart(8)} ${of.at(-1)!.toFixed(1).padStart(8)}  (${of.length})`,
+          )
+        }
+      }
     }
   } finally {
     await server.close()

@@ -1,8 +1,18 @@
 import { type Service, timetickAt, timetickTime } from '@atrium/platform'
-import { adminHref, adminTime, emptyState, html } from '@atrium/platform/admin'
+import { adminHref, adminTime, emptyState, html, pager } from '@atrium/platform/admin'
 import { Type } from 'typebox'
 import type { AdminPageDeps } from './admin.plugin.ts'
-import { ADMIN_ROOT, limitOf, NoticeQuery, NumberParam, noticeOf, personLabel, sendPage } from './admin-shell.ts'
+import {
+  ADMIN_ROOT,
+  IdParam,
+  limitOf,
+  NoticeQuery,
+  NumberParam,
+  noticeOf,
+  numberOf,
+  personLabel,
+  sendPage,
+} from './admin-shell.ts'
 import { runAction, takeEscalation } from './operator-actions.ts'
 
 const ESCALATIONS = `${ADMIN_ROOT}/Escalations`
@@ -12,6 +22,7 @@ const PREVIEW_LENGTH = 160
 
 const escalationsQuery = Type.Object({
   Limit: NumberParam('Rows: default 100, clamped to 1..10000 (the longest waiting first).'),
+  FromTick: IdParam('Cursor: chats waiting since after this tick (the next-page link carries it).'),
   ...NoticeQuery,
 })
 const takeForm = Type.Object({ ChatId: Type.String({ pattern: '^[0-9]{1,16}$' }) })
@@ -34,7 +45,18 @@ export function escalationsPage(app: Service, { store, support, now }: AdminPage
     { schema: { hide: true, querystring: escalationsQuery }, config: { envelope: false } },
     async (request, reply) => {
       const at = now()
-      const waiting = await store.escalations.waiting(timetickAt(at + 1), limitOf(request.query.Limit))
+      const limit = limitOf(request.query.Limit)
+      const waiting = await store.escalations.waiting(
+        timetickAt(at + 1),
+        limit,
+        undefined,
+        numberOf(request.query.FromTick),
+      )
+      // The longest waiting come first, so the next page holds those waiting since later.
+      const next =
+        waiting.length === limit
+          ? adminHref(ESCALATIONS, { Limit: request.query.Limit, FromTick: waiting.at(-1)!.waiting_since })
+          : undefined
       const [names, messages, mine] = await Promise.all([
         store.profiles.names([...new Set(waiting.map((row) => row.customer))]),
         store.messages.findMany(waiting.map((row) => row.waiting_since)),
@@ -48,7 +70,11 @@ export function escalationsPage(app: Service, { store, support, now }: AdminPage
         ${support.EscalateAfterSeconds} seconds (Support.EscalateAfterSeconds). This page refreshes every ${REFRESH_SECONDS} seconds.</p>
       ${
         waiting.length === 0
-          ? emptyState('No customer is waiting for an answer.')
+          ? emptyState(
+              request.query.FromTick
+                ? 'No more customers waiting after the previous page.'
+                : 'No customer is waiting for an answer.',
+            )
           : html`<table>
               <thead><tr><th>Customer</th><th>Waiting since</th><th>Waited</th><th class="num">Unanswered</th><th>First unanswered message</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
               <tbody>
@@ -73,7 +99,8 @@ export function escalationsPage(app: Service, { store, support, now }: AdminPage
                 })}
               </tbody>
             </table>`
-      }`
+      }
+      ${pager(next)}`
       return sendPage(reply, {
         title: 'Escalations',
         current: ESCALATIONS,

@@ -2,12 +2,22 @@ import { ChatMessFlags, type DatabaseDialect } from '@atrium/platform'
 import { type RawBuilder, sql } from 'kysely'
 
 /**
+ * Ticks in a UTC day: a timetick's high bits are milliseconds since 2020-01-01 (a UTC midnight),
+ * so `timetick / FILE_DAY_TICKS` is the UTC day, counted from that date.
+ */
+export const FILE_DAY_TICKS = 86_400_000 * 4096
+
+/** Which row a trigger's expression reads (`NEW.`, `OLD.`), or the table's own columns (''). */
+export type RowPrefix = '' | 'NEW.' | 'OLD.'
+
+/**
  * A chat_mess row that carries a file (spec: "/ChatAdmin/UserFiles"): a non-zero size, a file name
  * or the File flag. Stated with literals, exactly as the partial indexes of migration 0018 state
  * it, so queries that use it can use those indexes on both dialects.
  */
-export function isFileRow(): RawBuilder<boolean> {
-  return sql<boolean>`(file_size <> 0 OR file_name <> '' OR (flags & ${sql.lit(ChatMessFlags.File)}) <> 0)`
+export function isFileRow(of: RowPrefix = ''): RawBuilder<boolean> {
+  const row = sql.raw(of)
+  return sql<boolean>`(${row}file_size <> 0 OR ${row}file_name <> '' OR (${row}flags & ${sql.lit(ChatMessFlags.File)}) <> 0)`
 }
 
 /** The FileType buckets of UserFiles and FileStatistic, by file name extension. */
@@ -42,9 +52,10 @@ export function fileTypeOfExtension(extension: string): FileType {
  * '' for a name without one. SQLite has no "last index of": rtrim with every character of the name
  * but dots strips the name back to its last dot.
  */
-export function extensionOf(dialect: DatabaseDialect): RawBuilder<string> {
-  if (dialect === 'postgres') return sql<string>`lower(COALESCE(substring(file_name from '\.([^.]*)$'), ''))`
-  return sql<string>`(CASE WHEN instr(file_name, '.') = 0 THEN '' ELSE lower(substr(file_name, length(rtrim(file_name, replace(file_name, '.', ''))) + 1)) END)`
+export function extensionOf(dialect: DatabaseDialect, of: RowPrefix = ''): RawBuilder<string> {
+  const name = sql.raw(`${of}file_name`)
+  if (dialect === 'postgres') return sql<string>`lower(COALESCE(substring(${name} from '\.([^.]*)$'), ''))`
+  return sql<string>`(CASE WHEN instr(${name}, '.') = 0 THEN '' ELSE lower(substr(${name}, length(rtrim(${name}, replace(${name}, '.', ''))) + 1)) END)`
 }
 
 const inList = (extensions: readonly string[]) => sql.join(extensions.map((extension) => sql.lit(extension)))
@@ -53,4 +64,13 @@ const inList = (extensions: readonly string[]) => sql.join(extensions.map((exten
 export function isFileType(dialect: DatabaseDialect, type: FileType): RawBuilder<boolean> {
   if (type !== 'other') return sql<boolean>`${extensionOf(dialect)} IN (${inList(FILE_EXTENSIONS[type])})`
   return sql<boolean>`${extensionOf(dialect)} NOT IN (${inList(Object.values(FILE_EXTENSIONS).flat())})`
+}
+
+/** SQL of the row's FileType bucket by name, as fileTypeOf decides it (the file counters of migration 0020). */
+export function fileTypeSql(dialect: DatabaseDialect, of: RowPrefix = ''): RawBuilder<string> {
+  const extension = extensionOf(dialect, of)
+  const cases = Object.entries(FILE_EXTENSIONS).map(
+    ([type, extensions]) => sql`WHEN ${extension} IN (${inList(extensions)}) THEN ${sql.lit(type)}`,
+  )
+  return sql<string>`(CASE ${sql.join(cases, sql` `)} ELSE 'other' END)`
 }

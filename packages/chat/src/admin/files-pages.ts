@@ -19,7 +19,7 @@ import {
 } from './admin-shell.ts'
 import { chatTitle, pairPeople } from './chats-pages.ts'
 import { FILE_TYPES, type FileType, fileTypeOf } from './file-rows.ts'
-import { dayStart, type UserFilesFilter } from './user-files.repository.ts'
+import { dayStart, type FileStatisticFilter, type UserFilesFilter } from './user-files.repository.ts'
 
 const USER_FILES = `${ADMIN_ROOT}/UserFiles`
 const FILE_STATISTIC = `${ADMIN_ROOT}/FileStatistic`
@@ -45,7 +45,9 @@ const fileFilters = {
 }
 
 const userFilesQuery = Type.Object({ ...fileFilters, ...ListQuery })
-const statisticQuery = Type.Object(fileFilters)
+// The filters the day counters answer, and OwnerId (that owner's rows); name and size filters are UserFiles'.
+const statisticFilters = ['OwnerId', 'FileType', 'DateFrom', 'DateTo', 'ShowDeleted'] as const
+const statisticQuery = Type.Pick(Type.Object(fileFilters), statisticFilters)
 
 type FileQuery = { [Name in keyof typeof fileFilters]?: string }
 
@@ -109,13 +111,18 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
     async (request, reply) => {
       const query = request.query
       const limit = limitOf(query.Limit)
-      const rows = await files.list({ ...filterOf(query), fromTick: numberOf(query.FromTick), limit })
+      const { rows, searchedTo } = await files.list({ ...filterOf(query), fromTick: numberOf(query.FromTick), limit })
       const chats = await store.chats.findMany([...new Set(rows.map((row) => row.chat_id))])
       const names = await store.profiles.names([...new Set([...rows.map((row) => row.owner), ...pairPeople(chats)])])
       const chatNames = new Map(chats.map((chat) => [chat.timetick, chatTitle(chat, names)]))
       const ownerId = numberOf(query.OwnerId)
       const next =
         rows.length === limit ? adminHref(USER_FILES, { ...query, FromTick: rows.at(-1)!.timetick_update }) : undefined
+      // The read stopped at its budget (user-files.repository.ts): say how far it looked, and go on from there.
+      const further =
+        searchedTo !== undefined &&
+        html`<p class="pager">Searched files changed down to ${adminTime(timetickTime(searchedTo))}; older files were not searched yet.
+          <a href=${adminHref(USER_FILES, { ...query, FromTick: searchedTo })} rel="next">Older files →</a></p>`
       const body = html`
       ${filterForm(USER_FILES, [
         ...fileFields(query),
@@ -127,7 +134,11 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
       }
       ${
         rows.length === 0
-          ? emptyState('No file matches these filters. Clear them, or tick "Show deleted".')
+          ? emptyState(
+              searchedTo === undefined
+                ? 'No file matches these filters. Clear them, or tick "Show deleted".'
+                : 'No file matches these filters among the files searched so far.',
+            )
           : html`<table>
               <thead><tr><th>Changed</th><th>Owner</th><th>File</th><th>Type</th><th class="num">Size</th><th>Chat</th><th>Download</th></tr></thead>
               <tbody>
@@ -146,7 +157,7 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
               </tbody>
             </table>`
       }
-      ${pager(next)}`
+      ${further || pager(next)}`
       return sendPage(reply, { title: 'User files', current: USER_FILES, body })
     },
   )
@@ -156,7 +167,8 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
     { schema: { hide: true, querystring: statisticQuery }, config: { envelope: false } },
     async (request, reply) => {
       const query = request.query
-      const filter = filterOf(query)
+      const { ownerId, fileType, updatedMin, updatedBelow, showDeleted } = filterOf(query)
+      const filter: FileStatisticFilter = { ownerId, fileType, updatedMin, updatedBelow, showDeleted }
       // Without a start the statistic covers the last STATISTIC_DAYS days: a summary, not a scan of every file.
       if (!query.DateFrom) {
         const today = Math.floor(now() / 86_400_000) * 86_400_000
@@ -171,10 +183,13 @@ export function filesPages(app: Service, { store, files, now }: AdminPageDeps) {
         return { files: of.reduce((sum, b) => sum + b.files, 0), bytes: of.reduce((sum, b) => sum + b.bytes, 0) }
       })
       const body = html`
-      ${filterForm(FILE_STATISTIC, fileFields(query))}
+      ${filterForm(
+        FILE_STATISTIC,
+        fileFields(query).filter((field) => (statisticFilters as readonly string[]).includes(field.name)),
+      )}
       <p>Files and bytes per type and UTC day of their last change${
         query.DateFrom ? '' : `, over the last ${STATISTIC_DAYS} days unless From is set`
-      }.</p>
+      }, whole days. For a file name or size, search User files.</p>
       ${
         days.length === 0
           ? emptyState('No file matches these filters in this period.')

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { ChatMessFlags, timetickAt } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
-import { nextLink, rowIds, startChatAdmin } from '../../test/admin.ts'
+import { messageRow, nextLink, rowIds, startChatAdmin } from '../../test/admin.ts'
 import type { MessageRow } from '../messages/messages.repository.ts'
 import { FILE_EXTENSIONS } from './file-rows.ts'
 
@@ -197,3 +197,68 @@ forEachDialect('FileStatistic counts files and bytes per type and day as the row
     assert.deepEqual(cells, [...want, ofDay.length], day)
   }
 })
+
+forEachDialect(
+  'UserFiles reads at most 5,000 file rows a page and says where a rare filter stopped, continuing from there',
+  async (t, dialect) => {
+    const { admin, db } = await startChatAdmin(t, dialect)
+    const budget = 5000
+    const first = timetickAt(FIRST_DAY)
+    // 12,000 file rows, one per tick; a few are named "needle", one of those deleted; every tenth is deleted.
+    const needles = new Set([10, 4000, 4999, 5000, 9000, 11_990, 11_999])
+    const rows: MessageRow[] = Array.from({ length: 12_000 }, (_, index) =>
+      messageRow({
+        timetick: first + index,
+        chat_id: 1,
+        owner: 1 + (index % 3),
+        file_name: needles.has(index) ? `needle-${index}.txt` : `hay-${index}.bin`,
+        file_size: 100 + index,
+        flags: ChatMessFlags.File | (index % 10 === 0 && index !== 11_990 ? ChatMessFlags.Deleted : 0),
+      }),
+    )
+    for (let offset = 0; offset < rows.length; offset += 1000) {
+      await db
+        .insertInto('chat_mess')
+        .values(rows.slice(offset, offset + 1000))
+        .execute()
+    }
+    const newestFirst = [...rows].reverse()
+    const edge = (pages: number) => newestFirst[pages * budget - 1]!.timetick_update
+
+    const firstPage = await admin.page('/ChatAdmin/UserFiles', undefined, { FileName: 'needle' })
+    const wantFirst = expected(newestFirst.slice(0, budget), { FileName: 'needle' })
+    assert.deepEqual(rowIds(firstPage.html), wantFirst)
+    assert.match(firstPage.html, /Searched files changed down to .*older files were not searched yet/s)
+    assert.match(firstPage.html, /Older files →/)
+    assert.equal(new URLSearchParams(nextLink(firstPage.html)!.split('?')[1]).get('FromTick'), String(edge(1)))
+
+    // Following "Older files" (and next pages) shows every match exactly once, in order, then ends.
+    const seen: number[] = []
+    let stops = 0
+    let url: string | undefined = '/ChatAdmin/UserFiles?FileName=needle&Limit=2'
+    while (url) {
+      const [path, search] = url.split('?') as [string, string]
+      const query = Object.fromEntries(new URLSearchParams(search))
+      const page = await admin.page(path, undefined, query)
+      seen.push(...rowIds(page.html))
+      url = nextLink(page.html)
+      if (page.html.includes('Older files →')) {
+        // The walk read exactly 5,000 file rows below the page's cursor and stopped at the last of them.
+        const start = query.FromTick ? newestFirst.findIndex((row) => row.timetick_update < Number(query.FromTick)) : 0
+        const stop = Number(new URLSearchParams(url!.split('?')[1]).get('FromTick'))
+        assert.equal(newestFirst.findIndex((row) => row.timetick_update === stop) - start + 1, budget)
+        stops++
+      }
+    }
+    assert.deepEqual(seen, expected(rows, { FileName: 'needle', Limit: '10000' }))
+    assert.ok(seen.length >= 3 && stops >= 2, `${seen.length} rows, ${stops} stops`)
+
+    // A filter nothing matches ends with an honest empty page and a way on, never a full scan.
+    const none = await admin.page('/ChatAdmin/UserFiles', undefined, { MinSize: '999999999' })
+    assert.deepEqual(rowIds(none.html), [])
+    assert.match(none.html, /No file matches these filters among the files searched so far/)
+    // Filters the index walks exactly (owner, dates, cursor) are not cut: a full page comes back.
+    const owner = await admin.page('/ChatAdmin/UserFiles', undefined, { OwnerId: '2', Limit: '10000' })
+    assert.deepEqual(rowIds(owner.html), expected(rows, { OwnerId: '2', Limit: '10000' }))
+  },
+)

@@ -245,6 +245,21 @@ export interface TelegramWidgetViewsTable {
   next_refresh: number
 }
 
+/**
+ * Files and bytes of chat_mess file rows per UTC day of timetick_update, FileType bucket and
+ * soft-deleted state (migration 0020), kept by triggers on chat_mess; read by FileStatistic.
+ */
+export interface ChatFileDaysTable {
+  /** Days since 2020-01-01: timetick_update / FILE_DAY_TICKS. */
+  day: number
+  /** image, doc, video, audio, archive or other. */
+  file_type: string
+  /** 1 for soft-deleted rows. */
+  deleted: number
+  files: number
+  bytes: number
+}
+
 /** One operator action on the /ChatAdmin/ pages (migration 0018): who, what, on what, when, how it ended. */
 export interface AdminActionsTable {
   timetick: number
@@ -283,4 +298,5 @@ export interface ChatDatabase {
   telegram_widgets: TelegramWidgetsTable
   telegram_widget_views: TelegramWidgetViewsTable
   admin_actions: AdminActionsTable
+  chat_file_days: ChatFileDaysTable
 }

@@ -21,9 +21,10 @@ export function createEscalationsRepository(db: Kysely<ChatDatabase>) {
   return {
     /**
      * Support chats whose customer's oldest unanswered message is at or before `before` (a
-     * timetick), the longest waiting first; `chatIds` narrows them to those chats.
+     * timetick), the longest waiting first; `chatIds` narrows them to those chats, and `after` (a
+     * cursor: the last waiting_since shown) to those waiting since later than it.
      */
-    async waiting(before: number, limit: number, chatIds?: number[]): Promise<WaitingChat[]> {
+    async waiting(before: number, limit: number, chatIds?: number[], after = 0): Promise<WaitingChat[]> {
       if (chatIds?.length === 0) return []
       const within = chatIds ? sql`AND c.timetick IN (${sql.join(chatIds)})` : sql``
       const lastAnswer = sql`COALESCE((SELECT MAX(a.timetick) FROM chat_mess a
@@ -40,7 +41,7 @@ export function createEscalationsRepository(db: Kysely<ChatDatabase>) {
           FROM chats c
           WHERE ${isSupportChat()} ${within}
         ) waiting
-        WHERE waiting_since <= ${before}
+        WHERE waiting_since <= ${before} AND waiting_since > ${after}
         ORDER BY waiting_since
         LIMIT ${limit}`.execute(db)
       return result.rows.map((row) => ({

@@ -17,6 +17,7 @@ import * as mailBridge from './0015-mail-bridge.ts'
 import * as calls from './0017-calls.ts'
 import * as chatAdmin from './0018-chat-admin.ts'
 import * as telegramWidgets from './0019-telegram-widgets.ts'
+import * as fileDayCounters from './0020-file-day-counters.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -38,4 +39,5 @@ export const chatMigrations: Migrations = {
   '0017-calls': calls,
   '0018-chat-admin': chatAdmin,
   '0019-telegram-widgets': telegramWidgets,
+  '0020-file-day-counters': fileDayCounters,
 }
