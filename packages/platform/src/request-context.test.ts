@@ -85,7 +85,7 @@ test('each request gets its own id on the next hop, and work outside a request s
     }),
   )
   assert.deepEqual(answers, ['first-1', 'second-2', 'third-3'])
-  assert.equal(signedHeaders(SECRET, 'GET', `${backUrl}/seen`)['x-request-id'], undefined)
+  assert.equal((signedHeaders(SECRET, 'GET', `${backUrl}/seen`) as Record<string, string>)['x-request-id'], undefined)
 })
 
 test('the handler of a body that arrives late still runs as part of its request', async (t) => {

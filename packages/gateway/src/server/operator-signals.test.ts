@@ -85,7 +85,7 @@ forEachDialect(
     assert.equal((await fetch(`${gateway.url}/auth/v1/health`)).status, 200)
 
     await chat.start()
-    await until(async () => (await ready()).status === 200)
+    await until(async () => (await ready()).status === 200, 'the gateway to be ready again')
   },
 )
 
