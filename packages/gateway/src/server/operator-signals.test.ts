@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { forEachDialect, json, metricValue, until } from '@atrium/platform/testing'
 import { startRestartableChat } from '../../test/events.ts'
-import { capturedLog, signedInUser, startGateway } from '../../test/support.ts'
+import { signedInUser, startGateway } from '../../test/support.ts'
 import { downUpstreamUrl, startEchoUpstream } from '../../test/upstream.ts'
 
 forEachDialect('GET /auth/v1/metrics answers only a caller with the admin scope', async (t, dialect) => {
@@ -96,25 +96,4 @@ forEachDialect('an optional module being down leaves the gateway ready', async (
   const response = await fetch(`${gateway.url}/auth/v1/ready`)
   assert.equal(response.status, 200)
   assert.deepEqual((await json(response)).result.checks, { database: 'up' })
-})
-
-forEachDialect('a proxied request is logged by the gateway and the module under one request id', async (t, dialect) => {
-  const chat = await startRestartableChat(t, dialect)
-  const log = capturedLog()
-  const gateway = await startGateway(t, dialect, {
-    settings: { Modules: { chat: chat.base } },
-    logger: { level: 'info', stream: log.stream },
-  })
-  await gateway.store.routes.add({ prefix: '/msg/', upstream: 'chat' })
-  const user = await signedInUser(gateway)
-  const response = await fetch(`${gateway.url}/msg/v1/list_chats`, {
-    method: 'POST',
-    headers: { ...user.headers, 'x-request-id': 'hop-trace-7' },
-    body: '{}',
-  })
-  assert.equal(response.headers.get('x-request-id'), 'hop-trace-7')
-  const gatewayLines = log.lines.map((line) => JSON.parse(line))
-  assert.ok(gatewayLines.some((line) => line.reqId === 'hop-trace-7' && line.msg === 'request completed'))
-  // The module saw the same id: its answer's X-Request-Id is its own request id, passed back.
-  assert.equal((await json(response)).id, 'hop-trace-7')
 })
