@@ -78,7 +78,7 @@ export {
   type ReadinessOptions,
   readinessTimeoutSetting,
 } from './readiness.ts'
-export { currentRequestId, withRequestId } from './request-context.ts'
+export { currentRequestId } from './request-context.ts'
 export {
   type Authority,
   parseAuthority,

@@ -20,6 +20,7 @@ declare module 'fastify' {
 
 /** A process's metrics registry and its own listener. */
 export interface ServiceMetrics {
+  /** This service's metrics; the exposition adds Node's process metrics, shared by every service of the process. */
   readonly registry: Registry
   /** Where the metrics listener listens, once the service is ready; undefined while Metrics.Listen is off. */
   listenerAddress(): AddressInfo | undefined
@@ -67,6 +68,26 @@ export interface MetricsOptions {
   listener?: MetricsListenerSettings
 }
 
+/**
+ * Node's process metrics (CPU, memory, event loop, garbage collection), collected once per process
+ * however many services it runs (tests run dozens): each collector watches the event loop and the
+ * garbage collector for as long as the process lives, and the figures are the process's anyway.
+ */
+let processRegistry: Registry | undefined
+
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+/** The exposition of a service's registry with the process metrics, in the Prometheus text format. */
+function exposition(registry: Registry): Promise<string> {
+  return Registry.merge([registry, processMetrics()]).metrics()
+}
+
 /** Upper bounds of the request duration buckets, in seconds: from a cached answer to a slow upload. */
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
@@ -79,7 +100,7 @@ const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
  */
 export function installMetrics(app: FastifyInstance, options: MetricsOptions): void {
   const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
+  processMetrics()
   const requests = new Histogram({
     name: 'atrium_http_request_duration_seconds',
     help: 'Time from a request to its answer, by method, route pattern and status; _count counts requests.',
@@ -110,7 +131,7 @@ export function installMetrics(app: FastifyInstance, options: MetricsOptions): v
         schema: { hide: true },
         ...(authorize && { preHandler: async (request: FastifyRequest) => authorize(request) }),
       },
-      async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()),
+      async (_request, reply) => reply.type(registry.contentType).send(await exposition(registry)),
     )
   }
 
@@ -143,7 +164,7 @@ function createMetricsListener(registry: Registry): Server {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n')
       return
     }
-    registry.metrics().then(
+    exposition(registry).then(
       (text) => {
         response.writeHead(200, { 'content-type': registry.contentType })
         response.end(request.method === 'HEAD' ? undefined : text)

@@ -13,11 +13,6 @@ export function currentRequestId(): string | undefined {
   return requestIds.getStore()
 }
 
-/** Runs `work` as part of the request with this id (background work that acts for a request). */
-export function withRequestId<T>(id: string, work: () => T): T {
-  return requestIds.run(id, work)
-}
-
 /** Makes `currentRequestId()` answer the request's id in its hooks and handler. */
 export function installRequestContext(app: FastifyInstance): void {
   // Every later hook and the handler run inside `done`, also after a body read from the stream's
