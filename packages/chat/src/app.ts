@@ -3,7 +3,10 @@ import {
   createDatabase,
   createService,
   createTimetickGenerator,
+  databaseCheck,
+  installDatabaseMetrics,
   installOpenApi,
+  installReadiness,
   installServiceAuth,
   migrateToLatest,
   type Service,
@@ -20,6 +23,7 @@ import type { ChatConfig } from './config.ts'
 import { chatMigrations } from './db/migrations/index.ts'
 import type { ChatDatabase } from './db/schema.ts'
 import deliveryPlugin from './delivery/delivery.plugin.ts'
+import { createDeliveryMetrics } from './delivery/delivery-metrics.ts'
 import { createMailer } from './delivery/mailer.ts'
 import { createOutbox } from './delivery/outbox.ts'
 import smsPlugin, { smsCallbacksPlugin } from './delivery/sms/sms.plugin.ts'
@@ -54,6 +58,7 @@ export interface ChatOptions {
 }
 
 const HEALTH_PATH = '/private/v1/health'
+const READY_PATH = '/private/v1/ready'
 const OPENAPI_PATH = '/private/v1/openapi.json'
 /** Version of the chat module's interface, shown in its OpenAPI document. */
 export const CHAT_API_VERSION = '1.0.0'
@@ -79,8 +84,16 @@ export async function buildChat(
     healthPath: HEALTH_PATH,
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
     logger,
+    // Behind the signed hop like every other /private route; Prometheus reads the listener.
+    metrics: { path: '/private/v1/metrics', listener: config.Metrics },
   })
-  installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH, OPENAPI_PATH] })
+  installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH, READY_PATH, OPENAPI_PATH] })
+  installDatabaseMetrics(app.metrics.registry, database)
+  installReadiness(app, {
+    path: READY_PATH,
+    timeoutMs: config.Readiness.TimeoutMs,
+    checks: { database: databaseCheck(database) },
+  })
   await installOpenApi(app, {
     title: 'Atrium chat module',
     description:
@@ -158,6 +171,7 @@ export async function buildChat(
     sms: sms?.otpSender(app.log),
     telegram: telegram.otpSender,
     telegramChatOf: telegram.chatOf,
+    metrics: createDeliveryMetrics(app.metrics.registry),
   })
   const smsOutbox = buildInfo === null ? outbox : undefined
   app.register(smsPlugin, { prefix: '/private/v1', sms, messages: smsMessages, outbox: smsOutbox })

@@ -25,6 +25,7 @@ import domainsPlugin from './domains/domains.plugin.ts'
 import { createProjectDomains } from './domains/domains.repository.ts'
 import { createEventCursors } from './events/event-cursors.repository.ts'
 import { createEventHub } from './events/event-hub.ts'
+import { createEventMetrics } from './events/event-metrics.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import federationPlugin from './federation/federation.plugin.ts'
 import { installFiles } from './files/install-files.ts'
@@ -42,7 +43,9 @@ import { createProfileSync } from './people/profile-sync.ts'
 import { chatProfileTarget, crmProfileTarget } from './people/profile-targets.ts'
 import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
+import { createProxyMetrics } from './proxy/proxy-metrics.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
+import { gatewayMetricsOptions, installOperatorSignals } from './server/operator-signals.ts'
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
 import sessionsPlugin from './sessions/sessions.plugin.ts'
@@ -56,6 +59,7 @@ import { type GatewayStore, openGatewayStore } from './store.ts'
 import { installStun } from './stun/install-stun.ts'
 import type { StunResponder } from './stun/stun-responder.ts'
 import { createWebhookDispatcher } from './webhooks/webhook-dispatcher.ts'
+import { createWebhookMetrics } from './webhooks/webhook-metrics.ts'
 import { createWebhooks } from './webhooks/webhooks.repository.ts'
 
 const OPENAPI_PATH = '/auth/v1/openapi.json'
@@ -98,8 +102,10 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     logger,
     tls,
     trustedProxies: config.Proxy.TrustedProxies,
+    metrics: gatewayMetricsOptions(config),
   })
   app.addHook('onClose', () => store.close())
+  installOperatorSignals(app, { config, store })
   await installOpenApi(app, {
     title: 'Atrium gateway',
     description: "The gateway's own endpoints under /auth/v1. See docs/gateway.md.",
@@ -238,12 +244,14 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     await Promise.all(profileSyncs.map((sync) => sync.close()))
   })
 
+  const eventMetrics = createEventMetrics(app.metrics.registry)
   const events = createEventHub({
     modules: config.Modules,
     settings: config.Events,
     serviceSecret: config.ServiceSecret,
     cursors: eventCursors,
     log: app.log,
+    metrics: eventMetrics,
   })
   // Before the server waits for open connections: SSE streams never end by themselves.
   app.addHook('preClose', () => events.close())
@@ -257,6 +265,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     meterSent,
     now: Date.now,
     presence,
+    metrics: eventMetrics,
   })
   app.register(signalsPlugin, {
     prefix: '/auth/v1',
@@ -269,7 +278,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     }),
   })
   // Web Push: subscriptions on every node; pushes only from the node with PushSending.
-  const webPush = createWebPush({ config, store, hub: events, log: app.log })
+  const webPush = createWebPush({ config, store, hub: events, log: app.log, registry: app.metrics.registry })
   app.addHook('onReady', async () => webPush.dispatcher?.start())
   app.addHook('preClose', () => webPush.close())
   app.register(notificationsPlugin, {
@@ -282,13 +291,15 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.register(serviceWorkerPlugin)
   // Webhooks go out only from the node with PushSending (spec: "Deployment configuration").
   if (config.PushSending) {
+    const webhookRows = createWebhooks(store.db, store.nextTick)
     const webhooks = createWebhookDispatcher({
       apps: store.apps,
-      webhooks: createWebhooks(store.db, store.nextTick),
+      webhooks: webhookRows,
       feeds: events.feeds,
       settings: config.Webhooks,
       events: config.Events,
       log: app.log,
+      metrics: createWebhookMetrics(app.metrics.registry, webhookRows),
     })
     app.addHook('onReady', () => webhooks.start())
     app.addHook('preClose', () => webhooks.close())
@@ -385,6 +396,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
       cookieName: config.Sessions.CookieName,
       lookupCountry,
       unrouted: await createFrontPage(frontends),
+      metrics: createProxyMetrics(app.metrics.registry),
     })
   })
 

@@ -1,4 +1,4 @@
-import { commonSettings, loadConfig, RouteFlags, type Settings } from '@atrium/platform'
+import { commonSettings, loadConfig, RouteFlags, readinessTimeoutSetting, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
 import { callsSettings, checkCalls } from './calls/calls-settings.ts'
 import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
@@ -157,6 +157,18 @@ export const gatewaySettings = Type.Object(
       default: {},
       description: 'Internal base URL of each module, by module name, e.g. `{"chat": "http://127.0.0.1:8081"}`.',
     }),
+    Readiness: Type.Object(
+      {
+        TimeoutMs: readinessTimeoutSetting,
+        OptionalModules: Type.Array(Type.String(), {
+          default: [],
+          uniqueItems: true,
+          description:
+            'Modules whose outage leaves the gateway ready (GET /auth/v1/ready); every other module in Modules is required.',
+        }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     Events: Type.Object(
       {
         HeartbeatSeconds: Type.Integer({
@@ -396,6 +408,9 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
       ...checkOAuth(config),
       ...checkMailBridge(config),
       ...checkCalls(config),
+      ...config.Readiness.OptionalModules.filter((name) => !(name in config.Modules)).map(
+        (name) => `Readiness.OptionalModules: ${JSON.stringify(name)} is not in Modules`,
+      ),
       ...(config.Events.RetryMinMs > config.Events.RetryMaxMs
         ? ['Events.RetryMinMs: must not exceed Events.RetryMaxMs']
         : []),

@@ -50,6 +50,8 @@ function createGatewayStore(
 ) {
   const { db } = database
   return {
+    /** The open database itself, for its metrics and the readiness check. */
+    database,
     db,
     dialect: database.dialect,
     nextTick,

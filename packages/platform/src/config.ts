@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { type Static, type TObject, type TSchema, Type } from 'typebox'
 import Value from 'typebox/value'
+import { metricsSettings } from './metrics.ts'
+import { readinessTimeoutSetting } from './readiness.ts'
 
 /**
  * Settings are declared once per process as a TypeBox object whose leaves carry a `description`
@@ -238,6 +240,10 @@ export function commonSettings(defaults: { host: string; port: number }) {
       description:
         'Log lines: `json` (one JSON object a line, for log collectors) or `pretty` (one short line per request, readable warnings; `npm start` sets it).',
     }),
+    // The metrics listener of each process sits 1000 above its service port, so the defaults of
+    // processes on one machine never collide (docs/operations.md, "Metrics").
+    Metrics: metricsSettings(defaults.port === 0 ? 0 : defaults.port + 1000),
+    Readiness: Type.Object({ TimeoutMs: readinessTimeoutSetting }, { default: {}, additionalProperties: false }),
   }
 }
 

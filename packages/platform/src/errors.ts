@@ -22,6 +22,11 @@ export const errorCodes = {
   Conflict: { code: 1010, status: 409, meaning: 'The operation conflicts with the current state.' },
   RateLimited: { code: 1011, status: 429, meaning: 'Too many requests in the current window; see Retry-After.' },
   ShuttingDown: { code: 1012, status: 503, meaning: 'The service is shutting down; retry on another instance.' },
+  NotReady: {
+    code: 1013,
+    status: 503,
+    meaning: 'A dependency of the service (its database, a module it requires) is down; `details` names it.',
+  },
   Internal: { code: 1099, status: 500, meaning: 'An unexpected error; the request id is in the server log.' },
   BadGateway: { code: 2000, status: 502, meaning: 'The module behind this route failed or could not be reached.' },
   GatewayTimeout: { code: 2001, status: 504, meaning: 'The module behind this route did not answer in time.' },

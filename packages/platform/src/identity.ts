@@ -2,6 +2,7 @@ import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'no
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
+import { currentRequestId } from './request-context.ts'
 
 /**
  * Identity between the gateway and the modules (ARCHITECTURE.md, "One request through the
@@ -82,9 +83,14 @@ export function verifyHop(secret: string, hop: Hop, now = Date.now()): boolean {
   return timingSafeEqual(expected, Buffer.from(match[2]!, 'hex'))
 }
 
-/** Signs outgoing headers for a request from one Atrium process to another. */
+/**
+ * Signs outgoing headers for a request from one Atrium process to another. Made while handling a
+ * request, the call carries that request's X-Request-Id, so both processes log it under one id.
+ */
 export function signedHeaders(secret: string, method: string, url: string, headers: Record<string, string> = {}) {
   const lower = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]))
+  const requestId = currentRequestId()
+  if (requestId !== undefined && lower['x-request-id'] === undefined) lower['x-request-id'] = requestId
   const { pathname, search } = new URL(url, 'http://internal')
   return { ...lower, [SERVICE_AUTH_HEADER]: signHop(secret, { method, url: pathname + search, headers: lower }) }
 }

@@ -61,9 +61,24 @@ export {
   signHop,
   verifyHop,
 } from './identity.ts'
+export {
+  installMetrics,
+  type MetricsListenerSettings,
+  type MetricsOptions,
+  metricsSettings,
+  type ServiceMetrics,
+} from './metrics.ts'
 export { installOpenApi, type OpenApiOptions } from './openapi.ts'
 export { applyPatch, isEmptyPatch, type Patch, patchOf } from './patch.ts'
 export { DISPLAY_NAME_MAX, DISPLAY_NAME_PATTERN, shownName } from './people.ts'
+export {
+  databaseCheck,
+  installReadiness,
+  type ReadinessCheck,
+  type ReadinessOptions,
+  readinessTimeoutSetting,
+} from './readiness.ts'
+export { currentRequestId } from './request-context.ts'
 export {
   type Authority,
   parseAuthority,

@@ -10,6 +10,8 @@ import { type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
 import { handleClientError, installEnvelope, requestIdFor, sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
 import { createPrettyLogStream } from './log-format.ts'
+import { installMetrics, type MetricsOptions } from './metrics.ts'
+import { installRequestContext } from './request-context.ts'
 import { drainUnreadBody } from './unread-body.ts'
 import { compileValidator } from './validation.ts'
 
@@ -43,6 +45,8 @@ export interface ServiceOptions {
    * rightmost X-Forwarded-For entry that is not itself a trusted proxy; from anyone else it is the peer.
    */
   trustedProxies?: readonly string[]
+  /** Where the metrics are read besides the registry (`app.metrics`): a path, the metrics listener. */
+  metrics?: MetricsOptions
 }
 
 /** PEM certificate chain and private key of an HTTPS service. */
@@ -54,9 +58,9 @@ export interface TlsOptions {
 const SECRET_LOG_PATHS = ['req.headers.cookie', 'req.headers.authorization', 'req.headers["x-api-key"]']
 
 /**
- * Creates a service with the platform rules wired in: envelope responses and errors, request ids,
- * the domain guard, a health endpoint and refusal of new requests while shutting down. It does
- * not listen; `serve` does.
+ * Creates a service with the platform rules wired in: envelope responses and errors, request ids
+ * (carried on to other Atrium processes, request-context.ts), the domain guard, a health endpoint,
+ * metrics and refusal of new requests while shutting down. It does not listen; `serve` does.
  */
 export function createService(options: ServiceOptions): Service {
   const logger = options.logger === false || options.logger === undefined ? false : options.logger
@@ -90,6 +94,8 @@ export function createService(options: ServiceOptions): Service {
   app.removeContentTypeParser('text/plain')
 
   installEnvelope(app)
+  installRequestContext(app)
+  installMetrics(app, options.metrics ?? {})
   installDomainGuard(app, options.domainGuard)
 
   let closing = false

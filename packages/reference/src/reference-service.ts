@@ -3,7 +3,11 @@ import {
   createDatabase,
   createService,
   type Database,
+  databaseCheck,
+  installDatabaseMetrics,
+  installReadiness,
   installServiceAuth,
+  type MetricsListenerSettings,
   type Migrations,
   migrateToLatest,
   type Service,
@@ -11,6 +15,7 @@ import {
 import type { FastifyServerOptions } from 'fastify'
 
 const HEALTH_PATH = '/private/v1/health'
+const READY_PATH = '/private/v1/ready'
 
 export interface ReferenceServiceOptions {
   name: string
@@ -20,12 +25,17 @@ export interface ReferenceServiceOptions {
   serviceSecret: string
   platformDevHost: string
   logger?: FastifyServerOptions['logger']
+  /** The Metrics settings: the metrics listener. */
+  metrics: MetricsListenerSettings
+  /** How long the database has to answer a readiness check (Readiness.TimeoutMs). */
+  readinessTimeoutMs: number
 }
 
 /**
  * What every reference module starts with: its own database, migrated (closed again if that
  * fails), and a service on the platform's domain guard that only the gateway's signed hop reaches
- * (X-Crm from anyone else is never believed), with its health endpoint open. The database closes
+ * (X-Crm from anyone else is never believed), with its health and readiness endpoints open and
+ * its metrics at `/private/v1/metrics` (signed) and on the metrics listener. The database closes
  * with the service.
  */
 export async function openReferenceService<DB>(
@@ -43,8 +53,15 @@ export async function openReferenceService<DB>(
     healthPath: HEALTH_PATH,
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: options.platformDevHost },
     logger: options.logger ?? false,
+    metrics: { path: '/private/v1/metrics', listener: options.metrics },
   })
-  installServiceAuth(app, { secret: options.serviceSecret, exempt: [HEALTH_PATH] })
+  installServiceAuth(app, { secret: options.serviceSecret, exempt: [HEALTH_PATH, READY_PATH] })
   app.addHook('onClose', () => database.destroy())
+  installDatabaseMetrics(app.metrics.registry, database)
+  installReadiness(app, {
+    path: READY_PATH,
+    timeoutMs: options.readinessTimeoutMs,
+    checks: { database: databaseCheck(database) },
+  })
   return { app, database }
 }

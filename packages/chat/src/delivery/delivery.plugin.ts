@@ -1,6 +1,7 @@
 import { ApiError, type Service } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
 import { MAX_BODY_BYTES, sendEmail, sendEmailOtp, sendEmailPassReset, sendOtp } from './delivery.schema.ts'
+import type { DeliveryMetrics } from './delivery-metrics.ts'
 import { isLoopbackHost } from './loopback.ts'
 import type { Mailer, MailMessage } from './mailer.ts'
 import { maskChatId, maskEmail, maskPhone } from './masking.ts'
@@ -21,6 +22,8 @@ export interface DeliveryPluginOptions {
   telegramChatOf?: (crmId: number) => Promise<string | undefined>
   /** The SMS provider's OTP sender; absent while SmsSender is not configured. */
   sms?: OtpSender
+  /** Counts failed deliveries by channel. */
+  metrics?: DeliveryMetrics
 }
 
 const masks: Record<OtpChannel, (to: string) => string> = { telegram: maskChatId, email: maskEmail, sms: maskPhone }
@@ -66,7 +69,7 @@ function createOutboxSmsSender(outbox: Outbox, log: FastifyBaseLogger): OtpSende
  */
 export default async function deliveryPlugin(
   app: Service,
-  { mailer, outbox, development, telegram, telegramChatOf, sms }: DeliveryPluginOptions,
+  { mailer, outbox, development, telegram, telegramChatOf, sms, metrics }: DeliveryPluginOptions,
 ) {
   const toOutbox = mailer.transport === 'outbox'
   app.log.info({ mail: mailer.describe() }, 'delivery: outgoing mail')
@@ -77,6 +80,7 @@ export default async function deliveryPlugin(
     try {
       return await send()
     } catch (error) {
+      metrics?.failed(channel)
       log.warn(
         { channel, transport: channel === 'email' ? mailer.describe() : channel, failure: failureOf(error) },
         'delivery failed',
@@ -111,6 +115,7 @@ export default async function deliveryPlugin(
       try {
         await senders.telegram?.send(to, { code, purpose, locale })
       } catch (error) {
+        metrics?.failed('telegram')
         request.log.warn({ channel: 'telegram', failure: failureOf(error) }, 'delivery failed; trying the next channel')
         choice = chooseOtpChannel(destinations, { ...available, telegram: false })
         if (choice.channel === null)

@@ -2,6 +2,7 @@ import type { BroadcastEvent } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
 import type { GatewayConfig } from '../config.ts'
 import type { EventCursors } from './event-cursors.repository.ts'
+import type { EventMetrics } from './event-metrics.ts'
 import { createModuleEvents, type FetchEvents } from './module-events.ts'
 import { type AddressedEvent, createModulePoller, type Membership, type ModulePoller } from './module-poller.ts'
 import { toChunk } from './sse-chunks.ts'
@@ -15,6 +16,7 @@ export interface EventHubOptions {
   cursors: EventCursors
   log: FastifyBaseLogger
   now?: () => number
+  metrics?: EventMetrics
 }
 
 /**
@@ -36,7 +38,7 @@ export interface ModuleFeed {
  * the subscribers it is addressed to (a CrmId item to that user's streams, an AppId item to the
  * streams of that app's owners and of the app itself). Nobody receives another person's events.
  */
-export function createEventHub({ modules, settings, serviceSecret, cursors, log, now }: EventHubOptions) {
+export function createEventHub({ modules, settings, serviceSecret, cursors, log, now, metrics }: EventHubOptions) {
   const subscribers = new Set<HubSubscriber>()
   const byAddressee = new Map<string, Set<HubSubscriber>>()
   const frames = new WeakMap<BroadcastEvent, Buffer>()
@@ -51,7 +53,16 @@ export function createEventHub({ modules, settings, serviceSecret, cursors, log,
 
   const feeds: ModuleFeed[] = Object.entries(modules).map(([module, baseUrl]) => {
     const fetchEvents = createModuleEvents({ baseUrl, serviceSecret, timeoutMs: settings.PollTimeoutMs })
-    const poller = createModulePoller({ module, fetchEvents, cursors, settings, onEvents: deliver, log, now })
+    const poller = createModulePoller({
+      module,
+      fetchEvents,
+      cursors,
+      settings,
+      onEvents: deliver,
+      log,
+      now,
+      metrics,
+    })
     return { module, fetchEvents, poller }
   })
 

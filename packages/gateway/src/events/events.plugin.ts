@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../config.ts'
 import type { SentMeter } from '../rate-limit/rate-limits.ts'
 import type { Presence } from '../signals/presence.ts'
 import type { EventHub } from './event-hub.ts'
+import type { EventMetrics } from './event-metrics.ts'
 import { createHeartbeats } from './heartbeats.ts'
 import { replay } from './replay.ts'
 import { subjectsOf } from './subjects.ts'
@@ -20,6 +21,8 @@ export interface EventsPluginOptions {
   now: () => number
   /** Told when a person's stream opens and closes, for presence (signals/presence.ts). */
   presence?: Pick<Presence, 'connected' | 'disconnected'>
+  /** Counts open streams and the events written to them. */
+  metrics?: Pick<EventMetrics, 'streamOpened' | 'streamClosed' | 'delivered'>
 }
 
 const subscribeSchema = {
@@ -61,7 +64,7 @@ function resumeTick(since: number | undefined, lastEventId: string | string[] | 
  */
 export default async function eventsPlugin(
   app: Service,
-  { hub, apps, settings, meterSent, now, presence }: EventsPluginOptions,
+  { hub, apps, settings, meterSent, now, presence, metrics }: EventsPluginOptions,
 ) {
   const heartbeats = createHeartbeats(settings.HeartbeatSeconds * 1000)
   app.get(
@@ -98,6 +101,7 @@ export default async function eventsPlugin(
         maxQueued: settings.MaxQueuedEvents,
         heartbeats,
         countSent: meterSent(request),
+        onDelivered: metrics?.delivered,
         onClose: () => {
           stopped?.abort()
           leave()
@@ -111,6 +115,7 @@ export default async function eventsPlugin(
       response.once('close', () => {
         gone = true
         subscriber.close()
+        if (openedAt > 0) metrics?.streamClosed()
         if (openedAt > 0)
           log.info({ res: { statusCode: 200 }, responseTime: performance.now() - openedAt }, 'request completed')
       })
@@ -125,6 +130,7 @@ export default async function eventsPlugin(
       // The client left while its subjects joined: there is nobody to answer.
       if (gone) return reply
       openedAt = performance.now()
+      metrics?.streamOpened()
       if (presence && caller.crmId !== 0) {
         presence.connected(caller.crmId)
         response.once('close', () => presence.disconnected(caller.crmId))

@@ -3,6 +3,7 @@ import { type BroadcastEvent, type EventBatch, timetickAt, timetickTime, toBroad
 import type { FastifyBaseLogger } from 'fastify'
 import type { GatewayConfig } from '../config.ts'
 import type { EventCursors } from './event-cursors.repository.ts'
+import type { EventMetrics } from './event-metrics.ts'
 import { createModuleCondition } from './module-condition.ts'
 import { EventsCallError, type FetchEvents } from './module-events.ts'
 
@@ -33,6 +34,8 @@ export interface ModulePollerOptions {
   onEvents: EventsHandler
   log: FastifyBaseLogger
   now?: () => number
+  /** Counts received events, their lag and failed polls; nothing when omitted. */
+  metrics?: Pick<EventMetrics, 'received' | 'pollFailed'>
 }
 
 interface Chunk {
@@ -80,6 +83,13 @@ export function normalizeBatch(module: string, batch: EventBatch): AddressedEven
   return events
 }
 
+/** The ticks of a batch's events, once each: the items of one event share its TickUpdate. */
+function eventTicks(batch: EventBatch): number[] {
+  const ticks: number[] = []
+  for (const item of batch.Events) if (ticks.at(-1) !== item.TickUpdate) ticks.push(item.TickUpdate)
+  return ticks
+}
+
 const CURSOR_SAVE_MS = 1000
 /** An empty answer faster than this came from a module that does not long-poll: pause before asking again. */
 const NO_WAIT_MS = 50
@@ -101,6 +111,7 @@ export function createModulePoller({
   onEvents,
   log,
   now = Date.now,
+  metrics,
 }: ModulePollerOptions) {
   const chunks = new Set<Chunk>()
   let nextChunkId = 1
@@ -210,6 +221,7 @@ export function createModulePoller({
         if (chunk.version !== version) continue
         failures++
         condition.failed(error)
+        metrics?.pollFailed(module)
         const delay = error instanceof EventsCallError && error.failure === 'missing' ? settings.RetryMaxMs : 0
         await pause(Math.max(delay, backoffMs(failures, settings)), chunk)
         continue
@@ -219,6 +231,7 @@ export function createModulePoller({
       if (chunk.version !== version) continue
       condition.answered()
       failures = 0
+      if (metrics && batch.Events.length > 0) metrics.received(module, eventTicks(batch), now())
       onEvents(module, chunk.id, normalizeBatch(module, batch))
       chunk.cursor = Math.max(chunk.cursor, batch.LastTick)
       chunk.confirmed = true

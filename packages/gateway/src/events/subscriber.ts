@@ -31,6 +31,8 @@ export interface SubscriberOptions {
   countSent: (bytes: number) => void
   /** Called once when the stream ends, whoever ended it. */
   onClose: () => void
+  /** Told of every event written to the stream (the delivery metric). */
+  onDelivered?: () => void
 }
 
 /** The same bytes for every stream, so a heartbeat is never encoded again. */
@@ -71,6 +73,7 @@ export function createSubscriber({
   heartbeats,
   countSent,
   onClose,
+  onDelivered,
 }: SubscriberOptions) {
   const modules = new Map<string, ModuleState>()
   let pending: { module: string; event: BroadcastEvent }[] = []
@@ -110,6 +113,7 @@ export function createSubscriber({
     state.last = event.tick
     highest = Math.max(highest, event.tick)
     write(frameOf(event))
+    onDelivered?.()
     if (queued > maxQueued) overflow()
   }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
-import { forEachDialect } from '@atrium/platform/testing'
+import { forEachDialect, metricValue } from '@atrium/platform/testing'
 import { openEvents, startEventsWorld, startRecordingProxy, startSecondNode } from '../../test/events.ts'
 import { notificationsClient, startPushService, webPushSettings } from '../../test/push-service.ts'
 
@@ -149,9 +149,9 @@ forEachDialect('with PushSending off the event arrives on SSE but no push is sen
 })
 
 forEachDialect(
-  'a failing push service is tried MaxAttempts times; a gone subscription is removed',
+  'a failing push service is tried MaxAttempts times; a gone subscription is removed; each outcome is counted',
   async (t, dialect) => {
-    const { push, store, user, until } = await startPushWorld(t, dialect, { WebPush: { MaxAttempts: 3 } })
+    const { gateway, push, store, user, until } = await startPushWorld(t, dialect, { WebPush: { MaxAttempts: 3 } })
     const alice = await user('Alice')
     const [flaky, gone] = [push.subscribe('flaky'), push.subscribe('gone')]
     for (const browser of [flaky, gone]) assert.equal((await alice.notifications.subscribe(browser)).status, 200)
@@ -172,6 +172,10 @@ forEachDialect(
     }, 'the failure recorded after the last try, the success recorded, and the gone subscription removed')
     assert.equal(push.requestsTo(flaky.endpoint), 3, 'three tries, no fourth')
     assert.equal(push.requestsTo(gone.endpoint), 1)
+    const metrics = await gateway.app.metrics.registry.metrics()
+    const outcomes = (outcome: string) => metricValue(metrics, 'atrium_push_outcomes_total', { outcome })
+    assert.deepEqual([outcomes('sent'), outcomes('gone'), outcomes('failed')], [1, 1, 1])
+    assert.equal(metricValue(metrics, 'atrium_push_queue'), 0, 'nothing left waiting')
 
     const rows = await rowsOfAlice()
     const byEndpoint = new Map(rows.map((row) => [row.endpoint, row]))

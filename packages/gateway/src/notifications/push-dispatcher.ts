@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../config.ts'
 import type { EventHub, HubSubscriber } from '../events/event-hub.ts'
 import { addresseeKeyOf } from '../events/module-poller.ts'
 import { type PushLookups, type PushMessage, pushMessageFor } from './push-messages.ts'
+import type { PushMetrics } from './push-metrics.ts'
 import type { PushOutcome, SendPush } from './push-sender.ts'
 import type { PushSubscription, PushSubscriptions } from './push-subscriptions.repository.ts'
 
@@ -14,6 +15,8 @@ export interface PushDispatcherOptions {
   lookups: PushLookups
   settings: GatewayConfig['WebPush']
   log: FastifyBaseLogger
+  /** Counts settled sends by outcome; nothing when omitted. */
+  metrics?: Pick<PushMetrics, 'settled'>
 }
 
 /** What a push to each of a user's browsers came to. */
@@ -48,7 +51,15 @@ const CONCURRENCY = 16
  * pending retries together are capped at WebPush.MaxQueued, beyond which they are dropped and
  * logged (spec: "Web Push rules", delivery is best effort).
  */
-export function createPushDispatcher({ hub, subscriptions, sendPush, lookups, settings, log }: PushDispatcherOptions) {
+export function createPushDispatcher({
+  hub,
+  subscriptions,
+  sendPush,
+  lookups,
+  settings,
+  log,
+  metrics,
+}: PushDispatcherOptions) {
   const watched = new Map<number, Watch>()
   const queue: Job[] = []
   const retries = new Set<NodeJS.Timeout>()
@@ -180,6 +191,7 @@ export function createPushDispatcher({ hub, subscriptions, sendPush, lookups, se
   }
 
   async function settle(subscription: PushSubscription, outcome: PushOutcome, tries: number) {
+    metrics?.settled(outcome.kind === 'sent' || outcome.kind === 'gone' ? outcome.kind : 'failed')
     if (outcome.kind === 'sent') return subscriptions.recordSuccess(subscription)
     if (outcome.kind === 'gone') {
       log.info({ subscription: subscription.id, status: outcome.status }, 'push: the browser unsubscribed; removed')
@@ -199,6 +211,9 @@ export function createPushDispatcher({ hub, subscriptions, sendPush, lookups, se
   return {
     watch,
     forgetIfUnsubscribed,
+
+    /** Notifications waiting: queued and retries scheduled. */
+    backlog,
 
     /**
      * Watches every user with a subscription, in the background (a module that is slow to answer

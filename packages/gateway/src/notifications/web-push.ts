@@ -1,10 +1,12 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { Registry } from 'prom-client'
 import type { GatewayConfig } from '../config.ts'
 import type { EventHub } from '../events/event-hub.ts'
 import { createOutboundClient } from '../outbound/outbound-request.ts'
 import type { GatewayStore } from '../store.ts'
 import { createPushDispatcher, type PushDispatcher } from './push-dispatcher.ts'
 import { createPushLookups } from './push-messages.ts'
+import { createPushMetrics } from './push-metrics.ts'
 import { createPushSender } from './push-sender.ts'
 import { createPushSubscriptions, type PushSubscriptions } from './push-subscriptions.repository.ts'
 
@@ -13,13 +15,15 @@ export interface WebPushOptions {
   store: GatewayStore
   hub: EventHub
   log: FastifyBaseLogger
+  /** Where the push queue and outcome metrics are registered. */
+  registry: Registry
 }
 
 /**
  * Web Push on this node: the subscriptions, and the dispatcher only where pushes are sent, that is
  * with WebPush.Enabled on the one node with PushSending (spec: "Limits"). `close` stops sending.
  */
-export function createWebPush({ config, store, hub, log }: WebPushOptions): {
+export function createWebPush({ config, store, hub, log, registry }: WebPushOptions): {
   subscriptions: PushSubscriptions
   dispatcher: PushDispatcher | undefined
   close: () => Promise<void>
@@ -46,6 +50,7 @@ export function createWebPush({ config, store, hub, log }: WebPushOptions): {
     }),
     settings,
     log,
+    metrics: createPushMetrics(registry, () => dispatcher.backlog()),
   })
   return {
     subscriptions,

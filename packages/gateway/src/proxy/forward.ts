@@ -9,7 +9,12 @@ type Headers = Record<string, string | string[] | undefined>
 /** Errors of undici that mean the module did not answer in time, rather than failed. */
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
 
+/** How a module failed a proxied request: no answer in time, a failed exchange, a cut body, an invalid status. */
+export type UpstreamErrorKind = 'timeout' | 'failed' | 'cut' | 'invalid_status'
+
 export interface UpstreamRequest {
+  /** The route's upstream as the metrics name it: a module name, or the origin of a URL upstream. */
+  upstream: string
   /** The module's origin (`http://host:port`). */
   origin: string
   /** Path and query exactly as signed. */
@@ -21,6 +26,8 @@ export interface ForwarderOptions {
   settings: GatewayConfig['Proxy']
   /** The response headers the client gets from the module's (filtered, CORS added). */
   responseHeaders: (headers: Headers, request: FastifyRequest) => Headers
+  /** Told of every failed exchange whose client was still there (the upstream error metric). */
+  onUpstreamError?: (upstream: string, kind: UpstreamErrorKind) => void
 }
 
 /**
@@ -53,7 +60,7 @@ export function upstreamError(error: Error): ApiError {
  * answer BadGateway or GatewayTimeout; a failure in the middle of a streamed body cuts the
  * client's response. Nothing is retried.
  */
-export function createForwarder({ settings, responseHeaders }: ForwarderOptions) {
+export function createForwarder({ settings, responseHeaders, onUpstreamError }: ForwarderOptions) {
   const agent = new Agent({
     connections: settings.Connections,
     pipelining: 1,
@@ -75,7 +82,13 @@ export function createForwarder({ settings, responseHeaders }: ForwarderOptions)
         headers: upstream.headers,
         body,
       },
-      new ResponseHandler(request, reply, responseHeaders, body !== null && request.raw.httpVersionMajor !== 1),
+      new ResponseHandler(
+        request,
+        reply,
+        responseHeaders,
+        body !== null && request.raw.httpVersionMajor !== 1,
+        (kind) => onUpstreamError?.(upstream.upstream, kind),
+      ),
     )
     return reply
   }
@@ -102,17 +115,20 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
    * (HTTP/1 bodies are drained by the service's onSend hook once the answer is written).
    */
   private readonly drainsBody: boolean
+  private readonly failed: (kind: UpstreamErrorKind) => void
 
   constructor(
     request: FastifyRequest,
     reply: FastifyReply,
     rewrite: ForwarderOptions['responseHeaders'],
     drainsBody: boolean,
+    failed: (kind: UpstreamErrorKind) => void,
   ) {
     this.request = request
     this.reply = reply
     this.rewrite = rewrite
     this.drainsBody = drainsBody
+    this.failed = failed
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -169,12 +185,15 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     if (this.drainsBody) drainUnreadBody(this.request.raw)
     if (this.stream) {
+      if (!this.clientGone()) this.failed('cut')
       this.stream.destroy(error)
       return
     }
     if (this.clientGone()) return
     this.request.log.warn({ err: error }, 'upstream failed')
-    sendError(this.reply, upstreamError(error))
+    const answer = upstreamError(error)
+    this.failed(answer.name === 'GatewayTimeout' ? 'timeout' : 'failed')
+    sendError(this.reply, answer)
   }
 
   /**
@@ -196,6 +215,7 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
       this.reply.code(this.status)
     } catch {
       this.request.log.warn({ status: this.status }, 'upstream answered an invalid status')
+      this.failed('invalid_status')
       sendError(this.reply, new ApiError('BadGateway', 'the module answered an invalid status'))
       this.controller?.abort(new Error('invalid status'))
       return false

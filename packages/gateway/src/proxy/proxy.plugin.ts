@@ -5,6 +5,7 @@ import { type Cors, corsResponseHeaders } from '../cors/cors.ts'
 import { createClientAddress } from './client-address.ts'
 import { createForwarder } from './forward.ts'
 import { createForwardedHeaders } from './forwarded-headers.ts'
+import type { ProxyMetrics } from './proxy-metrics.ts'
 import { createResponseHeaders } from './response-headers.ts'
 import type { Routes } from './routes.repository.ts'
 import { createUpstreamTargets } from './upstream-target.ts'
@@ -31,6 +32,8 @@ export interface ProxyPluginOptions {
    * for NotFound. Asked only after the route map, so a route for `/` keeps `/`.
    */
   unrouted?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined
+  /** Counts the modules' failures; nothing when omitted. */
+  metrics?: ProxyMetrics
 }
 
 /**
@@ -67,6 +70,7 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
   const responseHeaders = createResponseHeaders(options.cookieName)
   const forwarder = createForwarder({
     settings,
+    onUpstreamError: options.metrics?.upstreamError,
     responseHeaders(headers, request: FastifyRequest) {
       const rewritten = responseHeaders(headers)
       const origin = request.corsOrigin
@@ -90,6 +94,8 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
       throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
     }
 
+    // The route map's prefix, not the path: the HTTP metrics stay one series per route.
+    request.metricsRoute = route.prefix
     if (cors.isPreflight(request)) return cors.preflight(request, reply, route.flags)
     const decision = cors.judge(request, route.flags)
     const caller = request.caller
@@ -111,6 +117,7 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     const headers = forwardedHeaders(request, { caller, address, appId, url: path })
 
     // Never retried: a request may not be idempotent, and a 503 is the module's answer to pass on.
-    return forwarder.forward(request, reply, { origin: target.origin, path, headers })
+    const upstream = route.upstream.includes('/') ? target.origin : route.upstream
+    return forwarder.forward(request, reply, { upstream, origin: target.origin, path, headers })
   })
 }

@@ -5,6 +5,7 @@ import type { App, Apps } from '../apps/apps.repository.ts'
 import type { GatewayConfig } from '../config.ts'
 import { createOutboundClient } from '../outbound/outbound-request.ts'
 import { attemptDelivery } from './webhook-delivery.ts'
+import type { WebhookMetrics } from './webhook-metrics.ts'
 import type { WebhookDelivery, Webhooks } from './webhooks.repository.ts'
 
 /** One module's events endpoint, as the event hub calls it (`GET /private/v1/events`). */
@@ -25,6 +26,7 @@ export interface WebhookDispatcherOptions {
   events: Pick<GatewayConfig['Events'], 'PollWaitMs' | 'ReplayMaxAgeSeconds' | 'RetryMinMs' | 'RetryMaxMs'>
   log: FastifyBaseLogger
   now?: () => number
+  metrics?: WebhookMetrics
 }
 
 /** One app's webhooks from one module: read from its own cursor, delivered one request at a time, in order. */
@@ -55,7 +57,7 @@ function retryDelayMs(attempts: number, baseMs: number, maxMs: number): number {
  * further while its delivery is pending, so each app receives a module's events in order.
  */
 export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
-  const { apps, webhooks, feeds, settings, events, log, now = Date.now } = options
+  const { apps, webhooks, feeds, settings, events, log, now = Date.now, metrics } = options
   const client = createOutboundClient({
     allowPrivateAddresses: settings.AllowPrivateAddresses,
     timeoutMs: settings.TimeoutMs,
@@ -123,10 +125,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       )
       attempts++
       if (result.ok) {
+        metrics?.attempted('delivered')
         await webhooks.delivered(delivery.id)
         return
       }
       const dead = result.permanent || attempts >= settings.MaxAttempts
+      metrics?.attempted(dead ? 'dead' : 'failed')
       due = now() + retryDelayMs(attempts, settings.BackoffBaseMs, settings.BackoffMaxMs)
       await webhooks.failed(delivery.id, {
         attempts,

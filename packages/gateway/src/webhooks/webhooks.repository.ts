@@ -107,6 +107,18 @@ export function createWebhooks(db: Kysely<GatewayDatabase>, nextTick: TimetickGe
         .execute()
     },
 
+    /** Deliveries waiting to be attempted and dead ones, over every app and module. */
+    async countByState(): Promise<{ pending: number; dead: number }> {
+      const rows = await db
+        .selectFrom('webhook_deliveries')
+        .select(['state', (eb) => eb.fn.countAll<number>().as('count')])
+        .groupBy('state')
+        .execute()
+      const counts = { pending: 0, dead: 0 }
+      for (const row of rows) if (row.state === 'pending' || row.state === 'dead') counts[row.state] = Number(row.count)
+      return counts
+    },
+
     /** Dead letters, oldest first, optionally of one app. */
     async deadLetters({ appId, limit }: { appId?: number; limit: number }): Promise<WebhookDelivery[]> {
       let query = db.selectFrom('webhook_deliveries').selectAll().where('state', '=', 'dead')

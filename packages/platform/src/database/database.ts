@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { type Dialect, Kysely, PostgresDialect } from 'kysely'
+import { type Dialect, Kysely, type LogEvent, PostgresDialect } from 'kysely'
 import { Pool, types } from 'pg'
 import { createNodeSqliteDialect } from './node-sqlite-dialect.ts'
 import { createCurrentSchemaIntrospector } from './postgres-introspector.ts'
@@ -15,7 +15,25 @@ export interface Database<DB> {
   readonly dialect: DatabaseDialect
   /** The URL as given; it may carry a password, so never log it. */
   readonly url: string
+  /** The PostgreSQL connection pool's counts; undefined on SQLite, which has one connection. */
+  poolStats(): PoolStats | undefined
+  /** Calls `listener` with every error a query fails with (for the query error metric). */
+  onQueryError(listener: (error: unknown) => void): void
   destroy(): Promise<void>
+}
+
+/** Connections of a PostgreSQL pool: open, idle among them, and requests waiting for one. */
+export interface PoolStats {
+  total: number
+  idle: number
+  waiting: number
+}
+
+/** Kysely's log hook, handing failed queries to the listeners a database was given. */
+function queryErrorLog(listeners: Set<(error: unknown) => void>) {
+  return (event: LogEvent) => {
+    if (event.level === 'error') for (const listener of listeners) listener(event.error)
+  }
 }
 
 /** Options for `createDatabase`. */
@@ -59,11 +77,14 @@ function openSqlite<DB>(url: string): Database<DB> {
     pragma synchronous = NORMAL;
     pragma foreign_keys = ON;
   `)
-  const db = new Kysely<DB>({ dialect: createNodeSqliteDialect(sqlite) })
+  const errorListeners = new Set<(error: unknown) => void>()
+  const db = new Kysely<DB>({ dialect: createNodeSqliteDialect(sqlite), log: queryErrorLog(errorListeners) })
   return {
     db,
     dialect: 'sqlite',
     url,
+    poolStats: () => undefined,
+    onQueryError: (listener) => errorListeners.add(listener),
     async destroy() {
       await db.destroy()
       // Kysely closes the database only if a query ever ran.
@@ -99,11 +120,14 @@ function openPostgres<DB>(url: string, options: DatabaseOptions): Database<DB> {
     createAdapter: () => postgres.createAdapter(),
     createIntrospector: createCurrentSchemaIntrospector,
   }
-  const db = new Kysely<DB>({ dialect })
+  const errorListeners = new Set<(error: unknown) => void>()
+  const db = new Kysely<DB>({ dialect, log: queryErrorLog(errorListeners) })
   return {
     db,
     dialect: 'postgres',
     url,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    onQueryError: (listener) => errorListeners.add(listener),
     destroy: () => db.destroy(),
   }
 }

@@ -1,4 +1,11 @@
 export { type BoolInt, columnType, notNullDefault, primaryKey, readBool, writeBool } from './columns.ts'
-export { createDatabase, type Database, type DatabaseDialect, type DatabaseOptions } from './database.ts'
+export {
+  createDatabase,
+  type Database,
+  type DatabaseDialect,
+  type DatabaseOptions,
+  type PoolStats,
+} from './database.ts'
+export { installDatabaseMetrics } from './database-metrics.ts'
 export { type Migration, type Migrations, migrateToLatest } from './migrator.ts'
 export { createNodeSqliteDatabase, createNodeSqliteDialect } from './node-sqlite-dialect.ts'

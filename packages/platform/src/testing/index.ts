@@ -8,5 +8,6 @@ export {
   postgresTestUrl,
 } from './databases.ts'
 export { json, listen, listenRestartable, type RawResponse, requestWithHeaders, sendRaw } from './http.ts'
+export { metricValue } from './metrics.ts'
 export { closeAfterTest, closeTestServers } from './teardown.ts'
 export { until } from './until.ts'

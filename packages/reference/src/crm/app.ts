@@ -24,6 +24,8 @@ export async function buildCrm(
     serviceSecret: config.ServiceSecret,
     platformDevHost: config.PlatformDevHost,
     logger,
+    metrics: config.Metrics,
+    readinessTimeoutMs: config.Readiness.TimeoutMs,
   })
   const store = createCrmStore(database, createTimetickGenerator({ node: config.NodeNumber }))
 

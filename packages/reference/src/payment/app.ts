@@ -23,6 +23,8 @@ export async function buildPayment(
     serviceSecret: config.ServiceSecret,
     platformDevHost: config.PlatformDevHost,
     logger,
+    metrics: config.Metrics,
+    readinessTimeoutMs: config.Readiness.TimeoutMs,
   })
 
   app.register(ordersPlugin, {

@@ -27,6 +27,8 @@ export async function buildWallet(
     serviceSecret: config.ServiceSecret,
     platformDevHost: config.PlatformDevHost,
     logger,
+    metrics: config.Metrics,
+    readinessTimeoutMs: config.Readiness.TimeoutMs,
   })
   const store = createWalletStore(database, createTimetickGenerator({ node: config.NodeNumber }))
   // Counted at the root when a request arrives, so every route (refusals included) counts, and a

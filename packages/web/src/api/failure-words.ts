@@ -28,6 +28,7 @@ export const FAILURE_WORDS: Record<FailureKind, string | ((error: RequestError) 
       : 'That was too many tries in a short time. Wait a moment and try again.'
   },
   ShuttingDown: 'The server is restarting. Try again in a moment.',
+  NotReady: 'The service is not ready yet. Try again in a moment.',
   Internal: (error) =>
     `Something went wrong on the server. Try again; if it keeps happening, tell your administrator${
       error.requestId ? ` (reference ${error.requestId})` : ''
