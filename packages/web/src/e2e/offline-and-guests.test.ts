@@ -91,13 +91,31 @@ test('offline catch-up, groups with members, and guests through an invite link',
     assert.equal(await guest.page.locator('input[type=file], [role=search], a[href*="/files/"]').count(), 0)
     await screenshot(guest.page, 'guest-view')
 
+    // The guest's SSE stream opens with the invite code and this device, never a session (docs/events.md).
+    const streamOpened = guest.page.waitForResponse(
+      (response) => response.url().includes('/auth/v1/subscribe?code=') && response.status() === 200,
+    )
     await guest.page.goto(link)
     await guest.page.locator('.message.mine', { hasText: 'Hello from a guest' }).waitFor()
     assert.equal(await conversation.getAttribute('data-chat-id'), firstChat)
     assert.equal(chatIdOf(alice.page), firstChat)
+    await streamOpened
 
     await alice.page.locator('.message:not(.mine)', { hasText: 'Hello from a guest' }).waitFor()
     await alice.page.getByTestId('member-count').filter({ hasText: /^3$/ }).waitFor()
+
+    // Live both ways: the owner's answer reaches the guest over the stream, and once it is shown the
+    // page asks for nothing more while nothing happens (it used to poll every 4 s).
+    await send(alice.page, 'Welcome, guest')
+    await guest.page.locator('.message:not(.mine)', { hasText: 'Welcome, guest' }).waitFor()
+    const polls: string[] = []
+    guest.page.on('request', (request) => {
+      if (/\/msg\/v1\/(get_chat_messages|call\/events)/.test(request.url())) polls.push(request.url())
+    })
+    await guest.page.waitForTimeout(9000)
+    assert.deepEqual(polls, [], 'a live guest page does not poll')
+    await send(guest.page, 'Got it')
+    await alice.page.locator('.message:not(.mine)', { hasText: 'Got it' }).waitFor()
     assert.deepEqual(guest.errors, [])
   })
 
