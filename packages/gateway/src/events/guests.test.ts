@@ -8,9 +8,9 @@ type World = Awaited<ReturnType<typeof startEventsWorld>>
 const DEVICE = 'guest-device-0001'
 const OTHER_DEVICE = 'guest-device-0002'
 
-/** A world whose guest streams check their invite every second. */
+/** A world whose guest streams check their invite every second (FAST_EVENTS). */
 function guestWorld(t: TestContext, dialect: Parameters<typeof startEventsWorld>[1]) {
-  return startEventsWorld(t, dialect, { settings: { Events: { GuestCheckSeconds: 1 } } })
+  return startEventsWorld(t, dialect)
 }
 
 /** A personal invite of `owner`, joined by a guest on `device`: the guest's chat calls (straight to the chat module, as the gateway passes them) and ids. */

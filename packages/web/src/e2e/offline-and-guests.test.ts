@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { signedHeaders } from '@atrium/platform'
 import type { Page } from 'playwright-core'
+import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
 import { send } from './steps.ts'
 import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
 
@@ -18,7 +20,7 @@ test('offline catch-up, groups with members, and guests through an invite link',
   const bob = await openPage(browser)
   await alice.page.goto(`${system.url}/chat/sign-in`)
   await screenshot(alice.page, 'sign-in')
-  await signInByEmail(alice.page, system, 'alice@example.com')
+  const aliceId = await signInByEmail(alice.page, system, 'alice@example.com')
   await bob.page.goto(`${system.url}/chat/sign-in`)
   const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
 
@@ -117,6 +119,21 @@ test('offline catch-up, groups with members, and guests through an invite link',
     await send(guest.page, 'Got it')
     await alice.page.locator('.message:not(.mine)', { hasText: 'Got it' }).waitFor()
     assert.deepEqual(guest.errors, [])
+
+    // Revoked, the invite ends the guest's stream; the page's fallback poll learns why and stops.
+    const code = new URL(link).searchParams.get('code')!
+    const revoke = '/msg/v1/revoke_invite'
+    const headers = signedHeaders(SERVICE_SECRET, 'POST', revoke, {
+      'x-crm': aliceId,
+      'content-type': 'application/json',
+    })
+    const revoked = await fetch(`${system.chat.base}${revoke}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ code }),
+    })
+    assert.equal(revoked.status, 200, 'Alice revokes the invite (as the gateway would pass her request on)')
+    await guest.page.getByRole('alert').filter({ hasText: 'This invite link is no longer valid' }).waitFor()
   })
 
   await t.test('on a phone-sized screen the chat info covers the conversation and Escape closes it', async () => {

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useReducer, useRef, useState } from 'preact/hoo
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatApi } from '../api/chat-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
-import { failureText } from '../api/envelope.ts'
+import { failureText, isFailure } from '../api/envelope.ts'
 import {
   type ConversationAction,
   conversationReducer,
@@ -40,6 +40,8 @@ interface GuestConversationProps {
 export function GuestConversation({ api, chat, me, loadFile, bus, live }: GuestConversationProps) {
   const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
   const [error, setError] = useState('')
+  // The invite was revoked (or the guest is otherwise gone): nothing more will load, so stop asking.
+  const [revoked, setRevoked] = useState(false)
   const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
   const latest = useRef(state)
   latest.current = state
@@ -72,7 +74,10 @@ export function GuestConversation({ api, chat, me, loadFile, bus, live }: GuestC
       } while (flags.again)
       setError('')
     } catch (failure) {
-      setError(failureText(failure))
+      if (isFailure(failure, 'Unauthenticated', 'InviteNotFound')) {
+        setRevoked(true)
+        setError('This invite link is no longer valid: it has been revoked.')
+      } else setError(failureText(failure))
     } finally {
       flags.running = false
     }
@@ -94,7 +99,7 @@ export function GuestConversation({ api, chat, me, loadFile, bus, live }: GuestC
   useEffect(() => {
     if (live === 'live') void catchUp()
   }, [live, catchUp])
-  useFallbackPolling(catchUp, live === 'offline')
+  useFallbackPolling(catchUp, live === 'offline' && !revoked)
 
   useEffect(
     () =>
