@@ -120,6 +120,21 @@ test('offline catch-up, groups with members, and guests through an invite link',
     await alice.page.locator('.message:not(.mine)', { hasText: 'Got it' }).waitFor()
     assert.deepEqual(guest.errors, [])
 
+    // A guest whose stream cannot open (a proxy that drops it) falls back to polling, with back-off.
+    const blocked = await openPage(browser, { width: 375, height: 740 })
+    await blocked.page.route('**/auth/v1/subscribe?**', (route) => route.abort())
+    const fallbackPolls: number[] = []
+    blocked.page.on('request', (request) => {
+      if (request.url().includes('/msg/v1/get_chat_messages')) fallbackPolls.push(Date.now())
+    })
+    await blocked.page.goto(link)
+    await blocked.page.getByRole('heading', { name: 'Release crew' }).waitFor()
+    await blocked.page.locator('.message', { hasText: 'Got it' }).waitFor()
+    const loaded = fallbackPolls.length
+    await send(alice.page, 'Polled, not streamed')
+    await blocked.page.locator('.message', { hasText: 'Polled, not streamed' }).waitFor({ timeout: 15_000 })
+    assert.ok(fallbackPolls.length > loaded, 'the message came by a poll')
+
     // Revoked, the invite ends the guest's stream; the page's fallback poll learns why and stops.
     const code = new URL(link).searchParams.get('code')!
     const revoke = '/msg/v1/revoke_invite'
@@ -134,6 +149,11 @@ test('offline catch-up, groups with members, and guests through an invite link',
     })
     assert.equal(revoked.status, 200, 'Alice revokes the invite (as the gateway would pass her request on)')
     await guest.page.getByRole('alert').filter({ hasText: 'This invite link is no longer valid' }).waitFor()
+    // Its next poll may be 16 s away (back-off doubles from 4 s).
+    await blocked.page
+      .getByRole('alert')
+      .filter({ hasText: 'This invite link is no longer valid' })
+      .waitFor({ timeout: 40_000 })
   })
 
   await t.test('on a phone-sized screen the chat info covers the conversation and Escape closes it', async () => {
