@@ -216,6 +216,7 @@ export async function buildChat(
     maxLimit: config.Events.MaxLimit,
     maxWaitMs: config.Events.MaxWaitMs,
     wakeWindowMs: config.Events.WakeWindowMs,
+    activeGuests: store.invites.activeGuests,
   })
   return app
 }

@@ -16,7 +16,6 @@ import { createOtpDelivery } from './auth/otp-delivery.ts'
 import passkeysPlugin from './auth/passkeys.plugin.ts'
 import { createSignIn } from './auth/sign-in.ts'
 import userKeysPlugin from './auth/user-keys.plugin.ts'
-import { createCallGuests } from './calls/call-guests.ts'
 import iceServersPlugin from './calls/ice-servers.plugin.ts'
 import type { GatewayConfig } from './config.ts'
 import { createCors } from './cors/cors.ts'
@@ -30,6 +29,7 @@ import eventsPlugin from './events/events.plugin.ts'
 import federationPlugin from './federation/federation.plugin.ts'
 import { installFiles } from './files/install-files.ts'
 import { type FileSweepReport, sweepFiles } from './files/upload-sweep.ts'
+import { createGuestResolver } from './guests/guest-resolver.ts'
 import internalPlugin from './internal/internal.plugin.ts'
 import { createChatMail } from './mail/chat-mail.ts'
 import { createDnsLookup, createMailAuth } from './mail/mail-auth.ts'
@@ -210,15 +210,17 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
 
   // People: search, the own display name, and every user's name pushed to the chat module (docs/people.md).
   app.register(peoplePlugin, { prefix: '/auth/v1', users: store.users, now: store.now })
+  // Guests have no session: the chat module says whom an invite code and device name (calls, event streams).
+  const resolveGuest = config.Modules.chat
+    ? createGuestResolver({ chatUrl: config.Modules.chat, serviceSecret: config.ServiceSecret })
+    : undefined
   // Calls: the ICE servers and TURN credentials a caller's browser needs (docs/calls.md).
   app.register(iceServersPlugin, {
     prefix: '/auth/v1',
     calls: config.Calls,
     publicOrigin: config.PublicOrigin,
     now: store.now,
-    callingGuest: config.Modules.chat
-      ? createCallGuests({ chatUrl: config.Modules.chat, serviceSecret: config.ServiceSecret })
-      : undefined,
+    resolveGuest,
   })
   const eventCursors = createEventCursors(store.db, store.now)
   // One profile sync per module that keeps people: chat and the CRM, each with its own cursor.
@@ -266,6 +268,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     now: Date.now,
     presence,
     metrics: eventMetrics,
+    resolveGuest,
   })
   app.register(signalsPlugin, {
     prefix: '/auth/v1',

@@ -222,6 +222,13 @@ export const gatewaySettings = Type.Object(
           minimum: 10,
           description: 'Longest back-off between events calls to a module that is down.',
         }),
+        GuestCheckSeconds: Type.Integer({
+          default: 30,
+          minimum: 1,
+          maximum: 3600,
+          description:
+            "How often a guest's open SSE stream asks the chat module whether its invite still stands; a revoked one's stream is closed.",
+        }),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -11,8 +11,14 @@ import { createChatClient, SERVICE_SECRET } from '../../chat/test/support.ts'
 import { buildGateway } from '../src/app.ts'
 import { loadGatewayConfig } from '../src/config.ts'
 
-/** Event settings that keep tests fast: short long-polls, quick retries, frequent heartbeats. */
-export const FAST_EVENTS = { PollWaitMs: 1000, RetryMinMs: 50, RetryMaxMs: 300, HeartbeatSeconds: 1 }
+/** Event settings that keep tests fast: short long-polls, quick retries, frequent heartbeats and guest checks. */
+export const FAST_EVENTS = {
+  PollWaitMs: 1000,
+  RetryMinMs: 50,
+  RetryMaxMs: 300,
+  HeartbeatSeconds: 1,
+  GuestCheckSeconds: 1,
+}
 
 async function listenOn(
   app: { listen(options: object): Promise<string>; server: { address(): unknown } },

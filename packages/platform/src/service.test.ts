@@ -212,3 +212,20 @@ test('closing drops connections that never sent a request and lets an in-flight 
   // Without the drop, the close would wait for the silent connection's headers timeout (60 s).
   await closing
 })
+
+test('a device GUID in the query never reaches the request log', async (t) => {
+  const lines: string[] = []
+  const app = createService({
+    name: 'test',
+    healthPath: '/private/v1/health',
+    domainGuard: { domain: null, devHost: 'dev.atrium.test' },
+    logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } },
+  })
+  app.get('/stream', async () => ({ ok: true }))
+  const base = await listen(t, app)
+  const response = await fetch(`${base}/stream?code=Invite123&device_guid=secret-device-0001&since=5`)
+  assert.equal(response.status, 200)
+  const logged = lines.map((line) => JSON.parse(line) as { req?: { url: string } }).find((line) => line.req)
+  assert.equal(logged?.req?.url, '/stream?code=Invite123&device_guid=[redacted]&since=5')
+  assert.ok(!lines.join('').includes('secret-device-0001'), lines.join(''))
+})

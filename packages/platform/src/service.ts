@@ -2,7 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify'
 import { Type } from 'typebox'
 import { buildInfo } from './build-info.ts'
 import { readConfigSection } from './config.ts'
@@ -56,6 +61,19 @@ export interface TlsOptions {
 }
 
 const SECRET_LOG_PATHS = ['req.headers.cookie', 'req.headers.authorization', 'req.headers["x-api-key"]']
+/** Query parameters that are half of a credential (a guest's device GUID, docs/events.md): their values are not logged. */
+const SECRET_QUERY = /([?&]device_guid=)[^&#]*/gi
+
+/** A request as its log lines show it: Fastify's fields, with secret query values redacted. */
+export function logRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: request.url.replace(SECRET_QUERY, '$1[redacted]'),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  }
+}
 
 /**
  * Creates a service with the platform rules wired in: envelope responses and errors, request ids
@@ -65,7 +83,11 @@ const SECRET_LOG_PATHS = ['req.headers.cookie', 'req.headers.authorization', 're
 export function createService(options: ServiceOptions): Service {
   const logger = options.logger === false || options.logger === undefined ? false : options.logger
   const serverOptions: FastifyServerOptions = {
-    logger: logger && { ...(logger === true ? {} : logger), redact: SECRET_LOG_PATHS },
+    logger: logger && {
+      ...(logger === true ? {} : logger),
+      redact: SECRET_LOG_PATHS,
+      serializers: { req: logRequest },
+    },
     genReqId: requestIdFor,
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     clientErrorHandler: handleClientError,

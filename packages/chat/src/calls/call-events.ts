@@ -38,8 +38,8 @@ const callEvents = {
 
 /**
  * GET /call/events: the call events (CallUpdated, CallSignal) addressed to the caller after
- * `since`, waiting up to `wait` ms for one. It is how guests follow their calls: they have no
- * gateway session, so the SSE stream is not open to them (docs/calls.md, "Guests").
+ * `since`, waiting up to `wait` ms for one: for clients without an SSE stream. Guests have one
+ * (issue 22); the web client's guest page long-polls this only while its stream is down (docs/calls.md).
  */
 export function callEventsRoute(
   app: Service,

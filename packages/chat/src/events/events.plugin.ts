@@ -10,24 +10,33 @@ export interface EventsPluginOptions {
   maxWaitMs: number
   /** Commits within this window after a check of the new events are coalesced into one check at its end. */
   wakeWindowMs: number
+  /** The guests among these ids whose invite still stands: the guest of a revoked invite reads nothing. */
+  activeGuests: (guestIds: number[]) => Promise<number[]>
 }
 
 // New events are checked at least this often while long-polls wait, so writes committed by other instances are seen too.
 const RECHECK_MS = 250
 
-/** The query's subjects for the feed; undefined when none is given (every addressee). Guests (`code:`) are members too. */
-export function parseSubjects(query: { subjects?: string; users?: string; apps?: string }): Subjects | undefined {
+/** A query's subjects: `user:` and `app:` as the feed reads them, and the guest ids of `code:` apart. */
+export interface QuerySubjects extends Subjects {
+  /** `code:<guest id>`: members of their chats too, but only while their invite stands. */
+  guests: number[]
+}
+
+/** The query's subjects; undefined when none is given (every addressee). */
+export function parseSubjects(query: { subjects?: string; users?: string; apps?: string }): QuerySubjects | undefined {
   const parsed = querySubjects(query)
   if (!parsed) return undefined
-  const subjects: Subjects = { members: [], apps: [] }
-  for (const { kind, id } of parsed) (kind === 'app' ? subjects.apps : subjects.members).push(id)
+  const subjects: QuerySubjects = { members: [], apps: [], guests: [] }
+  for (const { kind, id } of parsed)
+    (kind === 'app' ? subjects.apps : kind === 'code' ? subjects.guests : subjects.members).push(id)
   return subjects
 }
 
 /** GET /private/v1/events: the module's EventBatch feed for the gateway's poller. */
 export default async function eventsPlugin(
   app: Service,
-  { events, defaultLimit, maxLimit, maxWaitMs, wakeWindowMs }: EventsPluginOptions,
+  { events, defaultLimit, maxLimit, maxWaitMs, wakeWindowMs, activeGuests }: EventsPluginOptions,
 ) {
   const schema = {
     querystring: eventsQuerySchema({ defaultLimit, maxLimit, maxWaitMs }),
@@ -47,24 +56,36 @@ export default async function eventsPlugin(
     router.close()
   })
 
+  /**
+   * The subjects the feed reads for: a guest counts as a member of their chats while their invite
+   * stands. Asked again before every read, so a guest stops receiving events from the moment their
+   * invite is revoked, also in a long-poll that began before (issue 22).
+   */
+  async function readable(subjects: QuerySubjects | undefined): Promise<Subjects | undefined> {
+    if (!subjects || subjects.guests.length === 0) return subjects
+    const guests = await activeGuests(subjects.guests)
+    return { members: [...subjects.members, ...guests], apps: subjects.apps }
+  }
+
   app.get('/events', { schema, serializerCompiler: () => sendBuffer }, async (request, reply) => {
     const { since, limit, wait } = request.query
     const subjects = parseSubjects(request.query)
+    const wakeFor = subjects && { members: [...subjects.members, ...subjects.guests], apps: subjects.apps }
     const deadline = Date.now() + wait
     const closed = new AbortController()
     // The response closes early when the poller goes away; stop waiting then.
     reply.raw.once('close', () => closed.abort())
     const stop = AbortSignal.any([closed.signal, stopping.signal])
     // Joined before the first read, and the wake count taken before each: a wake during a read makes the next wait return at once.
-    const waiter = router.join(subjects)
+    const waiter = router.join(wakeFor)
     try {
       let seen = waiter.wakes
-      let batch = await events.list({ since, subjects, limit })
+      let batch = await events.list({ since, subjects: await readable(subjects), limit })
       while (batch.Events.length === 0 && Date.now() < deadline && !stop.aborted) {
         await waiter.wait(seen, deadline - Date.now(), stop)
         if (stop.aborted) break
         seen = waiter.wakes
-        batch = await events.list({ since: batch.LastTick, subjects, limit })
+        batch = await events.list({ since: batch.LastTick, subjects: await readable(subjects), limit })
       }
       // The schema documents the answer; serializeEnvelope writes each item's DataJson as its Data.
       return batch as unknown as EventBatch

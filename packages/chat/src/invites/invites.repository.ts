@@ -34,6 +34,19 @@ export function createInvitesRepository(db: Kysely<ChatDatabase>) {
         .executeTakeFirst()
     },
 
+    /** The guests among `guestIds` whose invite is not revoked. */
+    async activeGuests(guestIds: number[]): Promise<number[]> {
+      if (guestIds.length === 0) return []
+      const rows = await db
+        .selectFrom('guests')
+        .innerJoin('invites', 'invites.code', 'guests.code')
+        .select('guests.timetick')
+        .where('guests.timetick', 'in', guestIds)
+        .where('invites.revoked', '=', 0)
+        .execute()
+      return rows.map((row) => row.timetick)
+    },
+
     /** Records a guest; when the same code and device won a concurrent race, returns false. */
     async insertGuest(row: GuestRow): Promise<boolean> {
       const result = await db

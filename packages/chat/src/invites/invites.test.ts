@@ -56,6 +56,37 @@ forEachDialect(
   },
 )
 
+forEachDialect(
+  'the code subject of a revoked invite’s guest reads no events, not even a waiting long-poll',
+  async (t, dialect) => {
+    const chat = await startChat(t, dialect)
+    await chat.register(1)
+    const invite = await chat.user(1).ok('create_invite', { kind: 'personal' })
+    const joined = await chat.guest(invite.code, DEVICE_A).ok('join_invite', { code: invite.code })
+    const subjects = `code:${joined.member}`
+    await chat.user(1).ok('send_message', { chat_id: joined.chat.id, content: 'before' })
+    const before = (await chat.events({ subjects })).result
+    assert.deepEqual(
+      before.Events.filter((e: { EventType: string }) => e.EventType === 'NewChatMessage').map(
+        (e: { Data: { content: string } }) => e.Data.content,
+      ),
+      ['before'],
+    )
+
+    // A long-poll that began while the invite stood reads again after each commit: the revocation counts at once.
+    const waiting = chat.events({ subjects, since: before.LastTick, wait: 1500 })
+    await chat.user(1).ok('revoke_invite', { code: invite.code })
+    await chat.user(1).ok('send_message', { chat_id: joined.chat.id, content: 'after' })
+    const [waited, later] = [await waiting, await chat.events({ subjects, since: before.LastTick })]
+    for (const { status, result } of [waited, later]) {
+      assert.equal(status, 200)
+      assert.ok(!JSON.stringify(result.Events).includes('after'), JSON.stringify(result.Events))
+    }
+    const owner = (await chat.events({ subjects: 'user:1', since: before.LastTick })).result
+    assert.ok(JSON.stringify(owner.Events).includes('after'), 'the member still reads the chat')
+  },
+)
+
 forEachDialect('guests cannot create chats or invites, browse files, or reach other chats', async (t, dialect) => {
   const chat = await startChat(t, dialect)
   await chat.register(1, 2, 9)

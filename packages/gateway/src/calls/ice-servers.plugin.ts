@@ -2,15 +2,15 @@ import type { Service } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { GatewayConfig } from '../config.ts'
-import type { CallGuests } from './call-guests.ts'
+import type { GuestResolver } from '../guests/guest-resolver.ts'
 import { turnCredentials } from './turn-credentials.ts'
 
 export interface IceServersPluginOptions {
   calls: GatewayConfig['Calls']
   publicOrigin: string
   now: () => number
-  /** Resolves a guest of an invite who may call (the chat module decides); absent without a chat module. */
-  callingGuest?: CallGuests
+  /** Resolves the guest of an invite code and device (the chat module decides who may call); absent without a chat module. */
+  resolveGuest?: GuestResolver
 }
 
 const IceServer = Type.Object({
@@ -48,7 +48,7 @@ export function gatewayStunUrl(publicOrigin: string): string {
  */
 export default async function iceServersPlugin(
   app: Service,
-  { calls, publicOrigin, now, callingGuest }: IceServersPluginOptions,
+  { calls, publicOrigin, now, resolveGuest }: IceServersPluginOptions,
 ) {
   const stun = [...calls.StunUrls, ...(calls.GatewayStun ? [gatewayStunUrl(publicOrigin)] : [])]
 
@@ -58,12 +58,12 @@ export default async function iceServersPlugin(
     if (caller.keyType === 'session' && caller.crmId !== 0) return String(caller.crmId)
     const code = request.headers['x-invite-code']
     const deviceGuid = request.headers['x-device-guid']
-    if (caller.keyType !== '' || !callingGuest || typeof code !== 'string' || typeof deviceGuid !== 'string') {
+    if (caller.keyType !== '' || !resolveGuest || typeof code !== 'string' || typeof deviceGuid !== 'string') {
       return undefined
     }
     try {
-      const guest = await callingGuest(code, deviceGuid)
-      return guest === undefined ? undefined : `g${guest}`
+      const resolved = await resolveGuest(code, deviceGuid)
+      return resolved?.callsAllowed ? `g${resolved.guest}` : undefined
     } catch (error) {
       // The chat module is away: the guest calls without the relay rather than not at all.
       request.log.warn({ err: error }, 'could not ask the chat module about a calling guest')

@@ -1,12 +1,21 @@
 import type { OutgoingHttpHeaders } from 'node:http'
-import { ApiError, MAX_TIMETICK, parseTimetick, type Service, timetickTime } from '@atrium/platform'
+import {
+  ApiError,
+  DEVICE_GUID_PATTERN,
+  MAX_TIMETICK,
+  parseTimetick,
+  type Service,
+  timetickTime,
+} from '@atrium/platform'
 import { Type } from 'typebox'
 import type { Apps } from '../apps/apps.repository.ts'
 import type { GatewayConfig } from '../config.ts'
+import type { GuestResolver } from '../guests/guest-resolver.ts'
 import type { SentMeter } from '../rate-limit/rate-limits.ts'
 import type { Presence } from '../signals/presence.ts'
 import type { EventHub } from './event-hub.ts'
 import type { EventMetrics } from './event-metrics.ts'
+import { guestCredentialsOf, guestSubjectOf, watchGuest } from './guest-streams.ts'
 import { createHeartbeats } from './heartbeats.ts'
 import { replay } from './replay.ts'
 import { subjectsOf } from './subjects.ts'
@@ -23,13 +32,16 @@ export interface EventsPluginOptions {
   presence?: Pick<Presence, 'connected' | 'disconnected'>
   /** Counts open streams and the events written to them. */
   metrics?: Pick<EventMetrics, 'streamOpened' | 'streamClosed' | 'delivered'>
+  /** Resolves a guest's invite code and device to the guest (the chat module); absent without a chat module. */
+  resolveGuest?: GuestResolver
 }
 
 const subscribeSchema = {
   summary: 'Stream the caller’s events (Server-Sent Events)',
   description:
     'A `text/event-stream` of BroadcastEvent messages (`id: <tick>`, `data: <JSON>`). Without `since` the ' +
-    'stream starts fresh; with `since` (or `Last-Event-ID`) the missed events are replayed first. See docs/events.md.',
+    'stream starts fresh; with `since` (or `Last-Event-ID`) the missed events are replayed first. A guest without a ' +
+    'session subscribes with the invite code and device it joined with (`code` and `device_guid`). See docs/events.md.',
   querystring: Type.Object(
     {
       since: Type.Optional(
@@ -37,6 +49,18 @@ const subscribeSchema = {
           minimum: 0,
           maximum: MAX_TIMETICK,
           description: 'The largest tick the client has seen: events after it are replayed, then live ones follow.',
+        }),
+      ),
+      code: Type.Optional(
+        Type.String({
+          pattern: '^[A-Za-z0-9]{8,64}$',
+          description: 'A guest’s invite code (only without a session; with `device_guid`).',
+        }),
+      ),
+      device_guid: Type.Optional(
+        Type.String({
+          pattern: DEVICE_GUID_PATTERN,
+          description: 'The device GUID the guest joined the invite with (only with `code`).',
         }),
       ),
     },
@@ -64,21 +88,39 @@ function resumeTick(since: number | undefined, lastEventId: string | string[] | 
  */
 export default async function eventsPlugin(
   app: Service,
-  { hub, apps, settings, meterSent, now, presence, metrics }: EventsPluginOptions,
+  { hub, apps, settings, meterSent, now, presence, metrics, resolveGuest }: EventsPluginOptions,
 ) {
   const heartbeats = createHeartbeats(settings.HeartbeatSeconds * 1000)
   app.get(
     '/subscribe',
     { schema: subscribeSchema, exposeHeadRoute: false, config: { envelope: false } },
     async function subscribe(request, reply) {
-      const { caller } = request
-      if (caller.keyType === '') {
-        throw new ApiError('SessionRequired', 'Subscribing to events needs a signed-in session or an API key.')
+      const { caller, query } = request
+      const guestCredentials = guestCredentialsOf(request, query)
+      if (caller.keyType === '' && !guestCredentials) {
+        throw new ApiError(
+          'SessionRequired',
+          'Subscribing to events needs a signed-in session, an API key, or a guest’s invite code and device.',
+        )
       }
+      if (caller.keyType !== '' && (query.code !== undefined || query.device_guid !== undefined)) {
+        throw new ApiError(
+          'InvalidRequest',
+          'a signed-in stream follows its session; code and device_guid are for guests',
+        )
+      }
+      if ((query.code === undefined) !== (query.device_guid === undefined)) {
+        throw new ApiError('InvalidRequest', 'a guest subscribes with both code and device_guid')
+      }
+      // A guest has exactly one subject, `code:<guest id>`, which the chat module derives (issue 22).
+      const guest =
+        caller.keyType === '' && guestCredentials
+          ? { credentials: guestCredentials, ...(await guestSubjectOf(resolveGuest, guestCredentials, request.log)) }
+          : undefined
       const requested = resumeTick(request.query.since, request.headers['last-event-id'])
       const tooOld = requested !== undefined && timetickTime(requested) < now() - settings.ReplayMaxAgeSeconds * 1000
       const since = tooOld ? undefined : requested
-      const all = await subjectsOf(caller, apps)
+      const all = guest ? [guest.subject] : await subjectsOf(caller, apps)
       // One subscriber's subjects share one long-poll, so its events of a module stay in cursor order.
       if (all.length > settings.ChunkSubjects) {
         request.log.warn(
@@ -94,6 +136,7 @@ export default async function eventsPlugin(
       // Only a replay has work to stop.
       const stopped = since === undefined ? undefined : new AbortController()
       let leave = () => {}
+      let unwatch = () => {}
       const subscriber = createSubscriber({
         response,
         subjects,
@@ -104,6 +147,7 @@ export default async function eventsPlugin(
         onDelivered: metrics?.delivered,
         onClose: () => {
           stopped?.abort()
+          unwatch()
           leave()
         },
       })
@@ -142,6 +186,16 @@ export default async function eventsPlugin(
         'x-accel-buffering': 'no',
       })
       subscriber.open()
+      if (guest && resolveGuest && !subscriber.closed) {
+        unwatch = watchGuest({
+          resolveGuest,
+          credentials: guest.credentials,
+          guest: guest.guest,
+          everyMs: settings.GuestCheckSeconds * 1000,
+          close: subscriber.close,
+          log,
+        })
+      }
       if (tooOld) {
         const heads = [...joined.memberships.values()].map((membership) => membership.head)
         subscriber.resync('too-old', Math.max(0, ...heads))

@@ -65,7 +65,7 @@ export function createCallApi(client: ApiClient) {
       ),
     /**
      * The caller's call events after `since` (omitted: none, just the cursor to start from),
-     * waiting up to `wait` ms: how a guest, who has no SSE stream, follows its calls.
+     * waiting up to `wait` ms: how a guest follows its calls while its SSE stream is down.
      */
     events: (since: string | undefined, wait: number) =>
       client.get<{ events: { type: string; tick: string; data: Record<string, unknown> }[]; last_tick: string }>(

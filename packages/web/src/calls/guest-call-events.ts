@@ -8,8 +8,8 @@ const WAIT_MS = 8000
 const RETRY_MS = 2000
 
 /**
- * Feeds a guest's call events into `bus` as the SSE stream would for a signed-in person:
- * call/events long-polled from the moment the page opened, in order, each once.
+ * Feeds a guest's call events into `bus` while `enabled` (the guest's SSE stream is down):
+ * call/events long-polled from the moment it was enabled, in order, each once.
  */
 export function useGuestCallEvents(api: CallApi, bus: EventBus, enabled: boolean): void {
   useEffect(() => {

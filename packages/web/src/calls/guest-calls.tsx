@@ -2,6 +2,7 @@ import { useMemo } from 'preact/hooks'
 import type { ChatView } from '../api/chat-types.ts'
 import type { ApiClient } from '../api/client.ts'
 import type { EventBus } from '../chat/live/event-bus.ts'
+import type { LiveStatus } from '../live-events.ts'
 import { fallbackName } from '../people/people-names.ts'
 import { createCallApi } from './call-api.ts'
 import { CallScreen } from './call-screen.tsx'
@@ -14,20 +15,23 @@ interface GuestCallsProps {
   chat: ChatView
   /** The guest's member id. */
   me: string
-  /** Where the long-polled call events go (the conversation's call rows follow them too). */
+  /** The guest's live events (the conversation's call rows follow them too). */
   bus: EventBus
+  /** The guest's SSE stream: while it is `offline`, call events are long-polled into `bus` instead. */
+  live: LiveStatus
 }
 
 /**
  * Calls for the guest of a personal invite (spec: "Authentication" 7): Call and Video call to the
- * person who invited them, the ring of their calls, and the call screen, with the call events
- * long-polled (guests have no SSE stream).
+ * person who invited them, the ring of their calls, and the call screen. The call events come with
+ * the guest's SSE stream; while it is down they are long-polled (call/events).
  */
-export function GuestCalls({ client, chat, me, bus }: GuestCallsProps) {
+export function GuestCalls({ client, chat, me, bus, live }: GuestCallsProps) {
   const api = useMemo(() => createCallApi(client), [client])
-  useGuestCallEvents(api, bus, true)
+  useGuestCallEvents(api, bus, live === 'offline')
   const calls = useCalls({ api, me, bus, enabled: true })
-  const canCall = calls.phase.kind === 'idle' || calls.phase.kind === 'ended'
+  // Not before the stream (or the fallback) follows the call's events: the answer would go unseen.
+  const canCall = (calls.phase.kind === 'idle' || calls.phase.kind === 'ended') && live !== 'connecting'
   const nameOf = (id: string) => (id === chat.peer ? chat.name : id === me ? 'You' : fallbackName(id))
   return (
     <>

@@ -210,6 +210,11 @@ test('a guest of a personal invite calls the person who invited them, through th
   const browser = (await launchBrowser(t, FAKE_MEDIA)) as Browser
   const guest = await openPage(browser)
   await guest.context.addInitScript(KEEP_PEER_CONNECTIONS)
+  // The call's events reach the guest over its SSE stream: call/events is only the fallback.
+  const longPolls: string[] = []
+  guest.page.on('request', (request) => {
+    if (request.url().includes('/msg/v1/call/events')) longPolls.push(request.url())
+  })
   await guest.page.goto(link)
   await guest.page.getByRole('heading', { name: 'Alice' }).waitFor()
   await guest.page.getByRole('button', { name: 'Call', exact: true }).click()
@@ -227,8 +232,9 @@ test('a guest of a personal invite calls the person who invited them, through th
 
   await guestCall.getByRole('button', { name: 'End call' }).click()
   await alice.page.getByRole('status').filter({ hasText: 'Call ended' }).waitFor()
-  // The guest's conversation row follows the call's end (call events, long-polled).
+  // The guest's conversation row follows the call's end (CallUpdated on the guest's stream).
   await guest.page.locator('.message .call-row', { hasText: /Outgoing call · \d+:\d{2}/ }).waitFor()
+  assert.deepEqual(longPolls, [], 'no call/events long-poll while the stream is live')
   await alice.page.getByRole('link', { name: 'Calls' }).click()
   await alice.page.locator('.call-history li .call-summary', { hasText: /^Incoming call · \d+:\d{2}/ }).waitFor()
   assert.deepEqual([...alice.errors, ...guest.errors], [])

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { signedHeaders } from '@atrium/platform'
 import type { Page } from 'playwright-core'
+import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
 import { send } from './steps.ts'
 import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
 
@@ -18,7 +20,7 @@ test('offline catch-up, groups with members, and guests through an invite link',
   const bob = await openPage(browser)
   await alice.page.goto(`${system.url}/chat/sign-in`)
   await screenshot(alice.page, 'sign-in')
-  await signInByEmail(alice.page, system, 'alice@example.com')
+  const aliceId = await signInByEmail(alice.page, system, 'alice@example.com')
   await bob.page.goto(`${system.url}/chat/sign-in`)
   const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
 
@@ -91,14 +93,67 @@ test('offline catch-up, groups with members, and guests through an invite link',
     assert.equal(await guest.page.locator('input[type=file], [role=search], a[href*="/files/"]').count(), 0)
     await screenshot(guest.page, 'guest-view')
 
+    // The guest's SSE stream opens with the invite code and this device, never a session (docs/events.md).
+    const streamOpened = guest.page.waitForResponse(
+      (response) => response.url().includes('/auth/v1/subscribe?code=') && response.status() === 200,
+    )
     await guest.page.goto(link)
     await guest.page.locator('.message.mine', { hasText: 'Hello from a guest' }).waitFor()
     assert.equal(await conversation.getAttribute('data-chat-id'), firstChat)
     assert.equal(chatIdOf(alice.page), firstChat)
+    await streamOpened
 
     await alice.page.locator('.message:not(.mine)', { hasText: 'Hello from a guest' }).waitFor()
     await alice.page.getByTestId('member-count').filter({ hasText: /^3$/ }).waitFor()
+
+    // Live both ways: the owner's answer reaches the guest over the stream, and once it is shown the
+    // page asks for nothing more while nothing happens (it used to poll every 4 s).
+    await send(alice.page, 'Welcome, guest')
+    await guest.page.locator('.message:not(.mine)', { hasText: 'Welcome, guest' }).waitFor()
+    const polls: string[] = []
+    guest.page.on('request', (request) => {
+      if (/\/msg\/v1\/(get_chat_messages|call\/events)/.test(request.url())) polls.push(request.url())
+    })
+    await guest.page.waitForTimeout(9000)
+    assert.deepEqual(polls, [], 'a live guest page does not poll')
+    await send(guest.page, 'Got it')
+    await alice.page.locator('.message:not(.mine)', { hasText: 'Got it' }).waitFor()
     assert.deepEqual(guest.errors, [])
+
+    // A guest whose stream cannot open (a proxy that drops it) falls back to polling, with back-off.
+    const blocked = await openPage(browser, { width: 375, height: 740 })
+    await blocked.page.route('**/auth/v1/subscribe?**', (route) => route.abort())
+    const fallbackPolls: number[] = []
+    blocked.page.on('request', (request) => {
+      if (request.url().includes('/msg/v1/get_chat_messages')) fallbackPolls.push(Date.now())
+    })
+    await blocked.page.goto(link)
+    await blocked.page.getByRole('heading', { name: 'Release crew' }).waitFor()
+    await blocked.page.locator('.message', { hasText: 'Got it' }).waitFor()
+    const loaded = fallbackPolls.length
+    await send(alice.page, 'Polled, not streamed')
+    await blocked.page.locator('.message', { hasText: 'Polled, not streamed' }).waitFor({ timeout: 15_000 })
+    assert.ok(fallbackPolls.length > loaded, 'the message came by a poll')
+
+    // Revoked, the invite ends the guest's stream; the page's fallback poll learns why and stops.
+    const code = new URL(link).searchParams.get('code')!
+    const revoke = '/msg/v1/revoke_invite'
+    const headers = signedHeaders(SERVICE_SECRET, 'POST', revoke, {
+      'x-crm': aliceId,
+      'content-type': 'application/json',
+    })
+    const revoked = await fetch(`${system.chat.base}${revoke}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ code }),
+    })
+    assert.equal(revoked.status, 200, 'Alice revokes the invite (as the gateway would pass her request on)')
+    await guest.page.getByRole('alert').filter({ hasText: 'This invite link is no longer valid' }).waitFor()
+    // Its next poll may be 16 s away (back-off doubles from 4 s).
+    await blocked.page
+      .getByRole('alert')
+      .filter({ hasText: 'This invite link is no longer valid' })
+      .waitFor({ timeout: 40_000 })
   })
 
   await t.test('on a phone-sized screen the chat info covers the conversation and Escape closes it', async () => {

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict'
-import { forEachDialect } from '@atrium/platform/testing'
+import { forEachDialect, until } from '@atrium/platform/testing'
+import { EventSource } from 'eventsource'
 import { startSignInWorld } from '../../../gateway/test/sign-in.ts'
 import { createChatApi } from '../api/chat-api.ts'
 import { createApiClient } from '../api/client.ts'
 import { isFailure } from '../api/envelope.ts'
+import { type BroadcastEvent, type EventSourceConstructor, type LiveStatus, openLiveEvents } from '../live-events.ts'
 import { createGuestChatApi } from './guest-api.ts'
+import { guestSubscribeUrl } from './guest-live.ts'
 
 const ROUTES = [{ Prefix: '/msg/', Upstream: 'chat', Flags: ['AppAuthAndCORS'] }]
 
@@ -70,3 +73,32 @@ forEachDialect('a guest of a group invite becomes a member but may not create ch
   const stranger = createChatApi(createApiClient({ base: world.url, deviceGuid: 'guest-device-0001' }))
   await assert.rejects(stranger.getChatInfo(group.id), (error) => isFailure(error, 'Unauthenticated'))
 })
+
+forEachDialect(
+  'the guest page’s live client receives the inviter’s group message over the guest’s stream, without a session',
+  async (t, dialect) => {
+    const { world, alice } = await startWorld(t, dialect)
+    const group = await alice.chat.createChat({ type: 2, name: 'Open house' })
+    const invite = await alice.chat.createInvite('group', group.id)
+    const device = 'guest-device-0001'
+    const guest = createGuestChatApi(invite.code, device, { base: world.url })
+    await guest.joinInvite(invite.code)
+    const events: BroadcastEvent[] = []
+    const statuses: LiveStatus[] = []
+    const live = openLiveEvents({
+      url: guestSubscribeUrl(`${world.url}/auth/v1/subscribe`, invite.code, device),
+      EventSource: EventSource as unknown as EventSourceConstructor,
+      onEvent: (event) => events.push(event),
+      onStatus: (status) => statuses.push(status),
+    })
+    t.after(() => live.close())
+    await until(() => statuses.includes('live'), 'the guest’s stream to open')
+
+    await alice.chat.sendMessage(group.id, 'Welcome to the open house')
+    await until(() => events.some((event) => event.type === 'NewChatMessage'), 'the message on the guest’s stream')
+    const message = events.find((event) => event.type === 'NewChatMessage')!
+    assert.equal(message.data.content, 'Welcome to the open house')
+    assert.equal(message.data.chat_id, group.id)
+    assert.ok(!statuses.includes('offline'), JSON.stringify(statuses))
+  },
+)

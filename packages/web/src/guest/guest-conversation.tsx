@@ -1,13 +1,22 @@
-import { useEffect, useReducer, useRef, useState } from 'preact/hooks'
+import { useCallback, useEffect, useReducer, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatApi } from '../api/chat-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
-import { failureText } from '../api/envelope.ts'
-import { conversationReducer, EMPTY_CONVERSATION, newestId, PAGE } from '../chat/conversation/conversation-state.ts'
+import { failureText, isFailure } from '../api/envelope.ts'
+import {
+  type ConversationAction,
+  conversationReducer,
+  EMPTY_CONVERSATION,
+  newestId,
+  PAGE,
+} from '../chat/conversation/conversation-state.ts'
+import { MESSAGE_CHANGE_EVENTS } from '../chat/conversation/message-events.ts'
 import { useOlderMessages } from '../chat/conversation/use-older-messages.ts'
 import type { EventBus } from '../chat/live/event-bus.ts'
 import { mayPost } from '../chat/message/names.ts'
+import type { LiveStatus } from '../live-events.ts'
 import { GuestComposer } from './guest-composer.tsx'
+import { useFallbackPolling } from './guest-live.ts'
 import { GuestMessages } from './guest-messages.tsx'
 
 interface GuestConversationProps {
@@ -17,71 +26,98 @@ interface GuestConversationProps {
   me: UserView
   /** Fetches the file of a message as this guest. */
   loadFile: (messageId: string) => Promise<Blob>
-  /** The guest's call events (long-polled): a call row follows its call. */
-  bus?: EventBus
+  /** The guest's live events (its SSE stream, and call events long-polled while that is down). */
+  bus: EventBus
+  /** The stream's status: while it is `offline`, newer messages are polled instead. */
+  live: LiveStatus
 }
 
 /**
- * How often a visible guest page asks for newer messages. Guests have no gateway session, so the
- * SSE stream (GET /auth/v1/subscribe) is not open to them; they poll get_chat_messages?after=.
+ * The conversation a guest joined: history, live messages and changes from the guest's SSE stream
+ * (polling with back-off only while the stream is down), and the composer for text. Guests get no
+ * upload, file browser or search (spec: "Guests").
  */
-export const GUEST_POLL_MS = 4000
-
-/**
- * The conversation a guest joined: history, newer messages by polling, and the composer for text.
- * Guests get no upload, file browser or search (spec: "Guests").
- */
-export function GuestConversation({ api, chat, me, loadFile, bus }: GuestConversationProps) {
+export function GuestConversation({ api, chat, me, loadFile, bus, live }: GuestConversationProps) {
   const [state, dispatch] = useReducer(conversationReducer, EMPTY_CONVERSATION)
   const [error, setError] = useState('')
+  // The invite was revoked (or the guest is otherwise gone): nothing more will load, so stop asking.
+  const [revoked, setRevoked] = useState(false)
   const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
   const latest = useRef(state)
   latest.current = state
 
+  /** Dispatches, and keeps `latest` current at once, so a catch-up's next page starts after this one. */
+  function apply(action: ConversationAction) {
+    dispatch(action)
+    latest.current = conversationReducer(latest.current, action)
+  }
+
+  // One catch-up at a time; one asked for while another runs runs once more afterwards.
+  const catching = useRef({ running: false, again: false })
+  const catchUp = useCallback(async () => {
+    const flags = catching.current
+    if (flags.running || !latest.current.loaded) {
+      flags.again = true
+      return
+    }
+    flags.running = true
+    try {
+      do {
+        flags.again = false
+        let more = true
+        while (more) {
+          const after = newestId(latest.current)
+          const page = await api.getChatMessages(chat.id, after ? { after, limit: PAGE } : { limit: PAGE })
+          apply({ type: 'newer', messages: page.messages })
+          more = Boolean(after) && page.has_more
+        }
+      } while (flags.again)
+      setError('')
+    } catch (failure) {
+      if (isFailure(failure, 'Unauthenticated', 'InviteNotFound')) {
+        setRevoked(true)
+        setError('This invite link is no longer valid: it has been revoked.')
+      } else setError(failureText(failure))
+    } finally {
+      flags.running = false
+    }
+  }, [api, chat.id])
+
   useEffect(() => {
     api
       .getChatMessages(chat.id, { limit: PAGE })
-      .then((page) => dispatch({ type: 'latest', messages: page.messages, hasMore: page.has_more }))
+      .then((page) => {
+        apply({ type: 'latest', messages: page.messages, hasMore: page.has_more })
+        // A message announced while the page was on its way may be newer than the page.
+        if (catching.current.again) void catchUp()
+      })
       .catch((failure) => setError(failureText(failure)))
   }, [api, chat.id])
 
+  // Each time the stream opens, what came before it (the first page, or a break the replay could
+  // not cover) is fetched once; from then on the stream brings everything.
   useEffect(() => {
-    let running = false
-    async function poll() {
-      const after = newestId(latest.current)
-      if (running || !latest.current.loaded || document.visibilityState !== 'visible') return
-      running = true
-      try {
-        const page = await api.getChatMessages(chat.id, after ? { after, limit: PAGE } : { limit: PAGE })
-        dispatch({ type: 'newer', messages: page.messages })
-        setError('')
-      } catch (failure) {
-        setError(failureText(failure))
-      } finally {
-        running = false
-      }
-    }
-    const timer = setInterval(poll, GUEST_POLL_MS)
-    document.addEventListener('visibilitychange', poll)
-    return () => {
-      clearInterval(timer)
-      document.removeEventListener('visibilitychange', poll)
-    }
-  }, [api, chat.id])
+    if (live === 'live') void catchUp()
+  }, [live, catchUp])
+  useFallbackPolling(catchUp, live === 'offline' && !revoked)
 
   useEffect(
     () =>
-      bus?.subscribe((event) => {
-        if (event !== 'resync' && event.type === 'CallUpdated' && event.data.chat_id === chat.id) {
-          dispatch({ type: 'event', event, me: me.crmId })
+      bus.subscribe((event) => {
+        if (event === 'resync') {
+          void catchUp()
+          return
         }
+        if (event.data.chat_id !== chat.id) return
+        if (event.type === 'NewChatMessage') void catchUp()
+        else if (MESSAGE_CHANGE_EVENTS.has(event.type)) apply({ type: 'event', event, me: me.crmId })
       }),
-    [bus, chat.id, me.crmId],
+    [bus, chat.id, me.crmId, catchUp],
   )
 
   async function send(text: string) {
     try {
-      dispatch({ type: 'newer', messages: [await api.sendMessage(chat.id, text)] })
+      apply({ type: 'newer', messages: [await api.sendMessage(chat.id, text)] })
     } catch (failure) {
       throw new Error(failureText(failure))
     }

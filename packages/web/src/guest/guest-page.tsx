@@ -15,6 +15,7 @@ import { MessageScreen } from '../screens/message-screen.tsx'
 import type { Services } from '../services.ts'
 import { createGuestClient } from './guest-api.ts'
 import { GuestConversation } from './guest-conversation.tsx'
+import { guestSubscribeUrl, useGuestLiveEvents } from './guest-live.ts'
 import { GuestName } from './guest-name.tsx'
 
 interface GuestPageProps {
@@ -46,8 +47,13 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
   // Guests cannot search people; they see the names of those who share their chat (get_profiles).
   const names = useMemo(() => createPeopleNames(api.getProfiles, async () => []), [api])
   const [joining, setJoining] = useState<Joining>({ state: 'joining' })
-  // The guest's call events, long-polled by GuestCalls, for the call screen and the call rows.
-  const callEvents = useMemo(createEventBus, [])
+  // The guest's live events, for the conversation, the call screen and the call rows.
+  const events = useMemo(createEventBus, [])
+  const live = useGuestLiveEvents(
+    guestSubscribeUrl(services.subscribeUrl, code, services.client.deviceGuid),
+    events,
+    guestClient !== undefined && joining.state === 'joined',
+  )
 
   useEffect(() => {
     if (!INVITE_CODE.test(code)) return
@@ -97,7 +103,9 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
               </p>
             </div>
           </div>
-          {calls_allowed && guestClient && <GuestCalls client={guestClient} chat={chat} me={member} bus={callEvents} />}
+          {calls_allowed && guestClient && (
+            <GuestCalls client={guestClient} chat={chat} me={member} bus={events} live={live} />
+          )}
           <GuestName api={api} />
         </header>
         <GuestConversation
@@ -105,7 +113,8 @@ export function GuestPage({ code, services, user }: GuestPageProps) {
           chat={chat}
           me={me}
           loadFile={(messageId) => services.client.getBlob(guestFilePath(code, messageId))}
-          bus={callEvents}
+          bus={events}
+          live={live}
         />
       </div>
     </PeopleNamesContext.Provider>
