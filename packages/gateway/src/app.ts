@@ -1,21 +1,12 @@
-import { buildInfo, ContactFlags, createService, installOpenApi, type Service } from '@atrium/platform'
+import { buildInfo, createService, installOpenApi, type Service } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
 import adminPlugin from './admin/admin.plugin.ts'
 import { createAdminActions } from './admin/admin-actions.repository.ts'
 import { loadCountryLookup } from './audit/country.ts'
-import loginAuditPlugin from './audit/login-audit.plugin.ts'
-import { createLoginAudit } from './audit/login-audit.repository.ts'
-import apiKeysPlugin from './auth/api-keys.plugin.ts'
-import appLoginPlugin from './auth/app-login.plugin.ts'
 import { createAuthenticator } from './auth/authenticate.ts'
 import type { ANONYMOUS } from './auth/caller.ts'
-import { createChallenges } from './auth/challenges.repository.ts'
 import { installCsrf, leaveAppOriginsToCors } from './auth/csrf.ts'
-import otpPlugin from './auth/otp.plugin.ts'
-import { createOtpDelivery } from './auth/otp-delivery.ts'
-import passkeysPlugin from './auth/passkeys.plugin.ts'
-import { createSignIn } from './auth/sign-in.ts'
-import userKeysPlugin from './auth/user-keys.plugin.ts'
+import { installSignIn } from './auth/install-sign-in.ts'
 import iceServersPlugin from './calls/ice-servers.plugin.ts'
 import type { GatewayConfig } from './config.ts'
 import { createCors } from './cors/cors.ts'
@@ -26,14 +17,11 @@ import { createEventCursors } from './events/event-cursors.repository.ts'
 import { createEventHub } from './events/event-hub.ts'
 import { createEventMetrics } from './events/event-metrics.ts'
 import eventsPlugin from './events/events.plugin.ts'
-import federationPlugin from './federation/federation.plugin.ts'
 import { installFiles } from './files/install-files.ts'
 import { type FileSweepReport, sweepFiles } from './files/upload-sweep.ts'
 import { createGuestResolver } from './guests/guest-resolver.ts'
 import internalPlugin from './internal/internal.plugin.ts'
-import { createChatMail } from './mail/chat-mail.ts'
-import { createDnsLookup, createMailAuth } from './mail/mail-auth.ts'
-import { createMailBridge } from './mail/mail-bridge.ts'
+import { installMailBridge } from './mail/install-mail-bridge.ts'
 import { installMcp } from './mcp/install-mcp.ts'
 import notificationsPlugin from './notifications/notifications.plugin.ts'
 import serviceWorkerPlugin from './notifications/service-worker.ts'
@@ -48,7 +36,6 @@ import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-l
 import { gatewayMetricsOptions, installOperatorSignals } from './server/operator-signals.ts'
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
-import sessionsPlugin from './sessions/sessions.plugin.ts'
 import { createChatAudience } from './signals/chat-audience.ts'
 import { createPresence } from './signals/presence.ts'
 import signalsPlugin from './signals/signals.plugin.ts'
@@ -145,55 +132,8 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   // layer then judges them; the gateway's own routes (sign-in above all) refuse every foreign origin.
   installCsrf(app, { publicOrigin: config.PublicOrigin, allowedOrigin: (origin) => cors.isAppOrigin(origin) })
 
-  const challenges = createChallenges(store.db, store.nextTick, config.Otp, {
-    codeKey: config.ServiceSecret,
-    now: store.now,
-  })
-  const loginAudit = createLoginAudit(store.db, store.nextTick, store.now)
-  const signIn = createSignIn({ ...store, cookie, loginAudit, lookupCountry })
-  const delivery = createOtpDelivery({
-    chatUrl: config.Modules.chat ?? '',
-    serviceSecret: config.ServiceSecret,
-    ttlMinutes: Math.round(config.Otp.CodeTtlSeconds / 60),
-  })
-  const auth = { prefix: '/auth/v1', signIn, users: store.users, sessions: store.sessions, apps: store.apps }
-  app.register(otpPlugin, {
-    ...auth,
-    challenges,
-    delivery,
-    publicOrigin: config.PublicOrigin,
-    maxAttempts: config.Otp.MaxAttempts,
-  })
-  app.register(appLoginPlugin, { ...auth, absoluteSeconds: config.Sessions.AbsoluteSeconds })
-  app.register(sessionsPlugin, { ...auth, cookie })
-  app.register(apiKeysPlugin, { ...auth, apiKeys: store.apiKeys })
-  app.register(userKeysPlugin, { ...auth, userKeys: store.userKeys, publicOrigin: config.PublicOrigin })
-  app.register(passkeysPlugin, {
-    ...auth,
-    passkeys: store.passkeys,
-    publicOrigin: config.PublicOrigin,
-    settings: config.WebAuthn,
-    decoyKey: config.ServiceSecret,
-  })
-  app.register(federationPlugin, {
-    ...auth,
-    federation: store.federation,
-    publicOrigin: config.PublicOrigin,
-    settings: config.OAuth,
-    cookieName: config.Sessions.CookieName,
-    now: store.now,
-    otherSignInMethods: async (crmId) => {
-      const contacts = await store.users.contactsOf(crmId)
-      const verified = contacts.filter((contact) => (contact.flags & ContactFlags.Verified) !== 0).length
-      return verified + (await store.passkeys.count(crmId)) + (await store.userKeys.count(crmId))
-    },
-  })
-  app.register(loginAuditPlugin, {
-    ...auth,
-    loginAudit,
-    defaultLimit: config.Audit.DefaultLimit,
-    maxLimit: config.Audit.MaxLimit,
-  })
+  // Every way to sign in, sessions, keys and the login audit (docs/gateway.md).
+  const { challenges, loginAudit } = installSignIn(app, { config, store, cookie, lookupCountry })
   app.register(internalPlugin, { prefix: '/private', users: store.users, serviceSecret: config.ServiceSecret })
   const projectDomains = createProjectDomains(store.db, store.nextTick, store.now)
   const checkDomain = createDnsCheck({
@@ -333,22 +273,8 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   // The embedded STUN responder and its diagnostics (docs/stun.md).
   const { stun, stunReports } = await installStun(app, { config, store })
 
-  // The frontends' mounts are more specific than the proxy's catch-all, so they win in the router.
-  const mailBridge = config.MailBridge.Enabled
-    ? createMailBridge({
-        settings: config.MailBridge,
-        domain: config.MailBridge.Domain || new URL(config.PublicOrigin).hostname,
-        tls,
-        // Modules.chat is set: the config check refuses the bridge without it.
-        chat: createChatMail({ chatUrl: config.Modules.chat ?? '', serviceSecret: config.ServiceSecret }),
-        authenticate: createMailAuth(createDnsLookup(config.Dns.Servers, config.Dns.TimeoutMs, config.Dns.Tries)),
-        files: { uploads: files.uploads, storage: files.storage, settings: config.Files, now: store.now },
-        log: app.log,
-        now: store.now,
-      })
-    : undefined
-  app.addHook('onReady', async () => mailBridge?.listen())
-  app.addHook('preClose', async () => mailBridge?.close())
+  // The inbound email bridge (docs/delivery.md), when MailBridge.Enabled.
+  const mailBridge = installMailBridge(app, { config, store, tls, files })
 
   // MCP for AI assistants and what a user's assistants may do (docs/mcp.md).
   installMcp(app, { config, store, lookupCountry, version: GATEWAY_API_VERSION })
@@ -376,6 +302,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     config,
   })
 
+  // The frontends' mounts are more specific than the proxy's catch-all, so they win in the router.
   app.register(staticPlugin, { loaded: frontends })
 
   const added = await addConfiguredRoutes(store.routes, config.Proxy.Routes as ConfiguredRoute[]).catch(
