@@ -1,5 +1,5 @@
 import { type Service, timetickAt, timetickTime } from '@atrium/platform'
-import { adminHref, adminTime, emptyState, html, pager } from '@atrium/platform/admin'
+import { adminHref, adminTime, emptyState, html, LIVE_PARAM, liveRefresh, pager } from '@atrium/platform/admin'
 import { Type } from 'typebox'
 import type { AdminPageDeps } from './admin.plugin.ts'
 import {
@@ -24,6 +24,7 @@ const escalationsQuery = Type.Object({
   Limit: NumberParam('Rows: default 100, clamped to 1..10000 (the longest waiting first).'),
   FromTick: IdParam('Cursor: chats waiting since after this tick (the next-page link carries it).'),
   ...NoticeQuery,
+  [LIVE_PARAM]: Type.Optional(Type.Literal('1', { description: 'Reloads the page every 30 seconds.' })),
 })
 const takeForm = Type.Object({ ChatId: Type.String({ pattern: '^[0-9]{1,16}$' }) })
 
@@ -67,7 +68,7 @@ export function escalationsPage(app: Service, { store, support, now }: AdminPage
       const overdueAfter = support.EscalateAfterSeconds * 1000
       const body = html`
       <p>Support chats whose customer wrote last, the longest waiting first. Overdue after
-        ${support.EscalateAfterSeconds} seconds (Support.EscalateAfterSeconds). This page refreshes every ${REFRESH_SECONDS} seconds.</p>
+        ${support.EscalateAfterSeconds} seconds (Support.EscalateAfterSeconds).</p>
       ${
         waiting.length === 0
           ? emptyState(
@@ -106,7 +107,7 @@ export function escalationsPage(app: Service, { store, support, now }: AdminPage
         current: ESCALATIONS,
         body,
         notice: noticeOf(request.query),
-        refreshSeconds: REFRESH_SECONDS,
+        live: liveRefresh(ESCALATIONS, request.query, REFRESH_SECONDS),
       })
     },
   )

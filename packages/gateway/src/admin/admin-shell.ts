@@ -1,5 +1,5 @@
 import { ApiError } from '@atrium/platform'
-import { ADMIN_PAGE_HEADERS, adminHref, html, renderAdminPage } from '@atrium/platform/admin'
+import { ADMIN_PAGE_HEADERS, adminHref, html, type LiveRefresh, renderAdminPage } from '@atrium/platform/admin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ComponentChildren } from 'preact'
 import { Type } from 'typebox'
@@ -49,7 +49,7 @@ export type PageQuery = Record<string, string>
 export function sendAdminPage(
   request: FastifyRequest,
   reply: FastifyReply,
-  page: { title: string; current: string; body: ComponentChildren; refreshSeconds?: number; status?: number },
+  page: { title: string; current: string; body: ComponentChildren; live?: LiveRefresh; status?: number },
 ): FastifyReply {
   const query = (request.query ?? {}) as PageQuery
   const notice = query.error ? { text: query.error, error: true } : query.notice ? { text: query.notice } : undefined
@@ -64,7 +64,7 @@ export function sendAdminPage(
         current: page.current,
         body: page.body,
         notice,
-        refreshSeconds: page.refreshSeconds,
+        live: page.live,
       }),
     )
 }

@@ -13,7 +13,10 @@ forEachDialect(
 
     const empty = await panel.page('/ProxyAdmin/StunMonitor', panel.operator)
     assert.equal(empty.status, 200)
-    assert.match(empty.html, /<meta http-equiv="refresh" content="10"\/>/)
+    assert.ok(!empty.html.includes('http-equiv'), 'no refresh until the operator turns it on')
+    assert.match(empty.html, /<a href="\/ProxyAdmin\/StunMonitor\?Live=1">Refresh every 10 seconds<\/a>/)
+    const live = await panel.page('/ProxyAdmin/StunMonitor?Live=1', panel.operator)
+    assert.match(live.html, /<meta http-equiv="refresh" content="10"\/>/)
     assert.match(empty.html, /No client has reported its ICE gathering yet/)
     assert.match(empty.html, new RegExp(`Listening</div><div class="label">[^<]*UDP ${bound.port}`))
     assert.match(empty.html, /<div class="value">0<\/div><div class="label">Binding requests answered/)

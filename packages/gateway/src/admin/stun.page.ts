@@ -1,4 +1,4 @@
-import { adminHref, adminTime, emptyState, filterForm, html, pager } from '@atrium/platform/admin'
+import { adminHref, adminTime, emptyState, filterForm, html, liveRefresh, pager } from '@atrium/platform/admin'
 import type { FastifyInstance } from 'fastify'
 import type { StunReports } from '../stun/stun-reports.repository.ts'
 import type { StunResponder } from '../stun/stun-responder.ts'
@@ -52,7 +52,8 @@ function candidateSummary(report: StoredReport): string {
 
 /**
  * /ProxyAdmin/StunMonitor (spec "Endpoints"): the embedded STUN responder's sockets and packet
- * counters, and the clients' ICE reports (POST /auth/v1/stun/report), newest first. Refreshes itself.
+ * counters, and the clients' ICE reports (POST /auth/v1/stun/report), newest first. Refreshes itself
+ * once the operator turns that on.
  */
 export default async function stunPage(app: FastifyInstance, options: StunPageOptions) {
   const { responder, stunReports, stunEnabled, users } = options
@@ -71,7 +72,7 @@ export default async function stunPage(app: FastifyInstance, options: StunPageOp
     return sendAdminPage(request, reply, {
       title: 'STUN monitor',
       current: PAGE,
-      refreshSeconds: REFRESH_SECONDS,
+      live: liveRefresh(PAGE, query, REFRESH_SECONDS),
       body: html`
         <div class="cards">
           <div class="card"><div class="value">${stunEnabled ? (sockets.length > 0 ? 'Listening' : 'Not bound') : 'Off'}</div>

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { test } from 'node:test'
 import type { ComponentChildren } from 'preact'
-import { ADMIN_CSP, adminHref, adminTime, filterForm, html, renderAdminPage } from './admin-page.ts'
+import { ADMIN_CSP, adminHref, adminTime, filterForm, html, liveRefresh, renderAdminPage } from './admin-page.ts'
 
 const page = (body: ComponentChildren, extra: Partial<Parameters<typeof renderAdminPage>[0]> = {}) =>
   renderAdminPage({
@@ -35,13 +35,22 @@ test('the one stylesheet is allowed by its hash and nothing else runs', () => {
   assert.ok(out.startsWith('<!doctype html>'))
 })
 
-test('the current section is marked; a notice and a refresh are optional', () => {
-  const out = page('', { notice: { text: 'Route /msg/ saved.' }, refreshSeconds: 15 })
+test('the current section is marked; a notice is optional', () => {
+  const out = page('', { notice: { text: 'Route /msg/ saved.' } })
   assert.match(out, /<a href="\/ProxyAdmin\/Routes" aria-current="page">Routes<\/a>/)
   assert.match(out, /<a href="\/ProxyAdmin\/">Dashboard<\/a>/)
   assert.match(out, /role="status">Route \/msg\/ saved\.</)
-  assert.match(out, /<meta http-equiv="refresh" content="15"/)
   assert.ok(!page('').includes('http-equiv'))
+})
+
+test('a live page refreshes only once the operator turns it on, and offers to stop', () => {
+  const query = { User: '42', Live: undefined }
+  const off = page('', { live: liveRefresh('/ProxyAdmin/StunMonitor', query, 15) })
+  assert.ok(!off.includes('http-equiv'))
+  assert.match(off, /<a href="\/ProxyAdmin\/StunMonitor\?User=42&amp;Live=1">Refresh every 15 seconds<\/a>/)
+  const on = page('', { live: liveRefresh('/ProxyAdmin/StunMonitor', { ...query, Live: '1' }, 15) })
+  assert.match(on, /<meta http-equiv="refresh" content="15"/)
+  assert.match(on, /Refreshes every 15 seconds\. <a href="\/ProxyAdmin\/StunMonitor\?User=42">Stop refreshing<\/a>/)
 })
 
 test('hrefs leave out empty filters; times are UTC', () => {

@@ -83,19 +83,43 @@ export interface AdminPageOptions {
   body: ComponentChildren
   /** One line of feedback after an action, e.g. "Route /msg/ saved." */
   notice?: { text: string; error?: boolean } | undefined
-  /** Reloads the page every so many seconds (live monitors); 0 or absent: never. */
-  refreshSeconds?: number
+  /** A live monitor's refresh, which the operator turns on and off (absent: the page has none). */
+  live?: LiveRefresh | undefined
+}
+
+/**
+ * The refresh of a live page (escalations, the STUN monitor). It is off until the operator turns it
+ * on, since a page that reloads by itself moves focus and the reading place under people using a
+ * screen reader or the keyboard (WCAG 2.2.1: timing a person can stop or never start).
+ */
+export interface LiveRefresh {
+  seconds: number
+  on: boolean
+  /** The page's address with the refresh on (`true`) or off. */
+  href(on: boolean): string
+}
+
+/** The query parameter that turns a page's live refresh on: `Live=1`. */
+export const LIVE_PARAM = 'Live'
+
+/** The live refresh of the page at `path` with `query`, on when the query says `Live=1`. */
+export function liveRefresh(path: string, query: Record<string, string | undefined>, seconds: number): LiveRefresh {
+  return {
+    seconds,
+    on: query[LIVE_PARAM] === '1',
+    href: (on) => adminHref(path, { ...query, [LIVE_PARAM]: on ? '1' : undefined }),
+  }
 }
 
 /** A whole operator page as an HTML document. */
 export function renderAdminPage(options: AdminPageOptions): string {
-  const { panel, title, nav, current, body, notice, refreshSeconds = 0 } = options
+  const { panel, title, nav, current, body, notice, live } = options
   const page = html`<html lang="en">
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
       <meta name="referrer" content="same-origin" />
-      ${refreshSeconds > 0 && html`<meta http-equiv="refresh" content=${String(refreshSeconds)} />`}
+      ${live?.on && html`<meta http-equiv="refresh" content=${String(live.seconds)} />`}
       <title>${title} · ${panel}</title>
       <style>${STYLE}</style>
     </head>
@@ -111,6 +135,14 @@ export function renderAdminPage(options: AdminPageOptions): string {
       </header>
       <main>
         <h1>${title}</h1>
+        ${
+          live &&
+          html`<p class="live">${
+            live.on
+              ? html`Refreshes every ${live.seconds} seconds. <a href=${live.href(false)}>Stop refreshing</a>`
+              : html`<a href=${live.href(true)}>Refresh every ${live.seconds} seconds</a>`
+          }</p>`
+        }
         ${notice && html`<p class=${notice.error ? 'notice error' : 'notice'} role="status">${notice.text}</p>`}
         ${body}
       </main>

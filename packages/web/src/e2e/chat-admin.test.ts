@@ -120,6 +120,31 @@ forEachDialect(
     await action.waitFor()
     assert.match((await action.textContent()) ?? '', /Olga Operator[\s\S]*chat:\d+[\s\S]*member:502/)
 
+    // Every other section opens from the navigation and passes axe.
+    const sections = { Chats: 'chats', Messages: 'messages', Members: 'members', Feedback: 'feedback' }
+    for (const [name, slug] of Object.entries({
+      ...sections,
+      'File statistic': 'file-statistic',
+      Calls: 'calls',
+      Escalations: 'escalations',
+    })) {
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true }).click()
+      await page.getByRole('heading', { level: 1, name }).waitFor()
+      await checkAccessibility(page, `chat-admin-${slug}`)
+    }
+    // Messages two at a time: the next page goes on from the oldest shown, newest first, none twice.
+    await page.goto(`${system.url}/ChatAdmin/Messages?Limit=2`)
+    const shown = async () =>
+      (await page.locator('tbody tr td:nth-child(5)').allTextContents()).map((text) => text.trim())
+    const pages = [await shown()]
+    await page.getByRole('link', { name: 'Next page →' }).click()
+    await page.waitForURL(/FromTick=\d+/)
+    pages.push(await shown())
+    assert.deepEqual(pages, [
+      ['demo.mp4', 'logo.svg'],
+      ['brief.pdf', 'mockup.png'],
+    ])
+
     // A signed-in user without the admin scope gets the 403 page on every section.
     const bob = await operatorPage(browser)
     await bob.goto(`${system.url}/chat/sign-in`)

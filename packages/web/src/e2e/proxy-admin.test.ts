@@ -117,8 +117,20 @@ test('an operator signs in to /ProxyAdmin/, finds a user, revokes a session, edi
   await page.getByLabel('User (CRM id)').fill(String(operator.crm_id))
   await page.getByRole('button', { name: 'Filter' }).click()
   await page.locator('tbody tr', { hasText: 'signed in' }).first().waitFor()
+  await checkAccessibility(page, 'proxy-admin-login-audit')
   await page.getByRole('link', { name: 'STUN monitor' }).click()
   await page.getByText('No client has reported its ICE gathering yet.').waitFor()
+  await checkAccessibility(page, 'proxy-admin-stun-monitor')
+  // The sections not used above open from the navigation and pass axe too.
+  for (const [name, heading] of [
+    ['Domains', 'Domains'],
+    ['Federation partners', 'Federation partners'],
+    ['Settings', 'Settings'],
+  ]) {
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true }).click()
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor()
+    await checkAccessibility(page, `proxy-admin-${name.toLowerCase().replace(' ', '-')}`)
+  }
   await page.getByRole('link', { name: 'Operator actions' }).click()
   assert.equal(await page.locator('tbody tr').count(), 5)
   await checkAccessibility(page, 'proxy-admin-actions')
