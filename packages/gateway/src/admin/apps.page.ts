@@ -1,19 +1,22 @@
 import { ApiError, AppFlag, flagNames } from '@atrium/platform'
-import { adminHref, adminTime, emptyState, html } from '@atrium/platform/admin'
+import { adminHref, adminTime, emptyState, html, pager } from '@atrium/platform/admin'
 import type { FastifyInstance } from 'fastify'
 import { type App, type Apps, appOrigins, normalizeOrigin } from '../apps/apps.repository.ts'
 import {
   ADMIN_ROOT,
   type AdminContext,
   idField,
+  listLimit,
+  nextPage,
   operatorAction,
+  type PageQuery,
   pageQuery,
   sendAdminPage,
   userLabels,
 } from './admin-shell.ts'
 
 export interface AppsPageOptions extends AdminContext {
-  apps: Pick<Apps, 'list' | 'get' | 'update' | 'rotateSecret' | 'rotateWebhookSecret'>
+  apps: Pick<Apps, 'page' | 'get' | 'update' | 'rotateSecret' | 'rotateWebhookSecret'>
   /** How often each gateway node re-reads the apps' origins and flags (Proxy.RouteReloadMs). */
   reloadMs: number
 }
@@ -55,7 +58,9 @@ export default async function appsPage(app: FastifyInstance, options: AppsPageOp
   const { apps, users, reloadMs } = options
 
   app.get(LIST, { schema: pageQuery }, async (request, reply) => {
-    const rows = await apps.list()
+    const query = request.query as PageQuery
+    const limit = listLimit(query)
+    const rows = await apps.page({ before: idField(query.FromTick), limit })
     const owners = await userLabels(
       users,
       rows.map((row) => row.owner),
@@ -80,7 +85,8 @@ export default async function appsPage(app: FastifyInstance, options: AppsPageOp
               </tr>`,
             )}</tbody>
           </table>`
-      }`,
+      }
+      ${pager(nextPage(LIST, query, rows, limit))}`,
     })
   })
 

@@ -257,3 +257,47 @@ forEachDialect(
     assert.deepEqual(await actionsOf(panel), before)
   },
 )
+
+forEachDialect('apps, domains and partners page newest first by their cursor, each once', async (t, dialect) => {
+  const panel = await startPanel(t, dialect)
+  const { store } = panel
+  const owner = await store.users.create({ name: 'Oscar Owner' })
+  const domains = createProjectDomains(store.db, store.nextTick)
+  // Three of each, made in this order: the lists show them newest first.
+  const made = { apps: [] as string[], domains: [] as string[], partners: [] as string[] }
+  for (const index of [1, 2, 3]) {
+    const { app } = await store.apps.create({ name: `App ${index}`, owner: owner.crm_id, flags: 0 })
+    made.apps.unshift(`App ${index} (${app.id})`)
+    made.domains.unshift((await domains.add(`d${index}.example.com`)).domain)
+    const slug = `partner${index}`
+    await store.federation.partners.add({
+      slug,
+      name: `Partner ${index}`,
+      logo_url: '',
+      issuer: `https://sso${index}.example`,
+      client_id: 'client',
+      client_secret: 'secret',
+      scopes: 'openid',
+    })
+    made.partners.unshift(`Partner ${index}`)
+  }
+  for (const [path, expected] of [
+    ['/ProxyAdmin/Apps', made.apps],
+    ['/ProxyAdmin/Domains', made.domains],
+    ['/ProxyAdmin/Partners', made.partners],
+  ] as const) {
+    // Two a page: the first page links on, the second holds the last one and does not.
+    const shown: string[] = []
+    let next: string | undefined = `${path}?Limit=2`
+    let pages = 0
+    while (next && pages < 5) {
+      const page = await panel.page(next.replaceAll('&amp;', '&'), panel.operator)
+      assert.equal(page.status, 200, next)
+      for (const row of tableRows(page.html)) shown.push(expected.find((name) => row.startsWith(name)) ?? row)
+      next = /<a href="([^"]+)" rel="next">/.exec(page.html)?.[1]
+      pages += 1
+    }
+    assert.deepEqual(shown, expected, path)
+    assert.equal(pages, 2, path)
+  }
+})

@@ -1,5 +1,5 @@
 import { ApiError } from '@atrium/platform'
-import { adminTime, emptyState, html } from '@atrium/platform/admin'
+import { adminTime, emptyState, html, pager } from '@atrium/platform/admin'
 import type { FastifyInstance } from 'fastify'
 import type { DnsCheck } from '../domains/dns-check.ts'
 import { verifyProjectDomain } from '../domains/domains.plugin.ts'
@@ -12,7 +12,17 @@ import {
 } from '../domains/domains.repository.ts'
 import type { Federation } from '../federation/federation.repository.ts'
 import { checkedPartner, partnerScopes } from '../federation/partner-input.ts'
-import { ADMIN_ROOT, type AdminContext, operatorAction, pageQuery, sendAdminPage } from './admin-shell.ts'
+import {
+  ADMIN_ROOT,
+  type AdminContext,
+  idField,
+  listLimit,
+  nextPage,
+  operatorAction,
+  type PageQuery,
+  pageQuery,
+  sendAdminPage,
+} from './admin-shell.ts'
 
 export interface CataloguePageOptions extends AdminContext {
   domains: ProjectDomains
@@ -33,14 +43,16 @@ function field(name: string, label: string, placeholder = '', required = true) {
 /**
  * /ProxyAdmin/Domains and /ProxyAdmin/Partners: project domains with their DNS verification (add,
  * check now, remove) and federation partners (add, change scopes, remove), validated as the CLI's
- * `atrium domain …` and `atrium partner …`. These are short operator-made lists, shown whole; a
+ * `atrium domain …` and `atrium partner …`. Both lists page newest first by `FromTick`; a
  * partner's client secret never appears.
  */
 export default async function cataloguePage(app: FastifyInstance, options: CataloguePageOptions) {
   const { domains, checkDomain, federation } = options
 
   app.get(DOMAINS, { schema: pageQuery }, async (request, reply) => {
-    const rows = await domains.list()
+    const query = request.query as PageQuery
+    const limit = listLimit(query)
+    const rows = await domains.page({ before: idField(query.FromTick), limit })
     return sendAdminPage(request, reply, {
       title: 'Domains',
       current: DOMAINS,
@@ -76,6 +88,7 @@ export default async function cataloguePage(app: FastifyInstance, options: Catal
             )}</tbody>
           </table>`
         }
+        ${pager(nextPage(DOMAINS, query, rows, limit))}
         <h2>Add a domain</h2>
         <form class="filters" method="post" action=${`${DOMAINS}/Add`}>
           ${field('Domain', 'Domain', 'chat.example.com')}
@@ -128,7 +141,9 @@ export default async function cataloguePage(app: FastifyInstance, options: Catal
   })
 
   app.get(PARTNERS, { schema: pageQuery }, async (request, reply) => {
-    const rows = await federation.partners.list()
+    const query = request.query as PageQuery
+    const limit = listLimit(query)
+    const rows = await federation.partners.page({ before: idField(query.FromTick), limit })
     return sendAdminPage(request, reply, {
       title: 'Federation partners',
       current: PARTNERS,
@@ -161,6 +176,7 @@ export default async function cataloguePage(app: FastifyInstance, options: Catal
             )}</tbody>
           </table>`
         }
+        ${pager(nextPage(PARTNERS, query, rows, limit))}
         <h2>Add a partner</h2>
         <form class="filters" method="post" action=${`${PARTNERS}/Add`}>
           ${field('Id', 'Id', 'acme')}

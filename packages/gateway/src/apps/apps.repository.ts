@@ -82,6 +82,13 @@ export function createApps(db: Kysely<GatewayDatabase>, nextTick: TimetickGenera
       return app && matches ? app : undefined
     },
 
+    /** A page of apps, newest first, older than the app id `before` when given (the operator panel). */
+    async page({ before, limit }: { before?: number; limit: number }): Promise<App[]> {
+      let query = db.selectFrom('apps').selectAll()
+      if (before !== undefined) query = query.where('id', '<', before)
+      return query.orderBy('id', 'desc').limit(limit).execute()
+    },
+
     async list(): Promise<App[]> {
       return db.selectFrom('apps').selectAll().orderBy('id').execute()
     },

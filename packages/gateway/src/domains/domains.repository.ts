@@ -81,6 +81,13 @@ export function createProjectDomains(
       return (await get(domain))!
     },
 
+    /** A page of domains, newest first, older than the id `before` when given (the operator panel). */
+    async page({ before, limit }: { before?: number; limit: number }): Promise<ProjectDomain[]> {
+      let query = db.selectFrom('project_domains').selectAll()
+      if (before !== undefined) query = query.where('id', '<', before)
+      return query.orderBy('id', 'desc').limit(limit).execute()
+    },
+
     async list(): Promise<ProjectDomain[]> {
       return db.selectFrom('project_domains').selectAll().orderBy('domain').execute()
     },

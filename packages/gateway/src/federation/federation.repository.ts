@@ -105,6 +105,13 @@ export function createFederation(
     },
 
     partners: {
+      /** A page of partners, newest first, older than the id `before` when given (the operator panel). */
+      async page({ before, limit }: { before?: number; limit: number }): Promise<FederationPartner[]> {
+        let query = db.selectFrom('federation_partners').selectAll()
+        if (before !== undefined) query = query.where('id', '<', before)
+        return query.orderBy('id', 'desc').limit(limit).execute()
+      },
+
       async list(): Promise<FederationPartner[]> {
         return db.selectFrom('federation_partners').selectAll().orderBy('id').execute()
       },
