@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useReducer, useRef, useState } from 'preact/hooks'
+import { useEffect, useReducer, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatApi } from '../api/chat-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
@@ -11,6 +11,7 @@ import {
   PAGE,
 } from '../chat/conversation/conversation-state.ts'
 import { MESSAGE_CHANGE_EVENTS } from '../chat/conversation/message-events.ts'
+import { useCatchUp } from '../chat/conversation/use-catch-up.ts'
 import { useOlderMessages } from '../chat/conversation/use-older-messages.ts'
 import type { EventBus } from '../chat/live/event-bus.ts'
 import { mayPost } from '../chat/message/names.ts'
@@ -52,36 +53,25 @@ export function GuestConversation({ api, chat, me, loadFile, bus, live }: GuestC
     latest.current = conversationReducer(latest.current, action)
   }
 
-  // One catch-up at a time; one asked for while another runs runs once more afterwards.
-  const catching = useRef({ running: false, again: false })
-  const catchUp = useCallback(async () => {
-    const flags = catching.current
-    if (flags.running || !latest.current.loaded) {
-      flags.again = true
-      return
-    }
-    flags.running = true
-    try {
-      do {
-        flags.again = false
-        let more = true
-        while (more) {
-          const after = newestId(latest.current)
-          const page = await api.getChatMessages(chat.id, after ? { after, limit: PAGE } : { limit: PAGE })
-          apply({ type: 'newer', messages: page.messages })
-          more = Boolean(after) && page.has_more
-        }
-      } while (flags.again)
+  const { catchUp, resumeAsked } = useCatchUp(
+    async () => {
+      let more = true
+      while (more) {
+        const after = newestId(latest.current)
+        const page = await api.getChatMessages(chat.id, after ? { after, limit: PAGE } : { limit: PAGE })
+        apply({ type: 'newer', messages: page.messages })
+        more = Boolean(after) && page.has_more
+      }
       setError('')
-    } catch (failure) {
+    },
+    () => latest.current.loaded,
+    (failure) => {
       if (isFailure(failure, 'Unauthenticated', 'InviteNotFound')) {
         setRevoked(true)
         setError('This invite link is no longer valid: it has been revoked.')
       } else setError(failureText(failure))
-    } finally {
-      flags.running = false
-    }
-  }, [api, chat.id])
+    },
+  )
 
   useEffect(() => {
     api
@@ -89,7 +79,7 @@ export function GuestConversation({ api, chat, me, loadFile, bus, live }: GuestC
       .then((page) => {
         apply({ type: 'latest', messages: page.messages, hasMore: page.has_more })
         // A message announced while the page was on its way may be newer than the page.
-        if (catching.current.again) void catchUp()
+        resumeAsked()
       })
       .catch((failure) => setError(failureText(failure)))
   }, [api, chat.id])

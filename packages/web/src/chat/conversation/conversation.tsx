@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useReducer, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView, MessagePage, MessageView } from '../../api/chat-types.ts'
@@ -30,6 +30,7 @@ import { MESSAGE_CHANGE_EVENTS } from './message-events.ts'
 import { type FocusRequest, MessageList } from './message-list.tsx'
 import { PinnedBar } from './pinned-bar.tsx'
 import { TypingIndicator } from './typing-indicator.tsx'
+import { useCatchUp } from './use-catch-up.ts'
 import { useMessageActions } from './use-message-actions.ts'
 import { useOlderMessages } from './use-older-messages.ts'
 import { usePeerPresence, useTyping, useTypingSender } from './use-typing.ts'
@@ -131,32 +132,16 @@ export function Conversation({
       .then((page) => {
         apply({ type: 'latest', messages: page.messages, hasMore: page.has_more })
         // A message announced while the page was on its way may be newer than the page.
-        if (catching.current.again) catchUp()
+        resumeAsked()
       })
       .catch((failure) => setError(failureText(failure)))
   }, [api, chat.id])
 
-  // One catch-up at a time; a request for another while one runs repeats it once afterwards.
-  // Before the first page is in, a request is only remembered, for when the page arrives.
-  const catching = useRef({ running: false, again: false })
-  const catchUp = useCallback(async () => {
-    const flags = catching.current
-    if (flags.running || !latest.current.loaded) {
-      flags.again = true
-      return
-    }
-    flags.running = true
-    try {
-      do {
-        flags.again = false
-        await fetchNewer()
-      } while (flags.again)
-    } catch (failure) {
-      setError(failureText(failure))
-    } finally {
-      flags.running = false
-    }
-  }, [api, chat.id])
+  const { catchUp, resumeAsked } = useCatchUp(
+    fetchNewer,
+    () => latest.current.loaded,
+    (failure) => setError(failureText(failure)),
+  )
 
   /** Pages forward from the newest loaded message until the server has nothing newer. */
   async function fetchNewer() {
