@@ -125,6 +125,7 @@ forEachDialect('an operator takes a waiting support chat and can answer in it', 
   assert.match(before.html, /Carla Customer \(100\)/)
   assert.match(before.html, /My order never came/)
   assert.ok(!before.html.includes('http-equiv'), 'no refresh until the operator turns it on')
+  assert.match(before.html, /Overdue after \d+ seconds/)
   const live = await admin.page('/ChatAdmin/Escalations?Live=1')
   assert.match(live.html, /<meta http-equiv="refresh" content="30"/)
   const taken = await admin.action('/ChatAdmin/Escalations/Take', { ChatId: support.chat.id })

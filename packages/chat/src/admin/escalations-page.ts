@@ -67,8 +67,8 @@ export function escalationsPage(app: Service, { store, support, now }: AdminPage
       const joined = new Set(mine.map((row) => row.chat_id))
       const overdueAfter = support.EscalateAfterSeconds * 1000
       const body = html`
-      <p>Support chats whose customer wrote last, the longest waiting first. Overdue after
-        ${support.EscalateAfterSeconds} seconds (Support.EscalateAfterSeconds).</p>
+      <p>Support chats whose customer wrote last, the longest waiting first.
+        Overdue after ${support.EscalateAfterSeconds} seconds (Support.EscalateAfterSeconds).</p>
       ${
         waiting.length === 0
           ? emptyState(
