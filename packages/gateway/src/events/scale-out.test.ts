@@ -10,6 +10,8 @@ import { createChatClient, SERVICE_SECRET } from '../../../chat/test/support.ts'
 import { startWallet } from '../../../reference/test/support.ts'
 import { FAST_EVENTS, openEvents } from '../../test/events.ts'
 import { notificationsClient, startPushService, webPushSettings } from '../../test/push-service.ts'
+import { startS3Server } from '../../test/s3-server.ts'
+import { checksumOf, createUpload, storageDirectory, testBytes, tusHeaders } from '../../test/uploads.ts'
 import { buildGateway } from '../app.ts'
 import { loadGatewayConfig } from '../config.ts'
 
@@ -45,6 +47,8 @@ async function startScaleOut(t: TestContext) {
   )
   const webPush = webPushSettings()
   const push = await startPushService(t, webPush)
+  // Upload bytes in one S3-compatible store; each node stages a chunk on its own disk.
+  const s3 = await startS3Server(t)
   const chatClient = createChatClient(chat[0]!.url)
   const gateway: Array<Awaited<ReturnType<typeof startKillable>> & { config: ReturnType<typeof loadGatewayConfig> }> =
     []
@@ -59,6 +63,8 @@ async function startScaleOut(t: TestContext) {
         WebPush: { ...webPush, RefreshSeconds: 1 },
         Modules: { chat: chat[index]!.url, wallet: wallet.base },
         Events: FAST_EVENTS,
+        FileStorage: 's3',
+        Files: { S3: { ...s3.settings, StagingPath: await storageDirectory(t) } },
       },
       {},
     )
@@ -98,7 +104,7 @@ async function startScaleOut(t: TestContext) {
     const browser = push.subscribe()
     const subscribed = await notificationsClient(first.url, cookie, session.csrf).subscribe(browser)
     assert.equal(subscribed.status, 200, JSON.stringify(subscribed.body))
-    return { crmId: user.crm_id, cookie, post, browser }
+    return { crmId: user.crm_id, cookie, headers: { Cookie: cookie, 'X-CSRF-Token': session.csrf }, post, browser }
   }
   const users = [await signedIn(), await signedIn()] as const
   await startNode(1)
@@ -227,5 +233,55 @@ test(
     assert.deepEqual([...bodies(alice.browser, 'chat')].sort(), [...toAlice].sort(), 'one push per message, to Alice')
     assert.equal(bodies(bob.browser, 'wallet').length, 1, 'one push of the transfer')
     assert.deepEqual(push.refused, [])
+  },
+)
+
+test(
+  'an upload begun on one gateway is finished on the other and downloads from both',
+  onlyWithPostgres(),
+  async (t) => {
+    const { gateway, users } = await startScaleOut(t)
+    const [one, two] = gateway as [(typeof gateway)[0], (typeof gateway)[0]]
+    const [alice, bob] = users
+    const bytes = testBytes(300_000, 5)
+    const half = 120_000
+    const patch = (url: string, offset: number, chunk: Buffer) =>
+      fetch(url, {
+        method: 'PATCH',
+        headers: {
+          ...tusHeaders(bob),
+          'Content-Type': 'application/offset+octet-stream',
+          'Upload-Offset': String(offset),
+          'Upload-Checksum': checksumOf(chunk),
+        },
+        body: new Uint8Array(chunk),
+      })
+    // Bob begins on gateway 2 …
+    const begun = await createUpload(`${two.url}/auth/v1/uploads`, tusHeaders(bob), bytes.length)
+    assert.equal((await patch(begun, 0, bytes.subarray(0, half))).status, 204)
+    // … and carries on at gateway 1, which finds the upload where gateway 2 left it.
+    const there = begun.replace(two.url, one.url)
+    const head = await fetch(there, { method: 'HEAD', headers: tusHeaders(bob) })
+    assert.equal(head.headers.get('upload-offset'), String(half))
+    const finished = await patch(there, half, bytes.subarray(half))
+    assert.equal(finished.status, 204)
+    const token = finished.headers.get('x-file-token')
+    assert.ok(token, 'the finished upload carries its file token')
+
+    const created = await bob.post(one.url, '/msg/v1/create_chat', { type: 1, peer: String(alice.crmId) })
+    assert.equal(created.status, 200, JSON.stringify(created.envelope))
+    const sent = await bob.post(two.url, '/msg/v1/send_message', {
+      chat_id: created.envelope.result.chat.id,
+      content: '',
+      file: token,
+    })
+    assert.equal(sent.status, 200, JSON.stringify(sent.envelope))
+    for (const node of [one, two]) {
+      const download = await fetch(`${node.url}/auth/v1/file/${sent.envelope.result.file.id}`, {
+        headers: { cookie: alice.cookie },
+      })
+      assert.equal(download.status, 200, node.url)
+      assert.deepEqual(Buffer.from(await download.arrayBuffer()), bytes, node.url)
+    }
   },
 )
