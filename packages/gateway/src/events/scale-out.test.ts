@@ -18,7 +18,8 @@ import { loadGatewayConfig } from '../config.ts'
 /*
  * The scale-out of ARCHITECTURE.md "Scale-out" and docs/operations.md on one machine: two gateways
  * on one gateway database (PushSending on the first only), two chat instances on one ChatDB
- * (NodeNumber 1 and 2), each gateway's `Modules.chat` naming its own instance, and the wallet.
+ * (NodeNumber 1 and 2), each gateway's `Modules.chat` naming its own instance, the wallet, and one
+ * S3-compatible store for upload bytes.
  * PostgreSQL only: several instances on one SQLite file are not a supported deployment.
  */
 
@@ -50,8 +51,6 @@ async function startScaleOut(t: TestContext) {
   // Upload bytes in one S3-compatible store; each node stages a chunk on its own disk.
   const s3 = await startS3Server(t)
   const chatClient = createChatClient(chat[0]!.url)
-  const gateway: Array<Awaited<ReturnType<typeof startKillable>> & { config: ReturnType<typeof loadGatewayConfig> }> =
-    []
   async function startNode(index: number) {
     const config = loadGatewayConfig(
       {
@@ -68,9 +67,7 @@ async function startScaleOut(t: TestContext) {
       },
       {},
     )
-    const node = { ...(await startKillable(t, () => buildGateway(config))), config }
-    gateway.push(node)
-    return node
+    return { ...(await startKillable(t, () => buildGateway(config))), config }
   }
   const first = await startNode(0)
   // Routes live in the shared database: added once, through the first gateway.
@@ -107,7 +104,7 @@ async function startScaleOut(t: TestContext) {
     return { crmId: user.crm_id, cookie, headers: { Cookie: cookie, 'X-CSRF-Token': session.csrf }, post, browser }
   }
   const users = [await signedIn(), await signedIn()] as const
-  await startNode(1)
+  const gateway = [first, await startNode(1)] as const
   return { gateway, chat, chatClient, wallet, push, users }
 }
 
@@ -116,7 +113,7 @@ test(
   onlyWithPostgres(),
   async (t) => {
     const { gateway, chat, chatClient, wallet, push, users } = await startScaleOut(t)
-    const [one, two] = gateway as [(typeof gateway)[0], (typeof gateway)[0]]
+    const [one, two] = gateway
     // Alice uses gateway 1, Bob gateway 2.
     const [alice, bob] = users
     const aliceStream = openEvents(t, one.url, alice.cookie)
@@ -241,7 +238,7 @@ test(
   onlyWithPostgres(),
   async (t) => {
     const { gateway, users } = await startScaleOut(t)
-    const [one, two] = gateway as [(typeof gateway)[0], (typeof gateway)[0]]
+    const [one, two] = gateway
     const [alice, bob] = users
     const bytes = testBytes(300_000, 5)
     const half = 120_000
