@@ -231,7 +231,10 @@ suite('built bundles', () => {
     const index = await readFile(join(out, 'web', 'chat', 'index.html'), 'utf8')
     const script = /<script type="module" crossorigin src="\/chat\/(assets\/index-[\w-]+\.js)">/.exec(index)?.[1]
     assert.ok(script, index)
-    assert.match(await readFile(join(out, 'web', 'chat', script), 'utf8'), /atrium/i)
+    const bundle = await readFile(join(out, 'web', 'chat', script), 'utf8')
+    assert.match(bundle, /atrium/i)
+    // The project domain is embedded: a page opened on it probes p1-p3 of it (api/address-choice.ts).
+    assert.ok(/[`"]example\.test[`"]/.test(bundle), 'the client bundle names example.test')
     const config = JSON.parse(await readFile(join(out, 'web', 'chat', 'config.json'), 'utf8'))
     assert.equal(config.mode, 'full')
   })

@@ -256,10 +256,11 @@ async function copyData({ files }: { files: string[] }, dir: string, root: strin
 
 /**
  * Builds the chat client into `<out>/web/chat/`, the directory a deployed gateway serves at `/chat/`
- * (`Static.Apps`); returns its files.
+ * (`Static.Apps`), with the project domain embedded (a page opened on it moves to the fastest of
+ * p1, p2 and p3); returns its files.
  */
-export async function buildWebClient(out: string): Promise<BuiltFile[]> {
-  const dir = await buildClient(join(out, 'web', 'chat'))
+export async function buildWebClient(out: string, domain: string): Promise<BuiltFile[]> {
+  const dir = await buildClient(join(out, 'web', 'chat'), domain)
   const entries = await readdir(dir, { recursive: true, withFileTypes: true })
   const paths = entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name))
   return Promise.all(paths.sort().map(async (path) => ({ path, bytes: (await stat(path)).size })))
@@ -287,7 +288,7 @@ export async function buildAll({
   await mkdir(out, { recursive: true })
   const built = await Promise.all(processes.map((name) => buildProcess({ name, info, out, engines, root })))
   const bundles: Record<string, BuiltFile[]> = Object.fromEntries(processes.map((name, index) => [name, built[index]!]))
-  if (client) bundles.web = await buildWebClient(out)
+  if (client) bundles.web = await buildWebClient(out, domain)
   return bundles
 }
 

@@ -49,9 +49,14 @@ function earlyRequestsScript(): Plugin {
   }
 }
 
-/** The Vite settings of the client, writing to `outDir`. */
-export function clientViteConfig(outDir = DEFAULT_CLIENT_DIR): InlineConfig {
+/**
+ * The Vite settings of the client, writing to `outDir`. `domain` is the project domain a deployable
+ * build embeds (`import.meta.env.ATRIUM_DOMAIN`): a page opened on it moves to the fastest of
+ * p1, p2 and p3 (src/api/address-choice.ts); '' (development and tests) probes nothing.
+ */
+export function clientViteConfig(outDir = DEFAULT_CLIENT_DIR, domain = ''): InlineConfig {
   return {
+    define: { 'import.meta.env.ATRIUM_DOMAIN': JSON.stringify(domain) },
     configFile: false,
     root: WEB_ROOT,
     base: CLIENT_MOUNT,
@@ -61,9 +66,9 @@ export function clientViteConfig(outDir = DEFAULT_CLIENT_DIR): InlineConfig {
   }
 }
 
-/** Builds the client into `outDir` (default: the development build the gateway serves). */
-export async function buildClient(outDir = DEFAULT_CLIENT_DIR): Promise<string> {
-  await build(clientViteConfig(outDir))
+/** Builds the client into `outDir` (default: the development build the gateway serves), embedding `domain`. */
+export async function buildClient(outDir = DEFAULT_CLIENT_DIR, domain = ''): Promise<string> {
+  await build(clientViteConfig(outDir, domain))
   return outDir
 }
 

@@ -1,4 +1,5 @@
 import { render } from 'preact'
+import { chooseAddress } from './api/address-choice.ts'
 import { deviceGuid } from './api/device.ts'
 import { failureText } from './api/envelope.ts'
 import { App } from './app.tsx'
@@ -17,13 +18,21 @@ import './people/people.css'
 import './calls/calls.css'
 
 /**
- * Starts the client: the configuration and the session are read in parallel, then the route's
+ * Starts the client: on the project domain itself, the page moves to the fastest gateway address
+ * first. Then the configuration and the session are read in parallel, then the route's
  * screen shows. The first calls take what index.html's start-up script already asked for (the
  * session, config.json and, when this browser was signed in before, the chat list and the open
  * chat's first page; see early-requests.ts).
  */
 async function start(root: HTMLElement) {
   const storage = localStorageOrNone()
+  // On the project domain itself, the page first moves to the fastest gateway address (p1, p2 or
+  // p3) and stays there: API, events and the session cookie on one origin (api/address-choice.ts).
+  const address = await chooseAddress({ location, domain: import.meta.env.ATRIUM_DOMAIN ?? '', storage })
+  if (address !== undefined) {
+    location.replace(`${address}${location.pathname}${location.search}${location.hash}`)
+    return
+  }
   const send = earlyFetch(window.atriumEarly, (...args) => fetch(...args))
   const services = createServices(deviceGuid(storage), '', send)
   const [{ config, problems }, session] = await Promise.all([
