@@ -6,11 +6,12 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import type { TestContext } from 'node:test'
+import { type TestContext, test } from 'node:test'
 import { createTestDatabaseUrl, forEachDialect, until } from '@atrium/platform/testing'
 import { webPushSettings } from '../../test/push-service.ts'
 import { loadGatewayConfig } from '../config.ts'
 import { openGatewayStore } from '../store.ts'
+import { workerCount } from './workers.ts'
 
 const ENTRY = new URL('../main.ts', import.meta.url).pathname
 const SECRET = 'workers-test-secret-'.padEnd(40, 'x')
@@ -91,6 +92,17 @@ function startPrimary(t: TestContext, env: Record<string, string>, cwd: string):
   })
   return { child, port, pids, exited }
 }
+
+test('Workers: 0 means one process in development; the workers need node numbers below the CLI', () => {
+  const base = { GatewayDB: 'sqlite::memory:', ServiceSecret: SECRET }
+  assert.equal(workerCount(loadGatewayConfig(base, {}), 8), 1)
+  assert.equal(workerCount(loadGatewayConfig({ ...base, Workers: 3 }, {}), 8), 3)
+  assert.ok(loadGatewayConfig({ ...base, NodeNumber: 28, Workers: 3 }, {}))
+  assert.throws(
+    () => loadGatewayConfig({ ...base, NodeNumber: 29, Workers: 3 }, {}),
+    /Workers: 3 workers take node numbers 29 to 31; all must be below 31/,
+  )
+})
 
 forEachDialect(
   'two workers share one port; sign-out and revocation hold in both at once; only worker 0 sends',
