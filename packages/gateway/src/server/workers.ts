@@ -192,7 +192,8 @@ function superviseWorkers(config: GatewayConfig, count: number, log: PrimaryLog)
       workers[index] = undefined
       for (const relayId of [...pending.keys()]) applied(relayId, child)
       if (stopping) {
-        if (code !== 0) exitCode = 1
+        // A worker still starting has no handler yet: SIGTERM ends it at once, which is a clean stop too.
+        if (code !== 0 && signal !== 'SIGTERM') exitCode = 1
         if (workers.every((worker) => !worker)) process.exit(exitCode)
         return
       }
