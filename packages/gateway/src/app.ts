@@ -33,6 +33,7 @@ import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-ro
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { createProxyMetrics } from './proxy/proxy-metrics.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
+import type { InvalidationRelay } from './server/invalidations.ts'
 import { gatewayMetricsOptions, installOperatorSignals } from './server/operator-signals.ts'
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
@@ -57,6 +58,19 @@ export interface GatewayOptions {
   logger?: FastifyServerOptions['logger']
   /** Clock for sessions and challenges; tests move it to hit exact boundaries. */
   now?: () => number
+  /**
+   * This process's place among the node's workers (server/workers.ts, docs/operations.md
+   * "Workers"); absent for a gateway that is the node's only process.
+   */
+  worker?: GatewayWorker
+}
+
+/** One of several gateway processes on one port. */
+export interface GatewayWorker {
+  /** 0 to Workers - 1; worker 0 alone sends pushes and webhooks, runs the sweeps, STUN and the mail bridge. */
+  index: number
+  /** Carries cache invalidations to the other workers. */
+  relay: InvalidationRelay
 }
 
 export interface Gateway extends Service {
@@ -74,11 +88,20 @@ export interface Gateway extends Service {
 }
 
 /** Builds the gateway with every capability registered and its database migrated; the caller listens. */
-export async function buildGateway(config: GatewayConfig, { logger = false, now }: GatewayOptions = {}) {
+export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, now, worker }: GatewayOptions = {}) {
+  // Work done once per node stays in worker 0; each worker writes ids with its own node number.
+  const singletons = (worker?.index ?? 0) === 0
+  const config: GatewayConfig = singletons
+    ? { ...nodeConfig }
+    : { ...nodeConfig, PushSending: false, MailBridge: { ...nodeConfig.MailBridge, Enabled: false } }
+  const nodeNumber = config.NodeNumber + (worker?.index ?? 0)
+  // Each worker's metrics listener takes the next port after the one before it (0 stays 0: any free port).
+  if (worker && config.Metrics.Port !== 0)
+    config.Metrics = { ...config.Metrics, Port: config.Metrics.Port + worker.index }
   // Read before the database opens, so that a bad certificate or an oversized frontend leaks nothing.
   const tls = readTlsFiles(config.Tls)
   const frontends = await loadFrontends(config.Static)
-  const store = await openGatewayStore(config, { node: config.NodeNumber }, now)
+  const store = await openGatewayStore(config, { node: nodeNumber }, now, worker?.relay)
   const lookupCountry = await loadCountryLookup()
   const cors = createCors({ apps: store.apps, publicOrigin: config.PublicOrigin })
 
@@ -92,6 +115,13 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     metrics: gatewayMetricsOptions(config),
   })
   app.addHook('onClose', () => store.close())
+  if (worker) {
+    // Which process answered, for operators and the workers test.
+    const index = String(worker.index)
+    app.addHook('onSend', async (_request, reply) => {
+      reply.header('x-atrium-worker', index)
+    })
+  }
   installOperatorSignals(app, { config, store })
   await installOpenApi(app, {
     title: 'Atrium gateway',
@@ -180,7 +210,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     }),
   )
   app.addHook('onReady', async () => {
-    for (const sync of profileSyncs) sync.start()
+    if (singletons) for (const sync of profileSyncs) sync.start()
   })
   app.addHook('preClose', async () => {
     await Promise.all(profileSyncs.map((sync) => sync.close()))
@@ -262,6 +292,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
     await store.mcpGrants.sweep()
   }
   const sweep = setInterval(() => {
+    if (!singletons) return
     store.sessions.sweep().catch((error) => app.log.error({ err: error }, 'session sweep failed'))
     challenges.sweep().catch((error) => app.log.error({ err: error }, 'sign-in challenge sweep failed'))
     sweepFiles(files).catch((error) => app.log.error({ err: error }, 'file sweep failed'))
@@ -271,7 +302,7 @@ export async function buildGateway(config: GatewayConfig, { logger = false, now 
   app.addHook('onClose', async () => clearInterval(sweep))
 
   // The embedded STUN responder and its diagnostics (docs/stun.md).
-  const { stun, stunReports } = await installStun(app, { config, store })
+  const { stun, stunReports } = await installStun(app, { config, store, bind: singletons })
 
   // The inbound email bridge (docs/delivery.md), when MailBridge.Enabled.
   const mailBridge = installMailBridge(app, { config, store, tls, files })

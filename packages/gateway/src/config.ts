@@ -149,6 +149,13 @@ export const gatewaySettings = Type.Object(
     ...pushSettings,
     ...mcpSettings,
     ...callsSettings,
+    Workers: Type.Integer({
+      default: 1,
+      minimum: 0,
+      maximum: 31,
+      description:
+        'Gateway processes serving the port together (SO_REUSEPORT); 0: one per core. 1 by default: rate limits, typing and presence are still per worker. Worker w writes ids as NodeNumber + w, so space node numbers by Workers.',
+    }),
     PushSending: Type.Boolean({
       default: true,
       description: 'Send Web Push and webhooks from this node; enable on exactly one gateway node.',
@@ -380,8 +387,16 @@ export type GatewayConfig = Settings<typeof gatewaySettings>
 export const CLI_NODE_NUMBER = 31
 
 function checkNodeNumber(config: GatewayConfig): string[] {
-  return config.NodeNumber === CLI_NODE_NUMBER
-    ? [`NodeNumber: ${CLI_NODE_NUMBER} is reserved for the atrium CLI; give each gateway node a number from 0 to 30`]
+  if (config.NodeNumber === CLI_NODE_NUMBER) {
+    return [
+      `NodeNumber: ${CLI_NODE_NUMBER} is reserved for the atrium CLI; give each gateway node a number from 0 to 30`,
+    ]
+  }
+  // Each worker writes ids with its own node number (server/workers.ts), all below the CLI's.
+  return config.Workers > 0 && config.NodeNumber + config.Workers > CLI_NODE_NUMBER
+    ? [
+        `Workers: ${config.Workers} workers take node numbers ${config.NodeNumber} to ${config.NodeNumber + config.Workers - 1}; all must be below ${CLI_NODE_NUMBER}`,
+      ]
     : []
 }
 

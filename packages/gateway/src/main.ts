@@ -1,5 +1,3 @@
-import { runProcess } from '@atrium/platform'
-import { buildGateway } from './app.ts'
-import { loadGatewayConfig } from './config.ts'
+import { runGateway } from './server/workers.ts'
 
-runProcess('gateway', loadGatewayConfig, buildGateway)
+runGateway()

@@ -17,6 +17,7 @@ import { createFederation } from './federation/federation.repository.ts'
 import { createMcpGrants } from './mcp/grants.repository.ts'
 import { createMcpAudit } from './mcp/mcp-audit.repository.ts'
 import { createRoutes } from './proxy/routes.repository.ts'
+import { createInvalidations, type InvalidationRelay } from './server/invalidations.ts'
 import { createSessions } from './sessions/sessions.repository.ts'
 import { createUsers } from './users/users.repository.ts'
 
@@ -29,6 +30,7 @@ export async function openGatewayStore(
   config: GatewayConfig,
   timetick: Pick<TimetickOptions, 'node' | 'lane'>,
   now?: () => number,
+  relay?: InvalidationRelay,
 ) {
   const database = createDatabase<GatewayDatabase>(config.GatewayDB)
   try {
@@ -37,7 +39,7 @@ export async function openGatewayStore(
     await database.destroy()
     throw error
   }
-  const store = createGatewayStore(database, createTimetickGenerator(timetick), config, now)
+  const store = createGatewayStore(database, createTimetickGenerator(timetick), config, now, relay)
   return Object.assign(store, { close: () => database.destroy() })
 }
 
@@ -47,8 +49,10 @@ function createGatewayStore(
   nextTick: TimetickGenerator,
   config: GatewayConfig,
   now: () => number = Date.now,
+  relay?: InvalidationRelay,
 ) {
   const { db } = database
+  const invalidations = createInvalidations(relay)
   return {
     /** The open database itself, for its metrics and the readiness check. */
     database,
@@ -56,10 +60,12 @@ function createGatewayStore(
     dialect: database.dialect,
     nextTick,
     now,
-    users: createUsers(db, nextTick, now),
-    sessions: createSessions(db, database.dialect, config.Sessions, now),
+    /** Cache invalidations shared with the node's other workers (server/invalidations.ts). */
+    invalidations,
+    users: createUsers(db, nextTick, now, invalidations),
+    sessions: createSessions(db, database.dialect, config.Sessions, now, invalidations),
     apps: createApps(db, nextTick, now),
-    apiKeys: createApiKeys(db, nextTick, now),
+    apiKeys: createApiKeys(db, nextTick, now, invalidations),
     userKeys: createUserKeys(db, nextTick, now),
     passkeys: createPasskeys(db, nextTick, now),
     federation: createFederation(db, nextTick, now),

@@ -61,6 +61,7 @@ export {
   signHop,
   verifyHop,
 } from './identity.ts'
+export { createPrettyLogStream } from './log-format.ts'
 export {
   installMetrics,
   type MetricsListenerSettings,

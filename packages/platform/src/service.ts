@@ -200,14 +200,17 @@ export interface ServeOptions {
   port: number
   /** How long in-flight requests may take to finish after a stop signal before the process exits anyway. */
   drainTimeoutMs?: number
+  /** Share the port with other processes listening with it too (SO_REUSEPORT, Linux): the kernel spreads connections. */
+  reusePort?: boolean
 }
 
 /**
  * Listens and stops gracefully on SIGTERM or SIGINT: the listener closes, idle connections are
  * dropped, in-flight requests finish, then the process exits 0 (1 if draining times out).
  */
-export async function serve(app: FastifyInstance, { host, port, drainTimeoutMs = 10_000 }: ServeOptions) {
-  await app.listen({ host, port })
+export async function serve(app: FastifyInstance, { host, port, drainTimeoutMs = 10_000, reusePort }: ServeOptions) {
+  // Fastify hands the options on to net.Server.listen, which knows reusePort (Node 22.12+).
+  await app.listen({ host, port, ...(reusePort && { reusePort }) } as { host: string; port: number })
   let stopping = false
   async function stop(signal: NodeJS.Signals) {
     if (stopping) return

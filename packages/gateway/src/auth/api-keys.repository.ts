@@ -1,6 +1,7 @@
 import type { TimetickGenerator } from '@atrium/platform'
 import type { Kysely } from 'kysely'
 import type { ApiKeysTable, GatewayDatabase } from '../db/schema.ts'
+import { createInvalidations, type Invalidations } from '../server/invalidations.ts'
 import { hashSecret, newToken, secretMatches } from './caller.ts'
 
 export type ApiKey = ApiKeysTable
@@ -34,8 +35,18 @@ function newPrefix(): string {
  * only a hash of the secret is stored and the whole key is shown once, at creation. A revoked key
  * stops working on this instance at once and on others within five seconds.
  */
-export function createApiKeys(db: Kysely<GatewayDatabase>, nextTick: TimetickGenerator, now: () => number = Date.now) {
+export function createApiKeys(
+  db: Kysely<GatewayDatabase>,
+  nextTick: TimetickGenerator,
+  now: () => number = Date.now,
+  invalidations: Invalidations = createInvalidations(),
+) {
   const cache = new Map<string, { key: ApiKey; readAt: number }>()
+  // Keys revoked by this or another worker of the node (server/invalidations.ts).
+  invalidations.on((invalidation) => {
+    if (invalidation.kind !== 'apiKey') return
+    for (const [prefix, entry] of cache) if (entry.key.id === invalidation.id) cache.delete(prefix)
+  })
 
   return {
     async create(input: { keyType: ApiKeyType; crmId: number; appId: number; scopes: string[]; name: string }) {
@@ -92,7 +103,7 @@ export function createApiKeys(db: Kysely<GatewayDatabase>, nextTick: TimetickGen
         .where('id', '=', id)
         .where('revoked', '=', 0)
         .executeTakeFirst()
-      for (const [prefix, entry] of cache) if (entry.key.id === id) cache.delete(prefix)
+      await invalidations.publish({ kind: 'apiKey', id })
       return result.numUpdatedRows > 0n
     },
 

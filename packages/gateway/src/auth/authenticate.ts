@@ -53,6 +53,10 @@ export interface AuthenticatorOptions {
  */
 export function createAuthenticator({ sessions, apiKeys, apps, users, cookieName }: AuthenticatorOptions) {
   const userScopes = new Map<number, { scopes: string[]; readAt: number }>()
+  // Scopes set here or in another worker of the node apply to the next request (server/invalidations.ts).
+  users.invalidations.on((invalidation) => {
+    if (invalidation.kind === 'user') userScopes.delete(invalidation.crmId)
+  })
 
   async function scopesOf(crmId: number): Promise<string[]> {
     const at = Date.now()

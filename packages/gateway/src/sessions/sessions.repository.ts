@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely'
 import { hashSecret, newToken } from '../auth/caller.ts'
 import { lockHolder } from '../db/holder-lock.ts'
 import type { GatewayDatabase, SessionsTable } from '../db/schema.ts'
+import { createInvalidations, type Invalidations } from '../server/invalidations.ts'
 
 export interface SessionLimits {
   /** A session unused for this long is expired: at exactly last use + IdleSeconds it is refused. */
@@ -47,6 +48,7 @@ export function createSessions(
   dialect: DatabaseDialect,
   limits: SessionLimits,
   now: () => number = Date.now,
+  invalidations: Invalidations = createInvalidations(),
 ) {
   const idleMs = limits.IdleSeconds * 1000
   const absoluteMs = limits.AbsoluteSeconds * 1000
@@ -77,9 +79,14 @@ export function createSessions(
 
   async function deleteIds(ids: string[]) {
     if (ids.length === 0) return
-    for (const id of ids) forget(id)
     await db.deleteFrom('sessions').where('id', 'in', ids).execute()
+    await invalidations.publish({ kind: 'sessions', ids })
   }
+
+  // Sessions ended by this or another worker of the node (server/invalidations.ts).
+  invalidations.on((invalidation) => {
+    if (invalidation.kind === 'sessions') for (const id of invalidation.ids) forget(id)
+  })
 
   return {
     /** Starts a session and returns its cookie token (shown once) with the stored row. */
@@ -118,7 +125,7 @@ export function createSessions(
         if (ids.length > 0) await trx.deleteFrom('sessions').where('id', 'in', ids).execute()
         return ids
       })
-      for (const id of evicted) forget(id)
+      if (evicted.length > 0) await invalidations.publish({ kind: 'sessions', ids: evicted })
       remember(session, at, token)
       return { token, session }
     },

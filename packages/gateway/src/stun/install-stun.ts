@@ -8,16 +8,20 @@ import { createStunResponder, stunBindTargets } from './stun-responder.ts'
 /**
  * The embedded STUN responder, on UDP on the HTTP(S) port number once that is known, and its
  * diagnostics for signed-in clients (docs/stun.md). Returns the responder and the client reports
- * for the operator's STUN monitor.
+ * for the operator's STUN monitor. Without `bind` the UDP sockets stay closed (another worker has them).
  */
-export async function installStun(app: Service, { config, store }: { config: GatewayConfig; store: GatewayStore }) {
+export async function installStun(
+  app: Service,
+  { config, store, bind = true }: { config: GatewayConfig; store: GatewayStore; bind?: boolean },
+) {
   const stun = createStunResponder({
     software: config.Stun.Software,
     trackedSources: config.Stun.TrackedSources,
     threads: config.Stun.Threads,
     log: app.log,
   })
-  if (config.Stun.Enabled) {
+  // With several workers only worker 0 binds (Stun.Threads spreads its load over cores instead).
+  if (config.Stun.Enabled && bind) {
     app.addHook('onListen', async () => {
       await stun.listen(stunBindTargets(app.addresses(), config.Stun)).then(
         (bound) => app.log.info({ stun: bound }, 'STUN responder listening on UDP'),

@@ -2,6 +2,7 @@ import { ContactFlags, type TimetickGenerator } from '@atrium/platform'
 import { type Kysely, sql } from 'kysely'
 import { parseScopes } from '../auth/caller.ts'
 import type { ContactsTable, GatewayDatabase, UsersTable } from '../db/schema.ts'
+import { createInvalidations, type Invalidations } from '../server/invalidations.ts'
 
 /** What a contact is. */
 export const ContactKind = { Email: 1, Phone: 2 } as const
@@ -27,7 +28,12 @@ export function normalizePhone(text: string): string | undefined {
 }
 
 /** Users (the CRM id is the identity) and their phone and email contacts. */
-export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGenerator, now: () => number = Date.now) {
+export function createUsers(
+  db: Kysely<GatewayDatabase>,
+  nextTick: TimetickGenerator,
+  now: () => number = Date.now,
+  invalidations: Invalidations = createInvalidations(),
+) {
   // Told after this process changed a user, so the profile sync pushes the change soon (docs/people.md).
   const watchers = new Set<() => void>()
   function changed() {
@@ -134,8 +140,13 @@ export function createUsers(db: Kysely<GatewayDatabase>, nextTick: TimetickGener
         .where('crm_id', '=', crmId)
         .executeTakeFirst()
       changed()
+      // The authenticator trusts scopes it read for a few seconds; this and every other worker drop them now.
+      await invalidations.publish({ kind: 'user', crmId })
       return result.numUpdatedRows > 0n
     },
+
+    /** Invalidations of cached user data (authenticate.ts keeps scopes). */
+    invalidations,
 
     scopesOf(user: User): string[] {
       return parseScopes(user.scopes)
