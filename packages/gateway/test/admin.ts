@@ -1,5 +1,6 @@
+import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
-import type { DatabaseDialect } from '@atrium/platform'
+import { type DatabaseDialect, errorCodes } from '@atrium/platform'
 import { type StartOptions, startGateway } from './support.ts'
 
 /** A browser of the operator panel: a session cookie (or none) and the Origin its forms post with. */
@@ -83,4 +84,24 @@ export function tableRows(html: string): string[] {
 /** The href of the page's "Next page" link, entities decoded, or undefined on the last page. */
 export function nextLink(html: string): string | undefined {
   return /<a href="([^"]+)" rel="next">/.exec(html)?.[1]?.replaceAll('&amp;', '&')
+}
+
+/**
+ * Tries each action form as a signed-in user without the admin scope (the 403 page) and as the
+ * operator posting from another site (CsrfRejected); `refused` checks a refusal's body further.
+ */
+export async function assertActionsRefused(
+  panel: Panel,
+  actions: [string, Record<string, string>][],
+  refused: (body: string, path: string) => void = () => {},
+): Promise<void> {
+  for (const [path, form] of actions) {
+    const member = await panel.post(path, form, panel.member)
+    assert.equal(member.status, 403, path)
+    assert.match(member.body, /You need the admin scope/)
+    refused(member.body, path)
+    const forged = await panel.post(path, form, panel.operator, { origin: 'https://evil.example' })
+    assert.equal(forged.status, 403, path)
+    assert.equal((JSON.parse(forged.body) as { error: { code: number } }).error.code, errorCodes.CsrfRejected.code)
+  }
 }
