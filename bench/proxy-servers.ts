@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { text } from 'node:stream/consumers'
+import { gzipSync } from 'node:zlib'
 import { Agent, type Dispatcher } from 'undici'
 
 /** The upstream's answer to every request. */
@@ -110,16 +111,36 @@ function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: 
   }
 }
 
+/**
+ * The static floor: the page gzipped once at start and answered from memory with the headers a
+ * static server sends (type, encoding, length, ETag), nothing else: no routing, checks or logging.
+ */
+function createStaticHandler(page: string) {
+  const body = gzipSync(page, { level: 9 })
+  const headers = {
+    'content-type': 'text/html; charset=utf-8',
+    'content-encoding': 'gzip',
+    'content-length': body.length,
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+    vary: 'Accept-Encoding',
+  }
+  return function answerStatic(_request: IncomingMessage, response: ServerResponse) {
+    response.writeHead(200, headers)
+    response.end(body)
+  }
+}
+
 async function main() {
   const [role, cookieName = '', upstreamPort = ''] = process.argv.slice(2)
   let handler: (request: IncomingMessage, response: ServerResponse) => void
   if (role === 'upstream') handler = answerUpstream
   else if (role === 'auth' && cookieName) handler = createAuthHandler(cookieName, JSON.parse(await text(process.stdin)))
+  else if (role === 'static') handler = createStaticHandler(JSON.parse(await text(process.stdin)) as string)
   else if (role === 'proxy' && cookieName && upstreamPort) {
     handler = createProxyHandler(cookieName, JSON.parse(await text(process.stdin)), Number(upstreamPort))
   } else {
     throw new Error(
-      'usage: node bench/proxy-servers.ts upstream | auth <cookie name> | proxy <cookie name> <upstream port>',
+      'usage: node bench/proxy-servers.ts upstream | auth <cookie name> | proxy <cookie name> <upstream port> | static',
     )
   }
   // nginx and the gateway keep idle upstream connections for up to a minute between rounds.

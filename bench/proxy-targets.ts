@@ -18,6 +18,7 @@ export const TARGETS = [
   'node-proxy',
   'static-nginx',
   'static-gateway',
+  'static-node',
 ] as const
 export type TargetName = (typeof TARGETS)[number]
 
@@ -54,7 +55,7 @@ export interface TargetContext {
    * Starts a helper of bench/proxy-servers.ts on the servers' CPU, stopped with the benchmark: the
    * auth service of nginx auth_request, or the bare Node proxy.
    */
-  startHelper(role: 'auth' | 'proxy'): Promise<{ pid: number; port: number }>
+  startHelper(role: 'auth' | 'proxy' | 'static'): Promise<{ pid: number; port: number }>
   /** Registers a server's stop for the end of the benchmark. */
   track(stop: () => Promise<void>): void
   /** The page and the directory with it and its .gz for nginx. */
@@ -176,6 +177,20 @@ export async function createTarget(name: TargetName, context: TargetContext): Pr
   if (name === 'static-gateway') {
     const target = onGateway(`${STATIC_MOUNT}index.html`, gzip)
     return { ...target, check: () => expectGzipPage(target.url, gzip, context.page) }
+  }
+
+  if (name === 'static-node') {
+    // The static floor: bare node:http answering the page gzipped in memory, nothing else.
+    const server = await context.startHelper('static')
+    const url = `http://127.0.0.1:${server.port}${STATIC_MOUNT}index.html`
+    return {
+      name,
+      url,
+      headers: gzip,
+      server: [server.pid],
+      auth: [],
+      check: () => expectGzipPage(url, gzip, context.page),
+    }
   }
 
   if (name === 'node-proxy') {

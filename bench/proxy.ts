@@ -4,7 +4,7 @@
  * (the Authelia / oauth2-proxy pattern), all with keep-alive upstreams; and a 20 KB page with gzip
  * from the gateway's static service against nginx `gzip_static`.
  *   npm exec -- node bench/proxy.ts [--seconds 10] [--rounds 3] [--warmup 3] [--connections 32]
- *     [--threads 1] [--targets nginx,nginx-auth,gateway,gateway-auth,node-proxy,static-nginx,static-gateway]
+ *     [--threads 1] [--targets nginx,nginx-auth,gateway,gateway-auth,node-proxy,static-nginx,static-gateway,static-node]
  *     [--server-cpu 1] [--load-cpu 0] [--upstream-cpu 0] [--max-others 10] [--retries 2] [--quiet-wait 120]
  *     [--profile 10] [--profile-targets gateway,static-gateway] [--keep]
  * Needs nginx (with the auth_request and gzip_static modules) and wrk: on Debian
@@ -182,7 +182,8 @@ async function main() {
       track: (stop) => stoppers.push(stop),
       async startHelper(role) {
         const argv = [here('./proxy-servers.ts'), role, cookieName, String(upstream.ready.port)]
-        const helper = await startNode<{ port: number }>(serverCpu, argv, JSON.stringify([token]))
+        const input = role === 'static' ? JSON.stringify(page) : JSON.stringify([token])
+        const helper = await startNode<{ port: number }>(serverCpu, argv, input)
         return { pid: helper.server.pid, port: helper.ready.port }
       },
     })

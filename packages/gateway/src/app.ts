@@ -4,8 +4,7 @@ import adminPlugin from './admin/admin.plugin.ts'
 import { createAdminActions } from './admin/admin-actions.repository.ts'
 import { loadCountryLookup } from './audit/country.ts'
 import { createAuthenticator } from './auth/authenticate.ts'
-import type { ANONYMOUS } from './auth/caller.ts'
-import { installCsrf, leaveAppOriginsToCors } from './auth/csrf.ts'
+import { createCsrfCheck, leaveAppOriginsToCors } from './auth/csrf.ts'
 import { installSignIn } from './auth/install-sign-in.ts'
 import iceServersPlugin from './calls/ice-servers.plugin.ts'
 import type { GatewayConfig } from './config.ts'
@@ -32,7 +31,8 @@ import { chatProfileTarget, crmProfileTarget } from './people/profile-targets.ts
 import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { createProxyMetrics } from './proxy/proxy-metrics.ts'
-import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
+import { createCallerLimits, createConnectionLimit } from './rate-limit/rate-limits.ts'
+import { createAdmission } from './server/admission.ts'
 import type { InvalidationRelay } from './server/invalidations.ts'
 import { gatewayMetricsOptions, installOperatorSignals } from './server/operator-signals.ts'
 import { readTlsFiles } from './server/tls.ts'
@@ -121,6 +121,10 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     app.addHook('onSend', async (_request, reply) => {
       reply.header('x-atrium-worker', index)
     })
+    app.frontDoor.onSend((_request, reply, payload) => {
+      reply.header('x-atrium-worker', index)
+      return payload
+    })
   }
   installOperatorSignals(app, { config, store })
   await installOpenApi(app, {
@@ -144,23 +148,33 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     security: [{ sessionCookie: [] }, { bearer: [] }, { apiKey: [] }],
   })
 
+  // The request checks, in order, for Fastify's routes and the front door's alike (server/admission.ts).
+  const admission = createAdmission(app)
   const rateLimits = { settings: config.RateLimits, now: store.now }
-  installConnectionLimit(app, rateLimits)
+  admission.add(createConnectionLimit(rateLimits))
   const authenticate = createAuthenticator({ ...store, cookieName: config.Sessions.CookieName })
-  app.decorateRequest('caller', null as unknown as typeof ANONYMOUS)
-  app.addHook('onRequest', async (request) => {
+  admission.add(async (request) => {
     request.caller = await authenticate(request)
   })
-  const meterSent = installCallerLimits(app, rateLimits)
+  const callerLimits = createCallerLimits(rateLimits)
+  admission.add(callerLimits.check)
+  const { countBody, countReply, meterSent } = callerLimits
+  if (countBody) app.addHook('preParsing', async (request, _reply, payload) => countBody(request, payload))
+  if (countReply) {
+    app.addHook('onSend', async (request, reply, payload) => countReply(request, reply, payload))
+    app.frontDoor.onSend(countReply)
+  }
   const cookie = createSessionCookie({
     name: config.Sessions.CookieName,
     publicOrigin: config.PublicOrigin,
     maxAgeSeconds: config.Sessions.AbsoluteSeconds,
   })
-  app.addHook('onRequest', cookie.clearStale)
+  admission.add(cookie.clearStale)
   // Registered app origins pass the CSRF site check on the proxy's routes only, where its CORS
   // layer then judges them; the gateway's own routes (sign-in above all) refuse every foreign origin.
-  installCsrf(app, { publicOrigin: config.PublicOrigin, allowedOrigin: (origin) => cors.isAppOrigin(origin) })
+  admission.add(
+    createCsrfCheck({ publicOrigin: config.PublicOrigin, allowedOrigin: (origin) => cors.isAppOrigin(origin) }),
+  )
 
   // Every way to sign in, sessions, keys and the login audit (docs/gateway.md).
   const { challenges, loginAudit } = installSignIn(app, { config, store, cookie, lookupCountry })
@@ -334,7 +348,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   })
 
   // The frontends' mounts are more specific than the proxy's catch-all, so they win in the router.
-  app.register(staticPlugin, { loaded: frontends })
+  app.register(staticPlugin, { loaded: frontends, admission })
 
   const added = await addConfiguredRoutes(store.routes, config.Proxy.Routes as ConfiguredRoute[]).catch(
     async (error: unknown) => {
@@ -358,6 +372,8 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
       lookupCountry,
       unrouted: await createFrontPage(frontends),
       metrics: createProxyMetrics(app.metrics.registry),
+      admission,
+      countBody,
     })
   })
 

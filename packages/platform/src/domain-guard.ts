@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
@@ -53,23 +54,43 @@ export function createHostCheck({ domain, devHost }: DomainGuardOptions): (hostn
  * and `target`, so the router, CORS and the proxy read the same values the guard checked.
  */
 export function installDomainGuard(app: FastifyInstance, options: DomainGuardOptions): void {
-  const isAllowedHost = createHostCheck(options)
+  const guard = createDomainGuard(options)
   app.decorateRequest('authority', null as unknown as Authority)
   app.decorateRequest('target', null as unknown as RequestTarget)
   app.addHook('onRequest', async (request, reply) => {
     try {
-      requestHost(request.raw)
-      // Fastify's host is the Host (or :authority), or X-Forwarded-Host from a trusted proxy.
-      const authority = parseAuthority(request.host)
-      if (authority === undefined) throw new ApiError('BadRequest', 'the Host header is not a valid host[:port]')
-      if (!isAllowedHost(authority.hostname)) {
-        throw new ApiError('MisdirectedHost', `Host ${authority.host} is not served here`)
-      }
-      request.authority = authority
-      request.target = parseRequestTarget(request.url)
+      guard(request)
     } catch (error) {
       if (error instanceof ApiError) return sendError(reply, error)
       throw error
     }
   })
+}
+
+/** What the guard reads of a request, and the two fields it sets. */
+interface GuardedRequest {
+  readonly raw: IncomingMessage
+  readonly host: string
+  readonly url: string
+  authority: Authority
+  target: RequestTarget
+}
+
+/**
+ * The guard's check of one request (installDomainGuard, and the front door's requests): sets
+ * `authority` and `target`, or throws the ApiError the request is refused with.
+ */
+export function createDomainGuard(options: DomainGuardOptions): (request: GuardedRequest) => void {
+  const isAllowedHost = createHostCheck(options)
+  return function guard(request) {
+    requestHost(request.raw)
+    // Fastify's host is the Host (or :authority), or X-Forwarded-Host from a trusted proxy.
+    const authority = parseAuthority(request.host)
+    if (authority === undefined) throw new ApiError('BadRequest', 'the Host header is not a valid host[:port]')
+    if (!isAllowedHost(authority.hostname)) {
+      throw new ApiError('MisdirectedHost', `Host ${authority.host} is not served here`)
+    }
+    request.authority = authority
+    request.target = parseRequestTarget(request.url)
+  }
 }

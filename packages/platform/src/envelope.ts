@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import { type TSchema, Type } from 'typebox'
 import { ApiError, type ErrorName, errorCodes } from './errors.ts'
+import type { ReplyView } from './front-door.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -48,14 +49,15 @@ export function errorEnvelope(name: ErrorName, id: string, message?: string, det
 }
 
 /** Answers with an error envelope; serialised here so response hooks never wrap it again. */
-export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+export function sendError<R extends ReplyView>(reply: R, error: ApiError): R {
   const body: ErrorEnvelope = { error: { code: error.code, message: error.message }, id: reply.request.id }
   if (error.details !== undefined) body.error.details = error.details
-  return reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify(body))
+  reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify(body))
+  return reply
 }
 
 /** Translates anything thrown in a request into the ApiError the caller is allowed to see. */
-function toApiError(error: FastifyError | Error): ApiError {
+export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error
   const fastifyError = error as FastifyError
   if (fastifyError.validation) {

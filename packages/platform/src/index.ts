@@ -48,6 +48,15 @@ export {
 } from './file-token.ts'
 export * from './flags.ts'
 export {
+  type FrontDoor,
+  type FrontHandler,
+  FrontReply,
+  FrontRequest,
+  type FrontSendHook,
+  type ReplyView,
+  type RequestView,
+} from './front-door.ts'
+export {
   DEVICE_GUID_PATTERN,
   type Hop,
   IDENTITY_HEADERS,

@@ -19,3 +19,8 @@ export function installRequestContext(app: FastifyInstance): void {
   // events (request-context.test.ts sends one in two packets).
   app.addHook('onRequest', (request, _reply, done) => requestIds.run(request.id, done))
 }
+
+/** Runs `work` (a front-door request, service.ts) with `currentRequestId()` answering `id`. */
+export function runWithRequestId(id: string, work: () => void): void {
+  requestIds.run(id, work)
+}

@@ -11,14 +11,22 @@ import Fastify, {
 import { Type } from 'typebox'
 import { buildInfo } from './build-info.ts'
 import { readConfigSection } from './config.ts'
-import { type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
+import { createDomainGuard, type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
 import { handleClientError, installEnvelope, requestIdFor, sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
+import { createFrontDoor, type FrontDoor } from './front-door.ts'
 import { createPrettyLogStream } from './log-format.ts'
 import { installMetrics, type MetricsOptions } from './metrics.ts'
 import { installRequestContext } from './request-context.ts'
 import { drainUnreadBody } from './unread-body.ts'
 import { compileValidator } from './validation.ts'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Routes marked `config.frontDoor` are answered by its handlers ahead of Fastify (front-door.ts). */
+    frontDoor: FrontDoor
+  }
+}
 
 /** A Fastify instance with the TypeBox type provider, as every Atrium service uses. */
 export type Service = FastifyInstance<
@@ -117,10 +125,28 @@ export function createService(options: ServiceOptions): Service {
 
   installEnvelope(app)
   installRequestContext(app)
-  installMetrics(app, options.metrics ?? {})
+  const observeRequest = installMetrics(app, options.metrics ?? {})
   installDomainGuard(app, options.domainGuard)
 
   let closing = false
+  // The front door answers the routes marked for it (the gateway's proxy and static files) from
+  // Node's request event; everything else, and whatever it leaves, reaches Fastify as before.
+  const frontDoor = createFrontDoor(app, {
+    log: app.log,
+    trustedProxies: options.trustedProxies,
+    guard: createDomainGuard(options.domainGuard),
+    observe: observeRequest,
+    closing: () => closing,
+  })
+  app.decorate('frontDoor', frontDoor)
+  const fastifyHandler = app.server.listeners('request')[0] as (
+    request: IncomingMessage,
+    response: ServerResponse,
+  ) => void
+  app.server.removeListener('request', fastifyHandler)
+  app.server.prependListener('request', function frontDoorFirst(request: IncomingMessage, response: ServerResponse) {
+    if (!frontDoor.take(request, response)) fastifyHandler(request, response)
+  })
   // Node's closeIdleConnections skips a connection that never sent a request (a pooled client's
   // spare, a stalled one): it would hold the close until the headers timeout, 60 s or more.
   // Such connections carry no work, so closing drops them, and any that arrive meanwhile.

@@ -1,5 +1,4 @@
-import { ApiError } from '@atrium/platform'
-import type { FastifyRequest } from 'fastify'
+import { ApiError, type RequestView } from '@atrium/platform'
 import type { Apps } from '../apps/apps.repository.ts'
 import type { Sessions } from '../sessions/sessions.repository.ts'
 import type { Users } from '../users/users.repository.ts'
@@ -28,7 +27,7 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined
 }
 
-function bearerOf(request: FastifyRequest): string | undefined {
+function bearerOf(request: RequestView): string | undefined {
   const header = request.headers.authorization
   if (!header) return undefined
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
@@ -106,7 +105,7 @@ export function createAuthenticator({ sessions, apiKeys, apps, users, cookieName
     }
   }
 
-  return async function authenticate(request: FastifyRequest): Promise<Caller> {
+  return async function authenticate(request: RequestView): Promise<Caller> {
     const headerKey = request.headers[API_KEY_HEADER]
     if (typeof headerKey === 'string') return fromApiKey(headerKey)
     const bearer = bearerOf(request)

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { ApiError } from '@atrium/platform'
+import { ApiError, type RequestView } from '@atrium/platform'
 
 /** X-KeyType values: how the caller authenticated. Empty for an anonymous caller. */
 export type KeyType = '' | 'session' | 'user' | 'service' | 'app'
@@ -32,6 +32,9 @@ export const ANONYMOUS: Caller = Object.freeze({
   csrf: '',
   viaCookie: false,
 }) as Caller
+
+/** A request as the gateway's checks and proxy read it: Fastify's, or the front door's (@atrium/platform). */
+export type GatewayRequest = RequestView & { caller: Caller }
 
 /** True when the caller is a signed-in user or an authenticated app or key. */
 export function isAuthenticated(caller: Caller): boolean {

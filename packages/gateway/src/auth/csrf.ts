@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto'
-import { ApiError, sendError } from '@atrium/platform'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { ApiError, type ReplyView, type RequestView, sendError } from '@atrium/platform'
+import type { FastifyInstance } from 'fastify'
+import type { GatewayRequest } from './caller.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -39,7 +40,7 @@ export interface CsrfOptions {
    * app origin). Asked only on routes with a CORS layer (`corsLayer`), never on sign-in routes.
    * The session's CSRF token is required either way. Default: none.
    */
-  allowedOrigin?: (origin: string, request: FastifyRequest) => boolean
+  allowedOrigin?: (origin: string, request: GatewayRequest) => boolean
 }
 
 function tokenMatches(presented: string, expected: string): boolean {
@@ -48,7 +49,7 @@ function tokenMatches(presented: string, expected: string): boolean {
   return expected.length > 0 && a.length === b.length && timingSafeEqual(a, b)
 }
 
-function headerText(request: FastifyRequest, name: string): string | undefined {
+function headerText(request: RequestView, name: string): string | undefined {
   const value = request.headers[name]
   return typeof value === 'string' ? value : undefined
 }
@@ -80,22 +81,38 @@ export function leaveAppOriginsToCors(scope: FastifyInstance): void {
  * gateway's own routes, which have none: a page on an app's origin must not sign a browser in
  * (login CSRF with the attacker's own link or code, issue 14 item 4) nor act with its session.
  */
-export function installCsrf(app: FastifyInstance, { publicOrigin, allowedOrigin = () => false }: CsrfOptions) {
-  function foreign(request: FastifyRequest, origin: string, signIn: boolean): boolean {
+export function installCsrf(app: FastifyInstance, options: CsrfOptions): CsrfCheck {
+  const check = createCsrfCheck(options)
+  app.addHook('onRequest', async function checkCsrf(request, reply) {
+    return check(request, reply, request.routeOptions.config ?? {})
+  })
+  return check
+}
+
+/** What the CSRF check needs to know of the route a request reaches. */
+export interface CsrfRoute {
+  signIn?: boolean
+  corsLayer?: boolean
+}
+
+/** The check installCsrf runs (the front door runs it too): refuses by sending CsrfRejected. */
+export type CsrfCheck = (request: GatewayRequest, reply: ReplyView, route: CsrfRoute) => ReplyView | undefined
+
+export function createCsrfCheck({ publicOrigin, allowedOrigin = () => false }: CsrfOptions): CsrfCheck {
+  function foreign(request: GatewayRequest, origin: string, route: CsrfRoute, signIn: boolean): boolean {
     if (origin === publicOrigin) return false
-    return signIn || request.routeOptions.config?.corsLayer !== true || !allowedOrigin(origin, request)
+    return signIn || route.corsLayer !== true || !allowedOrigin(origin, request)
   }
 
-  function crossSite(request: FastifyRequest, signIn: boolean): boolean {
+  function crossSite(request: GatewayRequest, route: CsrfRoute, signIn: boolean): boolean {
     const origin = headerText(request, 'origin')
-    if (origin !== undefined) return foreign(request, origin, signIn)
-    // Browsers that send Sec-Fetch-Site also send Origin on these methods; this covers the rest.
+    if (origin !== undefined) return foreign(request, origin, route, signIn)
     const site = headerText(request, 'sec-fetch-site')
     if (site === 'cross-site' || site === 'same-site') return true
     const referer = headerText(request, 'referer')
     if (referer !== undefined) {
       const from = URL.parse(referer)?.origin
-      return from === undefined || foreign(request, from, signIn)
+      return from === undefined || foreign(request, from, route, signIn)
     }
     return false
   }
@@ -105,18 +122,18 @@ export function installCsrf(app: FastifyInstance, { publicOrigin, allowedOrigin 
    * gateway's own pages, Origin equal to PublicOrigin (required) and Sec-Fetch-Site, when sent,
    * same-origin. SameSite=Lax already keeps the session cookie off cross-site form posts.
    */
-  function operatorForm(request: FastifyRequest): boolean | undefined {
+  function operatorForm(request: GatewayRequest): boolean | undefined {
     const type = (headerText(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase()
     if (type !== FORM || !OPERATOR_PAGE.test(request.url.split('?')[0]!)) return undefined
     const site = headerText(request, 'sec-fetch-site')
     return headerText(request, 'origin') === publicOrigin && (site === undefined || site === 'same-origin')
   }
 
-  app.addHook('onRequest', async function checkCsrf(request, reply) {
+  return function checkCsrf(request, reply, route) {
     if (!STATE_CHANGING.has(request.method)) return
-    const signIn = request.routeOptions.config?.signIn === true
+    const signIn = route.signIn === true
     if (!request.caller.viaCookie && !signIn) return
-    if (crossSite(request, signIn)) {
+    if (crossSite(request, route, signIn)) {
       return sendError(reply, new ApiError('CsrfRejected', 'cross-site request refused'))
     }
     if (signIn || !request.caller.viaCookie) return
@@ -129,5 +146,5 @@ export function installCsrf(app: FastifyInstance, { publicOrigin, allowedOrigin 
     if (typeof presented !== 'string' || !tokenMatches(presented, request.caller.csrf)) {
       return sendError(reply, new ApiError('CsrfRejected', 'missing or wrong X-CSRF-Token header'))
     }
-  })
+  }
 }

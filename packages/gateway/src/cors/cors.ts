@@ -1,4 +1,4 @@
-import { ApiError, AppFlag, hasFlag, RouteFlags } from '@atrium/platform'
+import { ApiError, AppFlag, hasFlag, type RequestView, RouteFlags } from '@atrium/platform'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type App, type Apps, appOrigins } from '../apps/apps.repository.ts'
 
@@ -55,7 +55,7 @@ export function createCors({ apps, publicOrigin }: CorsOptions) {
   }
 
   /** The decision for a request to a route; throws CorsRejected for a refused cross-origin call. */
-  function judge(request: FastifyRequest, routeFlags: number): CorsDecision {
+  function judge(request: RequestView, routeFlags: number): CorsDecision {
     const origin = request.headers.origin
     if (origin === undefined || origin === publicOrigin) return { kind: 'none' }
     const app = byOrigin.get(origin)
@@ -79,7 +79,7 @@ export function createCors({ apps, publicOrigin }: CorsOptions) {
     },
 
     /** True when the request is a CORS preflight (OPTIONS with Origin and Access-Control-Request-Method). */
-    isPreflight(request: FastifyRequest): boolean {
+    isPreflight(request: RequestView): boolean {
       return (
         request.method === 'OPTIONS' &&
         request.headers.origin !== undefined &&

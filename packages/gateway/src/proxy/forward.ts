@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream'
-import { ApiError, drainUnreadBody, sendError } from '@atrium/platform'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, drainUnreadBody, type ReplyView, sendError } from '@atrium/platform'
 import { Agent, type Dispatcher } from 'undici'
 import type { GatewayConfig } from '../config.ts'
+import type { ProxiedRequest } from './proxy.plugin.ts'
 
 type Headers = Record<string, string | string[] | undefined>
 
@@ -25,7 +25,7 @@ export interface UpstreamRequest {
 export interface ForwarderOptions {
   settings: GatewayConfig['Proxy']
   /** The response headers the client gets from the module's (filtered, CORS added). */
-  responseHeaders: (headers: Headers, request: FastifyRequest) => Headers
+  responseHeaders: (headers: Headers, request: ProxiedRequest) => Headers
   /** Told of every failed exchange whose client was still there (the upstream error metric). */
   onUpstreamError?: (upstream: string, kind: UpstreamErrorKind) => void
 }
@@ -36,7 +36,7 @@ export interface ForwarderOptions {
  * reset the client's connection and lose the module's answer. What the module did not read is
  * drained after the answer (see `drainsBody`), so the connection stays usable.
  */
-function clientBody(request: FastifyRequest): Readable | null {
+function clientBody(request: ProxiedRequest): Readable | null {
   const raw = request.body as Readable | undefined
   if (raw === undefined) return null
   // undici takes async iterables as bodies, though its types list only streams.
@@ -71,7 +71,7 @@ export function createForwarder({ settings, responseHeaders, onUpstreamError }: 
     connect: { timeout: settings.ConnectTimeoutMs, rejectUnauthorized: true },
   })
 
-  function forward(request: FastifyRequest, reply: FastifyReply, upstream: UpstreamRequest): FastifyReply {
+  function forward(request: ProxiedRequest, reply: ReplyView, upstream: UpstreamRequest): ReplyView {
     const method = request.method
     const body = method === 'GET' || method === 'HEAD' ? null : clientBody(request)
     agent.dispatch(
@@ -98,8 +98,8 @@ export function createForwarder({ settings, responseHeaders, onUpstreamError }: 
 
 /** One exchange with a module: its answer goes to the reply, streamed. */
 class ResponseHandler implements Dispatcher.DispatchHandler {
-  private readonly request: FastifyRequest
-  private readonly reply: FastifyReply
+  private readonly request: ProxiedRequest
+  private readonly reply: ReplyView
   private readonly rewrite: ForwarderOptions['responseHeaders']
   private controller: Dispatcher.DispatchController | undefined
   private status = 0
@@ -118,8 +118,8 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   private readonly failed: (kind: UpstreamErrorKind) => void
 
   constructor(
-    request: FastifyRequest,
-    reply: FastifyReply,
+    request: ProxiedRequest,
+    reply: ReplyView,
     rewrite: ForwarderOptions['responseHeaders'],
     drainsBody: boolean,
     failed: (kind: UpstreamErrorKind) => void,

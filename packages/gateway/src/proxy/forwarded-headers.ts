@@ -1,5 +1,4 @@
-import { IDENTITY_HEADERS, SERVICE_AUTH_HEADER, signHop } from '@atrium/platform'
-import type { FastifyRequest } from 'fastify'
+import { IDENTITY_HEADERS, type RequestView, SERVICE_AUTH_HEADER, signHop } from '@atrium/platform'
 import type { Caller } from '../auth/caller.ts'
 import type { ClientAddress } from './client-address.ts'
 
@@ -91,7 +90,7 @@ export interface ForwardContext {
  * the gateway. Host is the one the domain guard accepted (modules run the guard on it too).
  */
 export function createForwardedHeaders({ serviceSecret, cookieName, project, lookupCountry }: ForwardedHeadersOptions) {
-  return function forwardedHeaders(request: FastifyRequest, context: ForwardContext): Headers {
+  return function forwardedHeaders(request: RequestView, context: ForwardContext): Headers {
     const { caller, address, appId, url } = context
     const inbound = context.inbound ?? request.headers
     const named = connectionNames(inbound.connection)
@@ -132,7 +131,7 @@ export function createForwardedHeaders({ serviceSecret, cookieName, project, loo
 }
 
 /** `http` or `https`: the forwarded scheme, or the connection's own when a proxy sent something else. */
-function forwardedProto(request: FastifyRequest): string {
+function forwardedProto(request: RequestView): string {
   const proto = request.protocol
   if (proto === 'http' || proto === 'https') return proto
   return (request.raw.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'

@@ -1,13 +1,16 @@
-import { ApiError, hasFlag, RouteFlags } from '@atrium/platform'
+import type { Readable } from 'node:stream'
+import { ApiError, type FrontRequest, hasFlag, type ReplyView, RouteFlags } from '@atrium/platform'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { GatewayRequest } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import { type Cors, corsResponseHeaders } from '../cors/cors.ts'
+import type { Admission } from '../server/admission.ts'
 import { createClientAddress } from './client-address.ts'
 import { createForwarder } from './forward.ts'
 import { createForwardedHeaders } from './forwarded-headers.ts'
 import type { ProxyMetrics } from './proxy-metrics.ts'
 import { createResponseHeaders } from './response-headers.ts'
-import type { Routes } from './routes.repository.ts'
+import type { Route, Routes } from './routes.repository.ts'
 import { createUpstreamTargets } from './upstream-target.ts'
 
 declare module 'fastify' {
@@ -34,6 +37,30 @@ export interface ProxyPluginOptions {
   unrouted?: (request: FastifyRequest, reply: FastifyReply) => FastifyReply | undefined
   /** Counts the modules' failures; nothing when omitted. */
   metrics?: ProxyMetrics
+  /** The gateway's request checks, which the front door runs for the requests it proxies. */
+  admission: Admission
+  /** Counts a request body for the bandwidth limit (Fastify's preParsing hook does it for its own requests). */
+  countBody?: (request: GatewayRequest, body: Readable) => Readable
+}
+
+/** A request on its way to a module: the CORS-approved Origin it carries, '' for none. */
+export type ProxiedRequest = GatewayRequest & { corsOrigin: string }
+
+/** A header value Fastify's content-type parser would refuse (415): such requests are left to Fastify. */
+const CONTENT_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*(?:;.*)?$/
+
+/**
+ * Whether the request carries a body, by Fastify's rule (lib/handle-request.js), so a module
+ * gets the same body from both paths: never for GET and HEAD, and for other methods when a
+ * Content-Type, a Transfer-Encoding or a non-zero Content-Length says so.
+ */
+function hasBody(request: FrontRequest): boolean {
+  const method = request.method
+  if (method === 'GET' || method === 'HEAD') return false
+  const { headers } = request
+  if (headers['content-type'] !== undefined || headers['transfer-encoding'] !== undefined) return true
+  const length = headers['content-length']
+  return length !== undefined && length !== '0'
 }
 
 /**
@@ -71,7 +98,7 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
   const forwarder = createForwarder({
     settings,
     onUpstreamError: options.metrics?.upstreamError,
-    responseHeaders(headers, request: FastifyRequest) {
+    responseHeaders(headers, request) {
       const rewritten = responseHeaders(headers)
       const origin = request.corsOrigin
       if (origin !== '') {
@@ -83,20 +110,10 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
   })
   app.addHook('onClose', async () => forwarder.close())
 
-  // Hidden from the OpenAPI document: the modules publish their own.
-  app.all('/*', { config: { envelope: false }, schema: { hide: true } }, async function proxy(request, reply) {
-    // The path as the domain guard parsed it: decoded, `;` parameters removed, slashes merged, so
-    // `/locked;/x` or `//locked/x` meets the rules of `/locked/` (docs/security.md).
-    const route = routes.table.match(request.target.path)
-    if (!route) {
-      const answered = options.unrouted?.(request, reply)
-      if (answered) return answered
-      throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
-    }
-
+  /** Sends a request the route map matched to its module: CORS, RequireSession, the identity headers, the signed hop. */
+  function proxy(request: ProxiedRequest, reply: ReplyView, route: Route): ReplyView {
     // The route map's prefix, not the path: the HTTP metrics stay one series per route.
     request.metricsRoute = route.prefix
-    if (cors.isPreflight(request)) return cors.preflight(request, reply, route.flags)
     const decision = cors.judge(request, route.flags)
     const caller = request.caller
     if (hasFlag(route.flags, RouteFlags.RequireSession) && caller.keyType === '') {
@@ -119,5 +136,46 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     // Never retried: a request may not be idempotent, and a 503 is the module's answer to pass on.
     const upstream = route.upstream.includes('/') ? target.origin : route.upstream
     return forwarder.forward(request, reply, { upstream, origin: target.origin, path, headers })
+  }
+
+  // The front door proxies every request the route map matches, except CORS preflights and
+  // bodies Fastify would refuse by their type; those, and unrouted paths (the front page, icon
+  // and NotFound), reach the route below. Fastify's route serves `inject` too.
+  app.frontDoor.handle('proxy', {
+    claims(request) {
+      if (routes.table.match(request.target.path) === undefined || cors.isPreflight(request)) return false
+      const type = request.headers['content-type']
+      return type === undefined || CONTENT_TYPE.test(type)
+    },
+    async answer(request, reply) {
+      const admitted = await options.admission.admit(request, reply, { corsLayer: true })
+      if (!admitted) return
+      // Matched again after the checks: the route map may have been reloaded meanwhile.
+      const route = routes.table.match(request.target.path)
+      if (!route) throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
+      if (hasBody(request)) admitted.body = options.countBody ? options.countBody(admitted, request.raw) : request.raw
+      proxy(Object.assign(admitted, { corsOrigin: '' }), reply, route)
+    },
   })
+
+  // Hidden from the OpenAPI document: the modules publish their own.
+  app.all(
+    '/*',
+    { config: { envelope: false, frontDoor: 'proxy' }, schema: { hide: true } },
+    async function proxyRoute(request, reply) {
+      // The path as the domain guard parsed it: decoded, `;` parameters removed, slashes merged, so
+      // `/locked;/x` or `//locked/x` meets the rules of `/locked/` (docs/security.md).
+      const route = routes.table.match(request.target.path)
+      if (!route) {
+        const answered = options.unrouted?.(request, reply)
+        if (answered) return answered
+        throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
+      }
+      if (cors.isPreflight(request)) {
+        request.metricsRoute = route.prefix
+        return cors.preflight(request, reply, route.flags)
+      }
+      return proxy(request, reply, route) as FastifyReply
+    },
+  )
 }

@@ -1,6 +1,6 @@
 import { pipeline, type Readable, Transform } from 'node:stream'
-import { ApiError, sendError } from '@atrium/platform'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError, type ReplyView, type RequestView, sendError } from '@atrium/platform'
+import type { GatewayRequest } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import { createConnectionWindow, createFixedWindow, type FixedWindow } from './fixed-window.ts'
 
@@ -14,7 +14,7 @@ export interface RateLimitOptions {
 export type RateLimitScope = 'connection' | 'session' | 'apiKey' | 'bandwidth'
 
 /** Answers RateLimited (429) with Retry-After in whole seconds until the window ends. */
-function refuse(reply: FastifyReply, scope: RateLimitScope, retryAfterSeconds: number): FastifyReply {
+function refuse(reply: ReplyView, scope: RateLimitScope, retryAfterSeconds: number): ReplyView {
   reply.header('retry-after', String(retryAfterSeconds))
   return sendError(
     reply,
@@ -26,27 +26,33 @@ function refuse(reply: FastifyReply, scope: RateLimitScope, retryAfterSeconds: n
 }
 
 /** The HTTP/2 session a request arrived on, or its TCP/TLS socket for HTTP/1.1. */
-function connectionOf(request: FastifyRequest): object {
+function connectionOf(request: RequestView): object {
   const raw = request.raw as unknown as { stream?: { session?: object }; socket: object }
   return raw.stream?.session ?? raw.socket
 }
 
+/** Refuses a request over its connection's limit by sending RateLimited. */
+export type ConnectionCheck = (request: RequestView, reply: ReplyView) => ReplyView | undefined
+
 /**
- * The per-connection limit (ARCHITECTURE.md, step 1 of a request). Install it before
- * authentication so that a flood of guessed credentials costs no database reads beyond it.
+ * The per-connection limit (ARCHITECTURE.md, step 1 of a request). Checked before authentication
+ * so that a flood of guessed credentials costs no database reads beyond it. Undefined when off.
  */
-export function installConnectionLimit(app: FastifyInstance, { settings, now }: RateLimitOptions): void {
+export function createConnectionLimit({ settings, now }: RateLimitOptions): ConnectionCheck | undefined {
   const { Requests, WindowSeconds } = settings.Connection
-  if (Requests === 0) return
+  if (Requests === 0) return undefined
   const take = createConnectionWindow(Requests, WindowSeconds, now)
-  app.addHook('onRequest', async (request, reply) => {
+  return function connectionLimit(request, reply) {
     const retryAfter = take(connectionOf(request))
     if (retryAfter > 0) return refuse(reply, 'connection', retryAfter)
-  })
+  }
 }
 
+/** A request whose caller may not be known yet (a reply sent before authentication). */
+type MaybeAuthenticated = RequestView & { caller?: GatewayRequest['caller'] }
+
 /** Who bandwidth is counted for: the session, else the API key, else the client address. */
-function bandwidthKeyOf(request: FastifyRequest): string {
+function bandwidthKeyOf(request: MaybeAuthenticated): string {
   const caller = request.caller
   if (caller?.sessionId) return `s:${caller.sessionId}`
   if (caller?.apiKeyId) return `k:${caller.apiKeyId}`
@@ -68,57 +74,67 @@ function counted(source: Readable, count: (bytes: number) => void): Readable {
   return pipeline(source, counter, () => {})
 }
 
-function installBandwidthCounting(app: FastifyInstance, bandwidth: FixedWindow<string>): void {
-  app.addHook('preParsing', async (request, _reply, payload) => {
-    if (request.method === 'GET' || request.method === 'HEAD') return payload
-    const declared = request.headers['content-length']
-    if (declared !== undefined) {
-      bandwidth.add(bandwidthKeyOf(request), Number(declared) || 0)
-      return payload
-    }
-    // A chunked (or HTTP/2) body of unknown length is counted as it flows.
-    const key = bandwidthKeyOf(request)
-    return counted(payload, (bytes) => bandwidth.add(key, bytes))
-  })
-
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.method === 'HEAD' || payload === null || payload === undefined) return payload
-    if (typeof payload === 'string') bandwidth.add(bandwidthKeyOf(request), Buffer.byteLength(payload))
-    else if (payload instanceof Uint8Array) bandwidth.add(bandwidthKeyOf(request), payload.byteLength)
-    else if (typeof (payload as Readable).pipe === 'function') {
-      const declared = reply.getHeader('content-length')
-      const key = bandwidthKeyOf(request)
-      if (declared !== undefined) bandwidth.add(key, Number(declared) || 0)
-      else return counted(payload as Readable, (bytes) => bandwidth.add(key, bytes))
-    }
+/** Counts a request body as it arrives: by its declared length, or chunk by chunk (chunked, HTTP/2). */
+function countBody(bandwidth: FixedWindow<string>, request: GatewayRequest, payload: Readable): Readable {
+  if (request.method === 'GET' || request.method === 'HEAD') return payload
+  const declared = request.headers['content-length']
+  if (declared !== undefined) {
+    bandwidth.add(bandwidthKeyOf(request), Number(declared) || 0)
     return payload
-  })
+  }
+  const key = bandwidthKeyOf(request)
+  return counted(payload, (bytes) => bandwidth.add(key, bytes))
+}
+
+/** Counts a reply's body: its length, or chunk by chunk for a stream of unknown length. */
+function countReply(bandwidth: FixedWindow<string>, request: MaybeAuthenticated, reply: ReplyView, payload: unknown) {
+  if (request.method === 'HEAD' || payload === null || payload === undefined) return payload
+  if (typeof payload === 'string') bandwidth.add(bandwidthKeyOf(request), Buffer.byteLength(payload))
+  else if (payload instanceof Uint8Array) bandwidth.add(bandwidthKeyOf(request), payload.byteLength)
+  else if (typeof (payload as Readable).pipe === 'function') {
+    const declared = reply.getHeader('content-length')
+    const key = bandwidthKeyOf(request)
+    if (declared !== undefined) bandwidth.add(key, Number(declared) || 0)
+    else return counted(payload as Readable, (bytes) => bandwidth.add(key, bytes))
+  }
+  return payload
 }
 
 /**
  * Counts the body bytes of a reply that a route writes itself: a hijacked reply (the SSE stream,
  * issue 5) passes no onSend hook, so its bytes go to the request's bandwidth key through this.
  */
-export type SentMeter = (request: FastifyRequest) => (bytes: number) => void
+export type SentMeter = (request: GatewayRequest) => (bytes: number) => void
 
 const uncounted = () => {}
 
 /**
- * The session, API-key and bandwidth limits (ARCHITECTURE.md, step 6). Install after the hook
- * that sets `request.caller`. Each scope is a fixed window kept in memory: no database access
- * per request. A request is admitted while its scope's window total is below the limit; bytes
- * count as they flow, so the request that crosses the bandwidth limit finishes and the next one
- * in that window is refused. Returns the meter for replies that routes write themselves.
+ * The caller limits' parts, for Fastify's hooks and the front door alike: the admission check,
+ * and the bandwidth counters of request bodies and replies (absent when nothing is limited).
  */
-export function installCallerLimits(app: FastifyInstance, { settings, now }: RateLimitOptions): SentMeter {
+export interface CallerLimits {
+  check?: (request: GatewayRequest, reply: ReplyView) => ReplyView | undefined
+  countBody?: (request: GatewayRequest, payload: Readable) => Readable
+  countReply?: (request: MaybeAuthenticated, reply: ReplyView, payload: unknown) => unknown
+  meterSent: SentMeter
+}
+
+/**
+ * The session, API-key and bandwidth limits (ARCHITECTURE.md, step 6), checked after
+ * authentication sets `request.caller`. Each scope is a fixed window kept in memory: no database
+ * access per request. A request is admitted while its scope's window total is below the limit;
+ * bytes count as they flow, so the request that crosses the bandwidth limit finishes and the next
+ * one in that window is refused. `meterSent` counts replies that routes write themselves.
+ */
+export function createCallerLimits({ settings, now }: RateLimitOptions): CallerLimits {
   const { Session, ApiKey, Bandwidth } = settings
   const session = Session.Requests > 0 ? createFixedWindow<string>(Session.Requests, Session.WindowSeconds, now) : null
   const apiKey = ApiKey.Requests > 0 ? createFixedWindow<number>(ApiKey.Requests, ApiKey.WindowSeconds, now) : null
   const bandwidth =
     Bandwidth.Bytes > 0 ? createFixedWindow<string>(Bandwidth.Bytes, Bandwidth.WindowSeconds, now) : null
-  if (!session && !apiKey && !bandwidth) return () => uncounted
+  if (!session && !apiKey && !bandwidth) return { meterSent: () => uncounted }
 
-  app.addHook('onRequest', async (request, reply) => {
+  function check(request: GatewayRequest, reply: ReplyView): ReplyView | undefined {
     const caller = request.caller
     if (session && caller?.sessionId) {
       const retryAfter = session.take(caller.sessionId)
@@ -132,11 +148,15 @@ export function installCallerLimits(app: FastifyInstance, { settings, now }: Rat
       const retryAfter = bandwidth.take(bandwidthKeyOf(request), 0)
       if (retryAfter > 0) return refuse(reply, 'bandwidth', retryAfter)
     }
-  })
-  if (!bandwidth) return () => uncounted
-  installBandwidthCounting(app, bandwidth)
-  return function meterSent(request) {
-    const key = bandwidthKeyOf(request)
-    return (bytes) => bandwidth.add(key, bytes)
+  }
+  if (!bandwidth) return { check, meterSent: () => uncounted }
+  return {
+    check,
+    countBody: (request, payload) => countBody(bandwidth, request, payload),
+    countReply: (request, reply, payload) => countReply(bandwidth, request, reply, payload),
+    meterSent(request) {
+      const key = bandwidthKeyOf(request)
+      return (bytes) => bandwidth.add(key, bytes)
+    },
   }
 }

@@ -1,6 +1,7 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ReplyView, RequestView } from '@atrium/platform'
+import type { FastifyReply } from 'fastify'
 import { readCookie } from '../auth/authenticate.ts'
-import { ANONYMOUS } from '../auth/caller.ts'
+import { ANONYMOUS, type GatewayRequest } from '../auth/caller.ts'
 
 export interface SessionCookieOptions {
   /** Sessions.CookieName. */
@@ -19,11 +20,11 @@ export interface SessionCookieOptions {
 export function createSessionCookie({ name, publicOrigin, maxAgeSeconds }: SessionCookieOptions) {
   const attributes = `Path=/; HttpOnly; SameSite=Lax${publicOrigin.startsWith('https:') ? '; Secure' : ''}`
 
-  function read(request: FastifyRequest): string | undefined {
+  function read(request: RequestView): string | undefined {
     return readCookie(request.headers.cookie, name)
   }
 
-  function clear(reply: FastifyReply): void {
+  function clear(reply: ReplyView): void {
     reply.removeHeader('set-cookie')
     reply.header('set-cookie', `${name}=; ${attributes}; Max-Age=0`)
   }
@@ -43,7 +44,7 @@ export function createSessionCookie({ name, publicOrigin, maxAgeSeconds }: Sessi
      * An onRequest hook, after authentication: a cookie that named no live session (unknown,
      * expired, revoked) is cleared, so the browser stops sending it.
      */
-    async clearStale(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    clearStale(request: GatewayRequest, reply: ReplyView): void {
       if (request.caller === ANONYMOUS && read(request) !== undefined) clear(reply)
     },
   }

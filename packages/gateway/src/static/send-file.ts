@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ReplyView, RequestView } from '@atrium/platform'
 import type { StaticFile, Variant } from './frontends.ts'
 
 const ACCEPTS_BR = 1
@@ -54,11 +54,20 @@ function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 /** Answers with one in-memory file: the accepted encoding, its ETag, a 304 when the client holds it. */
-export function sendFile(negotiate: Negotiate, request: FastifyRequest, reply: FastifyReply, file: StaticFile) {
+export function sendFile<R extends ReplyView>(
+  negotiate: Negotiate,
+  request: RequestView,
+  reply: R,
+  file: StaticFile,
+): R {
   const [variant, encoding] = negotiate(file, request.headers['accept-encoding'])
   reply.header('etag', variant.etag).header('cache-control', file.cacheControl)
   if (file.br || file.gzip) reply.header('vary', 'Accept-Encoding')
-  if (matchesEtag(request.headers['if-none-match'], variant.etag)) return reply.code(304).send()
+  if (matchesEtag(request.headers['if-none-match'], variant.etag)) {
+    reply.code(304).send()
+    return reply
+  }
   if (encoding) reply.header('content-encoding', encoding)
-  return reply.header('content-type', file.contentType).header('x-content-type-options', 'nosniff').send(variant.body)
+  reply.header('content-type', file.contentType).header('x-content-type-options', 'nosniff').send(variant.body)
+  return reply
 }

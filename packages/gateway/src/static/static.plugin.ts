@@ -1,5 +1,6 @@
-import { ApiError } from '@atrium/platform'
+import { ApiError, type ReplyView, type RequestView } from '@atrium/platform'
 import type { FastifyInstance } from 'fastify'
+import type { Admission } from '../server/admission.ts'
 import { extensionOf } from './content-types.ts'
 import type { Frontend, LoadedFrontends } from './frontends.ts'
 import { createNegotiator, type Negotiate, sendFile } from './send-file.ts'
@@ -7,11 +8,24 @@ import { createNegotiator, type Negotiate, sendFile } from './send-file.ts'
 export interface StaticPluginOptions {
   /** The frontends read into memory at start (`loadFrontends`). */
   loaded: LoadedFrontends
+  /** The gateway's request checks, which the front door runs for the files it serves. */
+  admission: Admission
 }
 
-function routeFrontend(app: FastifyInstance, { mount, files }: Frontend, negotiate: Negotiate) {
+function routeFrontend(app: FastifyInstance, { mount, files }: Frontend, negotiate: Negotiate, admission: Admission) {
   const index = files.get('index.html')
   const routeOptions = { config: { envelope: false }, schema: { hide: true } }
+
+  // Paths are only ever looked up in the in-memory map built from the directory listing, so no
+  // request path (`..`, `%2e%2e`, backslashes) can reach a file outside the build.
+  function serve(path: string, request: RequestView, reply: ReplyView) {
+    const file = files.get(path === '' || path.endsWith('/') ? `${path}index.html` : path)
+    if (file) return sendFile(negotiate, request, reply, file)
+    // A client-side route (`/chat/c/42`) has no extension and gets the app's index.html; a
+    // missing asset (`/chat/assets/gone.js`) is an error, not HTML the browser would run as code.
+    if (index && extensionOf(path) === '') return sendFile(negotiate, request, reply, index)
+    throw new ApiError('NotFound', `No file ${mount}${path}`)
+  }
 
   // `/chat` → `/chat/`, keeping the query (`/chat?code=<invite_code>` is a guest invite link).
   app.get(mount.slice(0, -1), routeOptions, async (request, reply) => {
@@ -19,17 +33,16 @@ function routeFrontend(app: FastifyInstance, { mount, files }: Frontend, negotia
     return reply.redirect(query === -1 ? mount : mount + request.url.slice(query), 301)
   })
 
-  // Paths are only ever looked up in the in-memory map built from the directory listing, so no
-  // request path (`..`, `%2e%2e`, backslashes) can reach a file outside the build.
-  app.get(`${mount}*`, routeOptions, async (request, reply) => {
-    const path = (request.params as { '*': string })['*']
-    const file = files.get(path === '' || path.endsWith('/') ? `${path}index.html` : path)
-    if (file) return sendFile(negotiate, request, reply, file)
-    // A client-side route (`/chat/c/42`) has no extension and gets the app's index.html; a
-    // missing asset (`/chat/assets/gone.js`) is an error, not HTML the browser would run as code.
-    if (index && extensionOf(path) === '') return sendFile(negotiate, request, reply, index)
-    throw new ApiError('NotFound', `No file ${mount}${path}`)
+  // Served at the front door, after the gateway's checks; Fastify's route serves `inject`.
+  const frontDoor = `static:${mount}`
+  app.frontDoor.handle(frontDoor, {
+    async answer(request, reply, params) {
+      if (await admission.admit(request, reply, {})) serve(params['*'] ?? '', request, reply)
+    },
   })
+  app.get(`${mount}*`, { ...routeOptions, config: { envelope: false, frontDoor } }, async (request, reply) =>
+    serve((request.params as { '*': string })['*'], request, reply),
+  )
 }
 
 /**
@@ -37,13 +50,13 @@ function routeFrontend(app: FastifyInstance, { mount, files }: Frontend, negotia
  * br/gzip negotiation, long immutable caching for hashed asset names and revalidation for the
  * rest, the SPA fallback to index.html, and a redirect from the mount without its slash.
  */
-export default async function staticPlugin(app: FastifyInstance, { loaded }: StaticPluginOptions) {
+export default async function staticPlugin(app: FastifyInstance, { loaded, admission }: StaticPluginOptions) {
   for (const { mount, directory } of loaded.skipped) {
     app.log.warn({ mount, directory }, 'static frontend directory not found; mount skipped')
   }
   const negotiate = createNegotiator()
   for (const frontend of loaded.frontends) {
     app.log.info({ mount: frontend.mount, files: frontend.files.size, bytes: frontend.bytes }, 'static frontend loaded')
-    routeFrontend(app, frontend, negotiate)
+    routeFrontend(app, frontend, negotiate, admission)
   }
 }
