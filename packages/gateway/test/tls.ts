@@ -1,8 +1,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import type { OutgoingHttpHeaders as Http1Headers } from 'node:http'
 import { type ClientHttp2Session, connect, type OutgoingHttpHeaders } from 'node:http2'
+import { type Agent, request as httpsRequest, type RequestOptions } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
+import type { ConnectionOptions } from 'node:tls'
 import { generate } from 'selfsigned'
 
 /** A certificate for 127.0.0.1 and localhost: its PEM (clients trust it as their CA) and the files a gateway reads. */
@@ -75,5 +78,38 @@ export function h2Request(
     stream.on('end', () => resolve({ status, headers: responseHeaders, body: text }))
     stream.on('error', reject)
     if (body !== undefined) stream.end(body)
+  })
+}
+
+/**
+ * An HTTPS request over HTTP/1.1, offering only `http/1.1` in ALPN; reports the negotiated
+ * protocol. Headers given as a flat list of names and values (as `rawHeaders`) go on the wire as
+ * written, repeated names and letter case included; such a list must carry Host itself.
+ */
+export function h1Request(
+  url: string,
+  ca: string,
+  options: { method?: string; headers?: Http1Headers | string[]; body?: string; agent?: Agent } = {},
+): Promise<H2Answer & { alpn: string | false }> {
+  const requestOptions: RequestOptions & ConnectionOptions = {
+    ca,
+    servername: 'localhost',
+    ALPNProtocols: ['http/1.1'],
+    method: options.method,
+    headers: options.headers as Http1Headers,
+    agent: options.agent,
+  }
+  return new Promise((resolve, reject) => {
+    const request = httpsRequest(url, requestOptions, (response) => {
+      const alpn = (response.socket as { alpnProtocol?: string | false }).alpnProtocol ?? false
+      let body = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => {
+        body += chunk
+      })
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body, alpn }))
+    })
+    request.on('error', reject)
+    request.end(options.body)
   })
 }

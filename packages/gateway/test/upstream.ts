@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
+import { verifyHop } from '@atrium/platform'
 
 /** What an echo upstream saw of one request. */
 export interface Received {
@@ -12,6 +13,8 @@ export interface Received {
   body: string
   /** Names of the trailer fields that followed a chunked body, as sent on the wire. */
   trailerNames: string[]
+  /** Whether the hop signature verified, when the upstream was given the inter-service secret. */
+  hopVerified?: boolean
 }
 
 function serverUrl(server: Server): string {
@@ -30,9 +33,10 @@ async function start(t: TestContext, server: Server): Promise<string> {
 /**
  * A module stand-in on a real port: paths containing `/stream` pipe the request body back as the
  * response body (large bodies both ways); every other request is answered with a JSON `Received`.
- * Each request is also recorded in `received`.
+ * Each request is also recorded in `received`. Given the inter-service secret, it checks the hop
+ * signature as a module does and answers 401 to a request that fails it (still recorded).
  */
-export async function startEchoUpstream(t: TestContext) {
+export async function startEchoUpstream(t: TestContext, { serviceSecret }: { serviceSecret?: string } = {}) {
   const received: Received[] = []
   const server = createServer((request, response) => {
     const rawNames = request.rawHeaders.filter((_, index) => index % 2 === 0)
@@ -45,6 +49,14 @@ export async function startEchoUpstream(t: TestContext) {
       trailerNames: [],
     }
     received.push(seen)
+    if (serviceSecret !== undefined) {
+      seen.hopVerified = verifyHop(serviceSecret, { method: seen.method, url: seen.url, headers: seen.headers })
+      if (!seen.hopVerified) {
+        response.writeHead(401, { 'content-type': 'application/json' })
+        response.end(JSON.stringify({ error: { code: 1008, message: 'missing or invalid inter-service credential' } }))
+        return
+      }
+    }
     if (request.url!.includes('/stream')) {
       response.writeHead(200, { 'content-type': 'application/octet-stream' })
       request.pipe(response)

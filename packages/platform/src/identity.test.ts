@@ -67,10 +67,27 @@ test('a signed request reads the identity the gateway set', async (t) => {
     scopes: ['chat', 'admin'],
     keyType: 'session',
     appId: 0,
-    pkeyCrm: '',
+    pkeyCrm: 0,
     country: '',
     project: '',
   })
+})
+
+test("an app's call reads the app and its owner, and X-Pkey-Crm counts only as a positive id", async (t) => {
+  const base = await listen(t, createProtectedService())
+  const call = async (pkeyCrm: string) => {
+    const headers = signedHeaders(secret, 'GET', '/whoami', {
+      'X-KeyType': 'service',
+      'X-AppId': '7',
+      'X-Pkey-Crm': pkeyCrm,
+    })
+    return (await json(await fetch(`${base}/whoami`, { headers }))).result
+  }
+  const service = await call('9')
+  assert.deepEqual([service.crmId, service.keyType, service.appId, service.pkeyCrm], [0, 'service', 7, 9])
+  for (const malformed of ['0', '-9', '9a', '09', '99999999999999999']) {
+    assert.equal((await call(malformed)).pkeyCrm, 0, malformed)
+  }
 })
 
 test('identity headers added after signing are refused', async (t) => {

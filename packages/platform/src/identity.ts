@@ -120,7 +120,11 @@ export interface Identity {
   keyType: string
   /** Calling application id, 0 for none. */
   appId: number
-  pkeyCrm: string
+  /**
+   * CRM id of the user who owns the key or app the caller authenticated with, when the caller does
+   * not act as that user (a service key or an AppLogin token: the app's owner); 0 otherwise.
+   */
+  pkeyCrm: number
   country: string
   project: string
 }
@@ -139,7 +143,7 @@ export function readIdentity(request: FastifyRequest): Identity {
       .filter(Boolean),
     keyType: header('x-keytype'),
     appId: positiveId(header('x-appid')),
-    pkeyCrm: header('x-pkey-crm'),
+    pkeyCrm: positiveId(header('x-pkey-crm')),
     country: header('x-country'),
     project: header('x-project'),
   }

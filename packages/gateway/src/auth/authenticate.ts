@@ -16,6 +16,7 @@ declare module 'fastify' {
 export const API_KEY_HEADER = 'x-api-key'
 
 const USER_CACHE_TRUST_MS = 5_000
+const APP_CACHE_TRUST_MS = 5_000
 
 /** Reads one cookie from a Cookie header without decoding anything else. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
@@ -52,6 +53,7 @@ export interface AuthenticatorOptions {
  */
 export function createAuthenticator({ sessions, apiKeys, apps, users, cookieName }: AuthenticatorOptions) {
   const userScopes = new Map<number, { scopes: string[]; readAt: number }>()
+  const appOwners = new Map<number, { owner: number; readAt: number }>()
   // Scopes set here or in another worker of the node apply to the next request (server/invalidations.ts).
   users.invalidations.on((invalidation) => {
     if (invalidation.kind === 'user') userScopes.delete(invalidation.crmId)
@@ -68,18 +70,38 @@ export function createAuthenticator({ sessions, apiKeys, apps, users, cookieName
     return scopes
   }
 
+  /**
+   * The CRM id of an app's owner, undefined when there is no such app. An app's owner never
+   * changes (AppPatch leaves it out), so only found apps are kept, and for as long as scopes are.
+   */
+  async function ownerOf(appId: number): Promise<number | undefined> {
+    const at = Date.now()
+    const cached = appOwners.get(appId)
+    if (cached && at - cached.readAt < APP_CACHE_TRUST_MS) return cached.owner
+    const app = await apps.get(appId)
+    if (!app) return undefined
+    appOwners.set(appId, { owner: app.owner, readAt: at })
+    if (appOwners.size > 10_000) appOwners.delete(appOwners.keys().next().value!)
+    return app.owner
+  }
+
   async function fromApiKey(presented: string): Promise<Caller> {
     const key = await apiKeys.verify(presented)
     if (!key) throw new ApiError('InvalidCredentials', 'the API key is not valid or was revoked')
+    // A user key acts as its owner, so X-Pkey-Crm would only repeat X-Crm; a service key acts as
+    // its app, and the app's owner is the person behind the key.
+    let pkeyCrm = 0
     if (key.key_type === 'service') {
-      const app = await apps.get(key.app_id)
-      if (!app) throw new ApiError('InvalidCredentials', 'the API key is not valid or was revoked')
+      const owner = await ownerOf(key.app_id)
+      if (owner === undefined) throw new ApiError('InvalidCredentials', 'the API key is not valid or was revoked')
+      pkeyCrm = owner
     }
     return {
       crmId: key.crm_id,
       scopes: parseScopes(key.scopes),
       keyType: key.key_type === 'service' ? 'service' : 'user',
       appId: key.app_id,
+      pkeyCrm,
       sessionId: '',
       apiKeyId: key.id,
       csrf: '',
@@ -91,13 +113,15 @@ export function createAuthenticator({ sessions, apiKeys, apps, users, cookieName
     const session = await sessions.resolve(token)
     if (!session) return undefined
     if (session.app_id !== 0) {
-      return { ...ANONYMOUS, keyType: 'app', appId: session.app_id, sessionId: session.id, viaCookie }
+      const pkeyCrm = (await ownerOf(session.app_id)) ?? 0
+      return { ...ANONYMOUS, keyType: 'app', appId: session.app_id, pkeyCrm, sessionId: session.id, viaCookie }
     }
     return {
       crmId: session.crm_id,
       scopes: await scopesOf(session.crm_id),
       keyType: 'session',
       appId: 0,
+      pkeyCrm: 0,
       sessionId: session.id,
       apiKeyId: 0,
       csrf: viaCookie ? session.csrf : '',

@@ -12,6 +12,11 @@ export interface Caller {
   keyType: KeyType
   /** App id of an app session or a service key; 0 otherwise. */
   appId: number
+  /**
+   * X-Pkey-Crm: CRM id of the user who owns the credential, when the caller acts as something else
+   * than that user (the app's owner for a service key or an AppLogin token); 0 otherwise.
+   */
+  pkeyCrm: number
   /** Session id (hash of the cookie token), empty when not authenticated by a session. */
   sessionId: string
   /** Id of the API key the caller authenticated with (`user`/`service` keys); 0 otherwise. */
@@ -27,6 +32,7 @@ export const ANONYMOUS: Caller = Object.freeze({
   scopes: [],
   keyType: '',
   appId: 0,
+  pkeyCrm: 0,
   sessionId: '',
   apiKeyId: 0,
   csrf: '',

@@ -121,6 +121,7 @@ export function createForwardedHeaders({ serviceSecret, cookieName, project, loo
     if (caller.scopes.length > 0) headers['x-scopes'] = caller.scopes.join(' ')
     if (caller.keyType !== '') headers['x-keytype'] = caller.keyType
     if (appId > 0) headers['x-appid'] = String(appId)
+    if (caller.pkeyCrm > 0) headers['x-pkey-crm'] = String(caller.pkeyCrm)
     const country = lookupCountry(address.ip)
     if (country) headers['x-country'] = country
     if (project) headers['x-project'] = project

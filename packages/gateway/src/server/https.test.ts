@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict'
 import { writeFile } from 'node:fs/promises'
-import { Agent, request as httpsRequest, type RequestOptions } from 'node:https'
+import { Agent } from 'node:https'
 import { dirname, join } from 'node:path'
 import { type TestContext, test } from 'node:test'
-import type { ConnectionOptions } from 'node:tls'
 import { createTestDatabaseUrl, until } from '@atrium/platform/testing'
 import { generate } from 'selfsigned'
 import { createClock, SERVICE_SECRET } from '../../test/support.ts'
-import { createTestCertificate, type H2Answer, h2Connect, h2Request } from '../../test/tls.ts'
+import { createTestCertificate, h1Request, h2Connect, h2Request } from '../../test/tls.ts'
 import { buildGateway } from '../app.ts'
 import { loadGatewayConfig } from '../config.ts'
 
@@ -39,34 +38,6 @@ async function startTlsGateway(t: TestContext, settings: Record<string, unknown>
   const { port } = app.server.address() as { port: number }
   const release = () => released.resolve()
   return { app, origin: `https://127.0.0.1:${port}`, ca: certificate.cert, entered: entered.promise, release }
-}
-
-/** An HTTPS request over HTTP/1.1, offering only `http/1.1` in ALPN; reports the negotiated protocol. */
-function h1Request(
-  url: string,
-  ca: string,
-  options: { headers?: Record<string, string>; agent?: Agent } = {},
-): Promise<H2Answer & { alpn: string | false }> {
-  const requestOptions: RequestOptions & ConnectionOptions = {
-    ca,
-    servername: 'localhost',
-    ALPNProtocols: ['http/1.1'],
-    headers: options.headers,
-    agent: options.agent,
-  }
-  return new Promise((resolve, reject) => {
-    const request = httpsRequest(url, requestOptions, (response) => {
-      const alpn = (response.socket as { alpnProtocol?: string | false }).alpnProtocol ?? false
-      let body = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => {
-        body += chunk
-      })
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body, alpn }))
-    })
-    request.on('error', reject)
-    request.end()
-  })
 }
 
 test('an HTTP/2 client negotiates h2 by ALPN and gets the health endpoint', async (t) => {
