@@ -1,5 +1,13 @@
-import { buildInfo, createService, installOpenApi, type Service } from '@atrium/platform'
+import {
+  buildInfo,
+  createService,
+  installOpenApi,
+  processVersion,
+  type Service,
+  warnNewerSchema,
+} from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
+import gatewayPackage from '../package.json' with { type: 'json' }
 import adminPlugin from './admin/admin.plugin.ts'
 import { createAdminActions } from './admin/admin-actions.repository.ts'
 import { loadCountryLookup } from './audit/country.ts'
@@ -107,6 +115,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
 
   const app = createService({
     name: 'gateway',
+    version: processVersion(gatewayPackage, 'gateway'),
     healthPath: '/auth/v1/health',
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
     logger,
@@ -115,6 +124,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     metrics: gatewayMetricsOptions(config),
   })
   app.addHook('onClose', () => store.close())
+  warnNewerSchema(app.log, store.newerSchema)
   if (worker) {
     // Which process answered, for operators and the workers test.
     const index = String(worker.index)

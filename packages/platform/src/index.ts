@@ -79,6 +79,7 @@ export {
   type ReadinessOptions,
   readinessTimeoutSetting,
 } from './readiness.ts'
+export { compareVersions, isSemanticVersion, type PackageVersions, processVersion } from './releases/versions.ts'
 export { currentRequestId } from './request-context.ts'
 export {
   type Authority,
