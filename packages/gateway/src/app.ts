@@ -1,5 +1,6 @@
 import {
   buildInfo,
+  buildLabel,
   createService,
   installOpenApi,
   processVersion,
@@ -42,6 +43,7 @@ import proxyPlugin from './proxy/proxy.plugin.ts'
 import { createProxyMetrics } from './proxy/proxy-metrics.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
 import type { InvalidationRelay } from './server/invalidations.ts'
+import { installModuleVersions } from './server/module-versions.ts'
 import { gatewayMetricsOptions, installOperatorSignals } from './server/operator-signals.ts'
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
@@ -111,11 +113,12 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   const frontends = await loadFrontends(config.Static)
   const store = await openGatewayStore(config, { node: nodeNumber }, now, worker?.relay)
   const lookupCountry = await loadCountryLookup()
+  const version = processVersion(gatewayPackage, 'gateway')
   const cors = createCors({ apps: store.apps, publicOrigin: config.PublicOrigin })
 
   const app = createService({
     name: 'gateway',
-    version: processVersion(gatewayPackage, 'gateway'),
+    version,
     healthPath: '/auth/v1/health',
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
     logger,
@@ -133,6 +136,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     })
   }
   installOperatorSignals(app, { config, store })
+  installModuleVersions(app, { config, gateway: { version, build: buildLabel() } })
   await installOpenApi(app, {
     title: 'Atrium gateway',
     description: "The gateway's own endpoints under /auth/v1. See docs/gateway.md.",

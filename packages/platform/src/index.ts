@@ -89,6 +89,7 @@ export {
   requestHost,
 } from './request-target.ts'
 export {
+  buildLabel,
   createService,
   exitOnStartupError,
   runProcess,

@@ -77,6 +77,11 @@ export function logRequest(request: FastifyRequest) {
   }
 }
 
+/** The build a process runs, as its health endpoint shows it: `<version> for <domain>`, or `development` unbuilt. */
+export function buildLabel(): string {
+  return buildInfo ? `${buildInfo.version} for ${buildInfo.domain}` : 'development'
+}
+
 /**
  * Creates a service with the platform rules wired in: envelope responses and errors, request ids
  * (carried on to other Atrium processes, request-context.ts), the domain guard, a health endpoint,
@@ -172,7 +177,7 @@ export function createService(options: ServiceOptions): Service {
     }
   })
 
-  const build = buildInfo ? `${buildInfo.version} for ${buildInfo.domain}` : 'development'
+  const build = buildLabel()
   app.addHook('onReady', async () => {
     app.log.info(
       { service: options.name, version: options.version, build },
