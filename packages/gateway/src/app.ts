@@ -43,7 +43,7 @@ import proxyPlugin from './proxy/proxy.plugin.ts'
 import { createProxyMetrics } from './proxy/proxy-metrics.ts'
 import { installCallerLimits, installConnectionLimit } from './rate-limit/rate-limits.ts'
 import type { InvalidationRelay } from './server/invalidations.ts'
-import { installModuleVersions } from './server/module-versions.ts'
+import { createModuleVersions, installModuleVersions } from './server/module-versions.ts'
 import { gatewayMetricsOptions, installOperatorSignals } from './server/operator-signals.ts'
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
@@ -136,7 +136,8 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     })
   }
   installOperatorSignals(app, { config, store })
-  installModuleVersions(app, { config, gateway: { version, build: buildLabel() } })
+  const moduleVersions = createModuleVersions({ config, gateway: { version, build: buildLabel() } })
+  installModuleVersions(app, moduleVersions)
   await installOpenApi(app, {
     title: 'Atrium gateway',
     description: "The gateway's own endpoints under /auth/v1. See docs/gateway.md.",
@@ -332,6 +333,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     apiKeys: store.apiKeys,
     routes: store.routes,
     moduleNames: Object.keys(config.Modules),
+    moduleVersions,
     loginAudit,
     subscriptions: webPush.subscriptions,
     dispatcher: webPush.dispatcher,

@@ -14,12 +14,19 @@ const ModuleVersion = Type.Object({
   version: Type.Optional(Type.String()),
   build: Type.Optional(Type.String()),
 })
-type ModuleVersion = Static<typeof ModuleVersion>
+/** One process as operators see it: name, whether it answered, its version and build. */
+export type ModuleVersion = Static<typeof ModuleVersion>
 
 export interface ModuleVersionsOptions {
   config: Pick<GatewayConfig, 'Modules' | 'Readiness'>
   /** The gateway's own version and build, as its health endpoint shows them. */
   gateway: { version: string; build: string }
+}
+
+/** What operators read about the processes' versions: the API below and the panel's Settings page. */
+export interface ModuleVersions {
+  /** The gateway first, then every module in Modules in their order, each asked at once. */
+  list(): Promise<ModuleVersion[]>
 }
 
 /** Asks one module's health endpoint for its version; `down` when it does not answer 2xx with one in time. */
@@ -35,21 +42,30 @@ async function askModule(name: string, baseUrl: string, timeoutMs: number): Prom
   }
 }
 
+/** The versions of the gateway and its modules, each module asked within Readiness.TimeoutMs. */
+export function createModuleVersions({ config, gateway }: ModuleVersionsOptions): ModuleVersions {
+  return {
+    async list() {
+      const modules = await Promise.all(
+        Object.entries(config.Modules).map(([name, url]) => askModule(name, url, config.Readiness.TimeoutMs)),
+      )
+      return [{ name: 'gateway', status: 'up', ...gateway }, ...modules]
+    },
+  }
+}
+
 /**
  * `GET /auth/v1/modules` for the admin scope: the version and build of the gateway and of every
- * module in Modules, asked from each module's health endpoint at once (Readiness.TimeoutMs each),
- * so an operator sees which build of each process runs (docs/operations.md, "Releases and rollback").
+ * module, so an operator sees which build of each process runs (docs/operations.md, "Releases and
+ * rollback").
  */
-export function installModuleVersions(app: Service, { config, gateway }: ModuleVersionsOptions): void {
+export function installModuleVersions(app: Service, versions: ModuleVersions): void {
   app.get(
     '/auth/v1/modules',
     { schema: { response: { 200: Type.Object({ modules: Type.Array(ModuleVersion) }) } } },
     async (request) => {
       requireScope(request.caller, OPERATOR_SCOPE, 'Module versions are read with the admin scope.')
-      const modules = await Promise.all(
-        Object.entries(config.Modules).map(([name, url]) => askModule(name, url, config.Readiness.TimeoutMs)),
-      )
-      return { modules: [{ name: 'gateway', status: 'up' as const, ...gateway }, ...modules] }
+      return { modules: await versions.list() }
     },
   )
 }
