@@ -2,12 +2,12 @@
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { type Migrations, type PackageVersions, processVersion } from '@atrium/platform'
 
 /** The checkout the scripts belong to. */
-const ROOT = new URL('..', import.meta.url).pathname
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 interface ProcessSource {
   /** Entry point, relative to the checkout root. */
@@ -56,7 +56,7 @@ export const PROCESSES = {
 
 export type ProcessName = keyof typeof PROCESSES
 
-/** A process's own semantic version, from its package's package.json (docs/operations.md, "Versions"). */
+/** A process's own semantic version, from its package's package.json (docs/operations.md, "Releases and rollback"). */
 export async function readProcessVersion(name: ProcessName, root = ROOT): Promise<string> {
   const file = join(root, PROCESSES[name].package, 'package.json')
   return processVersion(JSON.parse(await readFile(file, 'utf8')) as PackageVersions, name)

@@ -146,8 +146,8 @@ async function main() {
   // The processes of one `npm start` share a fresh inter-service secret unless one is configured.
   const serviceSecret = randomBytes(32).toString('base64url')
   const children = plans.map((processPlan) => startProcess(processPlan, serviceSecret, settings.dist))
-  for (const child of children) console.log(`[${child.name}] runs ${child.script}`)
   const { dist } = settings
+  if (dist) for (const child of children) console.log(`[release] ${child.name} runs ${child.script}`)
   const unwatch = dist ? children.map((child) => restartOnActivation(child, dist, (line) => console.log(line))) : []
   let stopping = false
 

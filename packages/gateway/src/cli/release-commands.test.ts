@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
-import { columnType, createDatabase, migrateToLatest, notNullDefault } from '@atrium/platform'
+import { appliedMigrations, columnType, createDatabase, migrateToLatest, notNullDefault } from '@atrium/platform'
 import { pointCurrent, type ReleaseManifest } from '@atrium/platform/releases'
 import { createTestDatabaseUrl, forEachDialect } from '@atrium/platform/testing'
 import { runCli } from './cli.ts'
@@ -79,6 +79,18 @@ test('release activate refuses a bad name, a bad version and a build that does n
     unset.stderr,
     /set ChatDB \(environment, or the "chat" section of the ATRIUM_CONFIG file\) or pass --database/,
   )
+  const nowhere = await atrium([
+    'release',
+    'activate',
+    'chat',
+    '1.10.0',
+    '--dist',
+    dist,
+    '--database',
+    'sqlite:no/such.db',
+  ])
+  assert.equal(nowhere.code, 2)
+  assert.match(nowhere.stderr, /ChatDB names sqlite:no\/such\.db, which does not exist/)
   assert.equal(await readlink(join(dist, 'chat', 'current')), '1.2.0')
 })
 
@@ -91,6 +103,10 @@ forEachDialect(
     await writeFile(config, JSON.stringify({ chat: { ChatDB: url } }))
     const env = { ATRIUM_CONFIG: config }
 
+    // An empty database (the SQLite file exists once opened).
+    const chatDb = createDatabase(url)
+    t.after(() => chatDb.destroy())
+    await appliedMigrations(chatDb)
     const fresh = await atrium(['release', 'activate', 'chat', '1.10.0', '--dist', dist], env)
     assert.equal(fresh.code, 2)
     assert.match(
@@ -98,8 +114,6 @@ forEachDialect(
       /refused: chat 1\.10\.0 needs the ChatDB schema at migration 0002-topic, but the database has no migrations applied/,
     )
 
-    const chatDb = createDatabase(url)
-    t.after(() => chatDb.destroy())
     await migrateToLatest(chatDb, {
       '0001-initial': {
         up: (db) => db.schema.createTable('chats').addColumn('id', columnType.id, notNullDefault(0)).execute(),

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { appliedMigrations, createDatabase, isSemanticVersion, readConfigSection } from '@atrium/platform'
 import {
@@ -70,7 +71,12 @@ function databaseUrl(input: CommandInput, build: ReleaseManifest): string {
  * older than it was written for. An older build on a newer schema is fine (expand-then-contract).
  */
 async function checkSchema(input: CommandInput, build: ReleaseManifest): Promise<void> {
-  const database = createDatabase(databaseUrl(input, build))
+  const url = databaseUrl(input, build)
+  // Opening a SQLite file that is not there would create an empty one.
+  if (url.startsWith('sqlite:') && !existsSync(url.slice('sqlite:'.length))) {
+    throw new CommandFailed(`${build.schema.setting} names ${url}, which does not exist`)
+  }
+  const database = createDatabase(url)
   let applied: string[]
   try {
     applied = await appliedMigrations(database)
