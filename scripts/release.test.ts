@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before } from 'node:test'
 import { appliedMigrations, createDatabase, RouteFlags } from '@atrium/platform'
-import { activeVersion, currentEntry, releaseDir } from '@atrium/platform/releases'
+import { activeVersion, currentEntry, readManifest, releaseDir } from '@atrium/platform/releases'
 import { createTestDatabaseUrl, forEachDialect, json, until } from '@atrium/platform/testing'
 import { sql } from 'kysely'
 import { runCli } from '../packages/gateway/src/cli/cli.ts'
 import { SERVICE_SECRET, signedInUser, startGateway } from '../packages/gateway/test/support.ts'
 import { buildAll, ROOT } from './build.ts'
-import { readNeededMigration, readProcessVersion } from './processes.ts'
+import { readCommit, readNeededMigration, readProcessVersion } from './processes.ts'
 import { restartOnActivation, supervise, waitHealthy } from './supervisor.ts'
 
 let dir = ''
@@ -71,11 +71,11 @@ before(async () => {
   newer = `${major}.${minor! + 1}.0`
   olderSchema = await readNeededMigration('chat')
   newerSchema = `${String(Number(olderSchema.slice(0, 4)) + 1).padStart(4, '0')}-release-note`
-  const options = { domain: 'example.test', out: builds, processes: ['chat'] as const, client: false }
-  await buildAll({ ...options, processes: [...options.processes] })
+  const options = { domain: 'example.test', out: builds, processes: ['chat' as const], client: false }
+  await buildAll(options)
   const root = await newerCheckout()
   assert.equal(await readNeededMigration('chat', root), newerSchema)
-  await buildAll({ ...options, processes: [...options.processes], root })
+  await buildAll({ ...options, root })
 })
 after(() => rm(dir, { recursive: true, force: true }))
 
@@ -101,7 +101,12 @@ forEachDialect(
     const dist = join(await mkdtemp(join(dir, 'run-')), 'dist')
     await cp(builds, dist, { recursive: true, verbatimSymlinks: true })
     assert.equal(await activeVersion(dist, 'chat'), older, 'the first build is the active one')
-    assert.ok((await readFile(join(releaseDir(dist, 'chat', newer), 'manifest.json'), 'utf8')).includes(newerSchema))
+    const manifest = async (version: string) => readManifest(releaseDir(dist, 'chat', version))
+    assert.deepEqual((await manifest(older)).schema, { setting: 'ChatDB', migration: olderSchema })
+    assert.deepEqual((await manifest(newer)).schema, { setting: 'ChatDB', migration: newerSchema })
+    // The copy the newer build came from is no git checkout: its manifest names no commit.
+    assert.equal((await manifest(older)).commit, await readCommit())
+    assert.equal((await manifest(newer)).commit, undefined)
 
     // The chat module runs its active build under the supervisor `npm start` uses with ATRIUM_DIST.
     const ChatDB = await createTestDatabaseUrl(t, dialect)
