@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { once } from 'node:events'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline'
 import { after, before, suite, type TestContext, test } from 'node:test'
 import { build } from 'esbuild'
 import { buildAll, embedBuildInfo, parseBuildArgs, ROOT, UsageError } from './build.ts'
+import { readCommit } from './processes.ts'
 
 interface Started {
   port: number
@@ -65,7 +66,11 @@ async function stopProcess({ child, exited }: Started): Promise<[number | null, 
 
 interface HealthAnswer {
   status: number
-  body: { result?: { build: string; service: string }; error?: { code: number; message: string }; id?: string }
+  body: {
+    result?: { build: string; service: string; version: string }
+    error?: { code: number; message: string }
+    id?: string
+  }
 }
 
 /** GETs a path with a chosen Host header, which fetch refuses to set. */
@@ -196,11 +201,12 @@ suite('embedding', () => {
 suite('built bundles', () => {
   let dir = ''
   let out = ''
+  let built: Awaited<ReturnType<typeof buildAll>>
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'atrium-build-'))
     out = join(dir, 'dist')
-    await buildAll({
+    built = await buildAll({
       domain: 'example.test',
       out,
       processes: ['gateway', 'chat'],
@@ -209,20 +215,30 @@ suite('built bundles', () => {
   })
   after(() => rm(dir, { recursive: true, force: true }))
 
-  test('each bundle comes with build.json and a module package.json', async () => {
-    const buildJson = JSON.parse(await readFile(join(out, 'gateway', 'build.json'), 'utf8'))
-    const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'))
-    assert.deepEqual(buildJson, {
+  test('each bundle comes with its manifest and a module package.json, in a directory named by its version', async () => {
+    const { version } = JSON.parse(await readFile(join(ROOT, 'packages/gateway/package.json'), 'utf8'))
+    assert.deepEqual(built.processes.gateway?.version, version)
+    const manifest = JSON.parse(await readFile(join(out, 'gateway', version, 'manifest.json'), 'utf8'))
+    const migrations = (await readdir(join(ROOT, 'packages/gateway/src/db/migrations'))).filter((file) =>
+      /^\d{4}-/.test(file),
+    )
+    assert.deepEqual(manifest, {
       process: 'gateway',
       domain: 'example.test',
       version,
       builtAt: '2026-01-02T03:04:05.000Z',
+      commit: await readCommit(),
+      schema: { setting: 'GatewayDB', migration: migrations.sort().at(-1)!.replace(/\.ts$/, '') },
     })
-    const packageJson = JSON.parse(await readFile(join(out, 'chat', 'package.json'), 'utf8'))
+    assert.match(String(manifest.commit), /^[0-9a-f]{40}$/)
+    // The first build of a process becomes its active one.
+    assert.equal(await readlink(join(out, 'gateway', 'current')), version)
+    assert.equal(built.processes.gateway?.active, true)
+    const packageJson = JSON.parse(await readFile(join(out, 'chat', 'current', 'package.json'), 'utf8'))
     assert.equal(packageJson.type, 'module')
     assert.equal(packageJson.private, true)
     assert.match(packageJson.engines.node, /24/)
-    const bundle = await readFile(join(out, 'gateway', 'main.mjs'), 'utf8')
+    const bundle = await readFile(join(out, 'gateway', 'current', 'main.mjs'), 'utf8')
     assert.match(bundle, /\/\/# sourceMappingURL=main\.mjs\.map\s*$/)
     const source = await readFile(join(ROOT, 'packages/platform/src/build-info.ts'), 'utf8')
     assert.match(source, /export const buildInfo: BuildInfo \| null = null/, 'the checkout stays a development build')
@@ -242,7 +258,12 @@ suite('built bundles', () => {
 
   test('the built gateway, two workers on one port, serves only its domain, p1-p3 and the sentinels, and stops cleanly', async (t) => {
     // Two workers: the bundle forks itself and the workers share the port (server/workers.ts).
-    const gateway = await startProcess(t, join(out, 'gateway', 'main.mjs'), { ...gatewayEnv(dir), Workers: '2' }, dir)
+    const gateway = await startProcess(
+      t,
+      join(out, 'gateway', 'current', 'main.mjs'),
+      { ...gatewayEnv(dir), Workers: '2' },
+      dir,
+    )
     const health = (host: string) => getWithHost(gateway.port, '/auth/v1/health', host)
 
     const own = await health('example.test')
@@ -273,7 +294,7 @@ suite('built bundles', () => {
 
   test('the built gateway answers STUN on worker threads from its own worker bundle', async (t) => {
     const env = { ...gatewayEnv(dir), GatewayDB: `sqlite:${join(dir, 'g-stun.db')}`, Stun__Threads: '2' }
-    const gateway = await startProcess(t, join(out, 'gateway', 'main.mjs'), env, dir)
+    const gateway = await startProcess(t, join(out, 'gateway', 'current', 'main.mjs'), env, dir)
     const client = createSocket('udp4')
     t.after(() => client.close())
     const request = Buffer.from('000100002112a442', 'hex')
@@ -296,14 +317,15 @@ suite('built bundles', () => {
   test('a built module bundle embeds the same domain', async (t) => {
     const chat = await startProcess(
       t,
-      join(out, 'chat', 'main.mjs'),
+      join(out, 'chat', 'current', 'main.mjs'),
       { Port: '0', Host: '127.0.0.1', ChatDB: `sqlite:${join(dir, 'c.db')}`, LogLevel: 'info' },
       dir,
     )
     const own = await getWithHost(chat.port, '/private/v1/health', 'p1.example.test')
     assert.equal(own.status, 200)
     assert.equal(own.body.result?.service, 'chat')
-    assert.match(own.body.result!.build, / for example\.test$/)
+    assert.equal(own.body.result?.version, built.processes.chat?.version)
+    assert.equal(own.body.result!.build, `${built.processes.chat?.version} for example.test`)
     assertMisdirected(await getWithHost(chat.port, '/private/v1/health', 'example.com'), 'example.com')
     assert.deepEqual(await stopProcess(chat), [0, null])
   })

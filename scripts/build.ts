@@ -1,27 +1,18 @@
-import { copyFile, mkdir, readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { isIP } from 'node:net'
 import { basename, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import type { BuildInfo } from '@atrium/platform'
+import { activeVersion, MANIFEST_FILE, pointCurrent, type ReleaseManifest, releaseDir } from '@atrium/platform/releases'
 import { build, type Plugin } from 'esbuild'
 import { COUNTRY_DATA } from '../packages/gateway/src/audit/country.ts'
 import { buildClient } from '../packages/web/build-client.ts'
+import { PROCESSES, type ProcessName, readCommit, readNeededMigration, readProcessVersion } from './processes.ts'
 
 /** The checkout the script belongs to; entries and the root package.json are found from here. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
-
-/** Entry point of each deployable process, relative to the checkout root. */
-export const PROCESSES = {
-  gateway: 'packages/gateway/src/main.ts',
-  chat: 'packages/chat/src/main.ts',
-  wallet: 'packages/reference/src/wallet/main.ts',
-  crm: 'packages/reference/src/crm/main.ts',
-  payment: 'packages/reference/src/payment/main.ts',
-} as const
-
-export type ProcessName = keyof typeof PROCESSES
 
 /** Data files a process reads at run time, copied from installed packages into a folder beside its bundle. */
 const PROCESS_DATA: Partial<Record<ProcessName, { dir: string; files: string[] }>> = { gateway: COUNTRY_DATA }
@@ -110,14 +101,10 @@ export function parseBuildArgs(argv: string[], cwd = process.cwd()): BuildArgs {
   return { domain, out: resolve(cwd, out ?? 'dist') }
 }
 
-/** The root package's version and engines, which every bundle carries. */
-export async function readRootPackage(root = ROOT): Promise<{ version: string; engines: Record<string, string> }> {
-  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
-    version?: string
-    engines?: Record<string, string>
-  }
-  if (!pkg.version) throw new Error(`${join(root, 'package.json')} has no version`)
-  return { version: pkg.version, engines: pkg.engines ?? {} }
+/** The root package's engines, which every bundle's package.json carries. */
+export async function readRootEngines(root = ROOT): Promise<Record<string, string>> {
+  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { engines?: Record<string, string> }
+  return pkg.engines ?? {}
 }
 
 /**
@@ -181,21 +168,30 @@ export interface BuiltFile {
 export interface BuildProcessOptions {
   name: ProcessName
   info: BuildInfo
-  /** Output directory; the process's files go to `<out>/<name>/`. */
+  /** The newest migration the build applies (its manifest's schema need). */
+  migration: string
+  commit?: string
+  /** Output directory; the process's files go to `<out>/<name>/<version>/`. */
   out: string
   engines: Record<string, string>
   root?: string
 }
 
-/** Bundles one process into `<out>/<name>/` with its build.json and package.json; returns what it wrote. */
+/**
+ * Bundles one process into `<out>/<name>/<version>/` (replacing an earlier build of that version)
+ * with its manifest.json and package.json; returns what it wrote.
+ */
 export async function buildProcess({
   name,
   info,
+  migration,
+  commit,
   out,
   engines,
   root = ROOT,
 }: BuildProcessOptions): Promise<BuiltFile[]> {
-  const dir = join(out, name)
+  const dir = releaseDir(out, name, info.version)
+  await rm(dir, { recursive: true, force: true })
   const outfile = join(dir, 'main.mjs')
   const buildInfoPath = await realpath(join(root, BUILD_INFO_MODULE))
   const common = {
@@ -211,7 +207,7 @@ export async function buildProcess({
   } as const
   await build({
     ...common,
-    entryPoints: [join(root, PROCESSES[name])],
+    entryPoints: [join(root, PROCESSES[name].entry)],
     outfile,
     plugins: [embedBuildInfo(info, buildInfoPath), scriptsNamedDotNode()],
   })
@@ -230,14 +226,20 @@ export async function buildProcess({
     }),
   )
 
-  const buildJson = join(dir, 'build.json')
-  await writeFile(buildJson, `${JSON.stringify({ process: name, ...info }, null, 2)}\n`)
+  const manifest: ReleaseManifest = {
+    process: name,
+    ...info,
+    ...(commit !== undefined && { commit }),
+    schema: { setting: PROCESSES[name].database, migration },
+  }
+  const manifestJson = join(dir, MANIFEST_FILE)
+  await writeFile(manifestJson, `${JSON.stringify(manifest, null, 2)}\n`)
   const packageJson = join(dir, 'package.json')
   await writeFile(packageJson, `${JSON.stringify({ type: 'module', private: true, engines }, null, 2)}\n`)
 
   const data = PROCESS_DATA[name]
   const dataPaths = data ? await copyData(data, join(dir, data.dir), root) : []
-  const paths = [outfile, `${outfile}.map`, ...workerPaths.flat(), buildJson, packageJson, ...dataPaths]
+  const paths = [outfile, `${outfile}.map`, ...workerPaths.flat(), manifestJson, packageJson, ...dataPaths]
   return Promise.all(paths.map(async (path) => ({ path, bytes: (await stat(path)).size })))
 }
 
@@ -274,7 +276,19 @@ export interface BuildAllOptions extends BuildArgs {
   now?: Date
 }
 
-/** Builds every process (or the given ones) with one shared BuildInfo, and the chat client; returns the files by bundle. */
+/** One process's build: its version, whether it is the active one, and its files. */
+export interface BuiltProcess {
+  version: string
+  /** True when `current` points at this build (the first build of a process is made active). */
+  active: boolean
+  files: BuiltFile[]
+}
+
+/**
+ * Builds every process (or the given ones), each as `<out>/<process>/<version>/` beside its earlier
+ * builds, and the chat client. A process's first build becomes its active one; later builds wait
+ * for `atrium release activate`. Returns the processes' builds and the client's files.
+ */
 export async function buildAll({
   domain,
   out,
@@ -282,14 +296,22 @@ export async function buildAll({
   client = true,
   root = ROOT,
   now = new Date(),
-}: BuildAllOptions): Promise<Record<string, BuiltFile[]>> {
-  const { version, engines } = await readRootPackage(root)
-  const info: BuildInfo = { domain, version, builtAt: now.toISOString() }
+}: BuildAllOptions): Promise<{ processes: Record<string, BuiltProcess>; web?: BuiltFile[] }> {
+  const [engines, commit] = await Promise.all([readRootEngines(root), readCommit(root)])
   await mkdir(out, { recursive: true })
-  const built = await Promise.all(processes.map((name) => buildProcess({ name, info, out, engines, root })))
-  const bundles: Record<string, BuiltFile[]> = Object.fromEntries(processes.map((name, index) => [name, built[index]!]))
-  if (client) bundles.web = await buildWebClient(out, domain)
-  return bundles
+  const built = await Promise.all(
+    processes.map(async (name): Promise<[string, BuiltProcess]> => {
+      const [version, migration] = await Promise.all([readProcessVersion(name, root), readNeededMigration(name, root)])
+      const info: BuildInfo = { domain, version, builtAt: now.toISOString() }
+      const files = await buildProcess({ name, info, migration, commit, out, engines, root })
+      if ((await activeVersion(out, name)) === undefined) await pointCurrent(out, name, version)
+      return [name, { version, active: (await activeVersion(out, name)) === version, files }]
+    }),
+  )
+  return {
+    processes: Object.fromEntries(built),
+    ...(client && { web: await buildWebClient(out, domain) }),
+  }
 }
 
 function formatBytes(bytes: number): string {
@@ -301,15 +323,21 @@ export async function main(argv: string[]): Promise<void> {
   const args = parseBuildArgs(argv)
   const started = performance.now()
   const built = await buildAll(args)
-  for (const [name, files] of Object.entries(built)) {
-    console.log(`${name}:`)
+  const printFiles = (files: BuiltFile[]) => {
     for (const file of files) console.log(`  ${relative(process.cwd(), file.path)}  ${formatBytes(file.bytes)}`)
   }
+  for (const [name, { version, active, files }] of Object.entries(built.processes)) {
+    const state = active ? 'active' : `not active: atrium release activate ${name} ${version}`
+    console.log(`${name} ${version} (${state}):`)
+    printFiles(files)
+  }
+  console.log('web:')
+  printFiles(built.web ?? [])
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
-  const processes = Object.keys(built).filter((name) => name in PROCESSES).length
+  const processes = Object.keys(built.processes).length
   console.log(`built ${processes} processes and the chat client for ${args.domain} in ${seconds}s into ${args.out}`)
   console.log(
-    `run one with: node --enable-source-maps ${relative(process.cwd(), join(args.out, 'gateway', 'main.mjs'))}`,
+    `run the active build of one with: node --enable-source-maps ${relative(process.cwd(), join(args.out, 'gateway', 'current', 'main.mjs'))}`,
   )
   console.log(
     `serve the chat client with Static.Apps {"/chat/": "${relative(process.cwd(), join(args.out, 'web', 'chat'))}"}`,

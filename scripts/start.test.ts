@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict'
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
+import { pointCurrent } from '@atrium/platform/releases'
 import { json } from '@atrium/platform/testing'
-import { plan, startSettings } from './start.ts'
+import { entryOf, plan, startSettings } from './start.ts'
 import { groupAlive, ROOT, type Started, startSystem } from './started-system.ts'
 
 const NODE = join(ROOT, 'node_modules', '.bin', 'node')
@@ -90,4 +93,31 @@ test('ATRIUM_PORT leaves room for the five ports after it, which the modules and
     { Prefix: '/payment/', Upstream: 'payment', Flags: ['RequireSession'] },
   )
   assert.equal(processes.find(({ name }) => name === 'payment')!.env.WalletUrl, 'http://127.0.0.1:9002')
+})
+
+test('with ATRIUM_DIST, a process with an active build runs that build and the others their sources', async (t) => {
+  const dist = await mkdtemp(join(tmpdir(), 'atrium-start-dist-'))
+  t.after(() => rm(dist, { recursive: true, force: true }))
+  const build = join(dist, 'chat', '1.4.0')
+  await mkdir(build, { recursive: true })
+  await writeFile(join(build, 'main.mjs'), '')
+  const schema = { setting: 'ChatDB', migration: '0001-initial' }
+  const manifest = {
+    process: 'chat',
+    version: '1.4.0',
+    domain: 'example.test',
+    builtAt: '2026-11-26T00:00:00Z',
+    schema,
+  }
+  await writeFile(join(build, 'manifest.json'), JSON.stringify(manifest))
+  await pointCurrent(dist, 'chat', '1.4.0')
+
+  const settings = startSettings({ ATRIUM_DIST: dist })
+  assert.equal(settings.dist, dist)
+  const processes = plan(settings)
+  const entry = (name: string) => entryOf(processes.find((process) => process.name === name)!, settings.dist)
+  // Resolved through `current`, so the supervisor notices when it names another build.
+  assert.equal(entry('chat'), await realpath(join(build, 'main.mjs')))
+  assert.equal(entry('gateway'), join(ROOT, 'packages/gateway/src/main.ts'))
+  assert.equal(entryOf(processes[0]!, undefined), join(ROOT, 'packages/chat/src/main.ts'))
 })

@@ -5,15 +5,18 @@
  * move both), and the inbound email bridge on 127.0.0.1:2525 (with another ATRIUM_PORT, that
  * port + 4). Ctrl-C, SIGINT, SIGTERM or
  * SIGHUP stops them all gracefully. Further settings come from the file named by ATRIUM_CONFIG
- * (see docs/configuration.md).
+ * (see docs/configuration.md). With ATRIUM_DIST naming a builds directory (`npm run build`), each
+ * process with an active build there runs that build, and is restarted gracefully when
+ * `atrium release activate` points it at another one (docs/operations.md, "Releases and rollback").
  */
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
-import { createInterface } from 'node:readline'
+import { existsSync, mkdirSync, realpathSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { currentEntry } from '@atrium/platform/releases'
 import { buildClient, clientBuildIsStale } from '../packages/web/build-client.ts'
 import { printOutbox } from './outbox-lines.ts'
+import { restartOnActivation, type Supervised, supervise, waitHealthy } from './supervisor.ts'
 
 interface ProcessPlan {
   name: string
@@ -29,6 +32,8 @@ const moduleUrl = (port: number) => `http://127.0.0.1:${port}`
 export interface StartSettings {
   dataDir: string
   port: number
+  /** A builds directory (ATRIUM_DIST) whose active builds run instead of the checkout's sources. */
+  dist?: string
 }
 
 /**
@@ -40,7 +45,17 @@ export function startSettings(env: Record<string, string | undefined>): StartSet
   if (!Number.isInteger(port) || port < 1 || port > 65_530) {
     throw new Error(`ATRIUM_PORT must be a port number from 1 to 65530, got ${JSON.stringify(env.ATRIUM_PORT)}`)
   }
-  return { dataDir: env.ATRIUM_DATA || 'data', port }
+  return { dataDir: env.ATRIUM_DATA || 'data', port, ...(env.ATRIUM_DIST && { dist: resolve(env.ATRIUM_DIST) }) }
+}
+
+/**
+ * The script a process runs now: its active build under `dist` (resolved through the `current`
+ * pointer, so a restart notices a new one), else its source entry in the checkout.
+ */
+export function entryOf({ entry, name }: ProcessPlan, dist: string | undefined): string {
+  const built = dist && currentEntry(dist, name)
+  if (built && existsSync(built)) return realpathSync(built)
+  return fileURLToPath(new URL(entry, root))
 }
 
 /** The processes `npm start` runs, with the environment each gets on top of the caller's. */
@@ -99,28 +114,15 @@ export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
   ]
 }
 
-function startProcess({ name, entry, env }: ProcessPlan, serviceSecret: string): ChildProcess {
-  const child = spawn(process.execPath, [new URL(entry, root).pathname], {
+function startProcess(processPlan: ProcessPlan, serviceSecret: string, dist: string | undefined): Supervised {
+  return supervise({
+    name: processPlan.name,
+    entry: () => entryOf(processPlan, dist),
     // Readable logs unless the caller chose a format (LogFormat=json for the JSON lines).
-    env: { ServiceSecret: serviceSecret, LogFormat: 'pretty', ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ServiceSecret: serviceSecret, LogFormat: 'pretty', ...process.env, ...processPlan.env },
+    health: processPlan.health,
+    log: (line) => console.log(line),
   })
-  for (const stream of [child.stdout, child.stderr]) {
-    createInterface({ input: stream! }).on('line', (line) => console.log(`[${name}] ${line}`))
-  }
-  return child
-}
-
-async function waitHealthy(url: string, deadline: number): Promise<void> {
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`${url} did not become healthy`)
 }
 
 /**
@@ -143,12 +145,16 @@ async function main() {
   const stopPrinting = printOutbox(join(settings.dataDir, 'outbox'), (line) => console.log(line))
   // The processes of one `npm start` share a fresh inter-service secret unless one is configured.
   const serviceSecret = randomBytes(32).toString('base64url')
-  const children = plans.map((processPlan) => ({ plan: processPlan, child: startProcess(processPlan, serviceSecret) }))
+  const children = plans.map((processPlan) => startProcess(processPlan, serviceSecret, settings.dist))
+  const { dist } = settings
+  if (dist) for (const child of children) console.log(`[release] ${child.name} runs ${child.script}`)
+  const unwatch = dist ? children.map((child) => restartOnActivation(child, dist, (line) => console.log(line))) : []
   let stopping = false
 
   function stopAll(signal: NodeJS.Signals) {
     stopping = true
-    for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+    for (const stop of unwatch) stop()
+    for (const child of children) child.stop(signal)
   }
   // Ctrl-C reaches every process of the terminal's group, children included; a signal sent to this
   // process alone (kill, a supervisor, npm forwarding it) must reach them too. A second one kills.
@@ -157,24 +163,22 @@ async function main() {
     process.on(signal, () => stopAll(++signals > 1 ? 'SIGKILL' : 'SIGTERM'))
   }
 
-  const exits = children.map(
-    ({ plan: { name }, child }) =>
-      new Promise<number>((resolve) =>
-        child.on('exit', (code) => {
-          if (!stopping) {
-            console.error(`[${name}] exited unexpectedly (code ${code}); stopping the others`)
-            process.exitCode = 1
-            stopAll('SIGTERM')
-          }
-          resolve(code ?? 1)
-        }),
-      ),
+  const exits = children.map(({ name, exited }) =>
+    exited.then((code) => {
+      if (!stopping) {
+        console.error(`[${name}] exited unexpectedly (code ${code}); stopping the others`)
+        process.exitCode = 1
+        stopAll('SIGTERM')
+      }
+      return code
+    }),
   )
 
   // Six processes load at once; a busy machine needs more than a quiet one's few seconds.
   const deadline = Date.now() + 90_000
   try {
     await Promise.all(plans.map(({ health }) => waitHealthy(health, deadline)))
+    if (dist) console.log(`[release] running the active builds in ${dist}; activating another restarts its process`)
     const origin = `http://localhost:${settings.port}`
     console.log(`\nAtrium is running at ${origin}/ (chat: ${origin}/chat/)  (Ctrl-C stops it)\n`)
   } catch (error) {

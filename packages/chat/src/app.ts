@@ -9,9 +9,12 @@ import {
   installReadiness,
   installServiceAuth,
   migrateToLatest,
+  processVersion,
   type Service,
+  warnNewerSchema,
 } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
+import chatPackage from '../package.json' with { type: 'json' }
 import { installAcceptedText } from './accepted-text.ts'
 import chatAdminPlugin from './admin/admin.plugin.ts'
 import { botWidgetsPages } from './admin/bot-widgets-page.ts'
@@ -71,8 +74,9 @@ export async function buildChat(
   { logger = false, now = Date.now }: ChatOptions = {},
 ): Promise<Service> {
   const database = createDatabase<ChatDatabase>(config.ChatDB)
+  let newerSchema: string[] = []
   try {
-    await migrateToLatest(database, chatMigrations)
+    await migrateToLatest(database, chatMigrations, { onNewerSchema: (names) => (newerSchema = names) })
   } catch (error) {
     await database.destroy()
     throw error
@@ -81,12 +85,14 @@ export async function buildChat(
 
   const app = createService({
     name: 'chat',
+    version: processVersion(chatPackage, 'chat'),
     healthPath: HEALTH_PATH,
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
     logger,
     // Behind the signed hop like every other /private route; Prometheus reads the listener.
     metrics: { path: '/private/v1/metrics', listener: config.Metrics },
   })
+  warnNewerSchema(app.log, newerSchema)
   installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH, READY_PATH, OPENAPI_PATH] })
   installDatabaseMetrics(app.metrics.registry, database)
   installReadiness(app, {

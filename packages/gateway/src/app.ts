@@ -1,5 +1,14 @@
-import { buildInfo, createService, installOpenApi, type Service } from '@atrium/platform'
+import {
+  buildInfo,
+  buildLabel,
+  createService,
+  installOpenApi,
+  processVersion,
+  type Service,
+  warnNewerSchema,
+} from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
+import gatewayPackage from '../package.json' with { type: 'json' }
 import adminPlugin from './admin/admin.plugin.ts'
 import { createAdminActions } from './admin/admin-actions.repository.ts'
 import { loadCountryLookup } from './audit/country.ts'
@@ -34,6 +43,7 @@ import { createProxyMetrics } from './proxy/proxy-metrics.ts'
 import { createCallerLimits, createConnectionLimit } from './rate-limit/rate-limits.ts'
 import { createAdmission } from './server/admission.ts'
 import type { InvalidationRelay } from './server/invalidations.ts'
+import { createModuleVersions, installModuleVersions } from './server/module-versions.ts'
 import { gatewayMetricsOptions, installOperatorSignals } from './server/operator-signals.ts'
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
@@ -103,10 +113,12 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   const frontends = await loadFrontends(config.Static)
   const store = await openGatewayStore(config, { node: nodeNumber }, now, worker?.relay)
   const lookupCountry = await loadCountryLookup()
+  const version = processVersion(gatewayPackage, 'gateway')
   const cors = createCors({ apps: store.apps, publicOrigin: config.PublicOrigin })
 
   const app = createService({
     name: 'gateway',
+    version,
     healthPath: '/auth/v1/health',
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: config.PlatformDevHost },
     logger,
@@ -115,6 +127,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     metrics: gatewayMetricsOptions(config),
   })
   app.addHook('onClose', () => store.close())
+  warnNewerSchema(app.log, store.newerSchema)
   if (worker) {
     // Which process answered, for operators and the workers test.
     const index = String(worker.index)
@@ -127,6 +140,8 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     })
   }
   installOperatorSignals(app, { config, store })
+  const moduleVersions = createModuleVersions({ config, gateway: { version, build: buildLabel() } })
+  installModuleVersions(app, moduleVersions)
   await installOpenApi(app, {
     title: 'Atrium gateway',
     description: "The gateway's own endpoints under /auth/v1. See docs/gateway.md.",
@@ -332,6 +347,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     apiKeys: store.apiKeys,
     routes: store.routes,
     moduleNames: Object.keys(config.Modules),
+    moduleVersions,
     loginAudit,
     subscriptions: webPush.subscriptions,
     dispatcher: webPush.dispatcher,

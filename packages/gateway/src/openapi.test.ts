@@ -24,9 +24,11 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'pat
 // the tus upload protocol (binary bodies and header-only answers; docs/files.md).
 const UNDOCUMENTED = new Set([
   '/auth/v1/health',
-  // Readiness and the Prometheus text: operator endpoints beside health, in docs/operations.md.
+  // Readiness, the Prometheus text and the processes' versions: operator endpoints beside health,
+  // in docs/operations.md.
   '/auth/v1/ready',
   '/auth/v1/metrics',
+  '/auth/v1/modules',
   '/auth/v1/openapi.json',
   '/private',
   '/private/',

@@ -33,14 +33,16 @@ export async function openGatewayStore(
   relay?: InvalidationRelay,
 ) {
   const database = createDatabase<GatewayDatabase>(config.GatewayDB)
+  let newerSchema: string[] = []
   try {
-    await migrateToLatest(database, gatewayMigrations)
+    await migrateToLatest(database, gatewayMigrations, { onNewerSchema: (names) => (newerSchema = names) })
   } catch (error) {
     await database.destroy()
     throw error
   }
   const store = createGatewayStore(database, createTimetickGenerator(timetick), config, now, relay)
-  return Object.assign(store, { close: () => database.destroy() })
+  // newerSchema: migrations a newer gateway applied, for the log (an older build after a rollback).
+  return Object.assign(store, { close: () => database.destroy(), newerSchema })
 }
 
 /** The gateway's shared data access; capabilities that need each other get the same objects from app.ts. */

@@ -37,6 +37,7 @@ test('malformed signatures are refused', () => {
 function createProtectedService() {
   const app = createService({
     name: 't',
+    version: '1.2.3',
     healthPath: '/health',
     domainGuard: { domain: null, devHost: '' },
     logger: false,

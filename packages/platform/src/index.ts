@@ -88,6 +88,7 @@ export {
   type ReadinessOptions,
   readinessTimeoutSetting,
 } from './readiness.ts'
+export { compareVersions, isSemanticVersion, type PackageVersions, processVersion } from './releases/versions.ts'
 export { currentRequestId } from './request-context.ts'
 export {
   type Authority,
@@ -97,6 +98,7 @@ export {
   requestHost,
 } from './request-target.ts'
 export {
+  buildLabel,
   createService,
   exitOnStartupError,
   runProcess,

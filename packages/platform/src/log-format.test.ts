@@ -10,6 +10,7 @@ test('pretty logs are one short line per request and warnings without a stack', 
   let printed = ''
   const app = createService({
     name: 'example',
+    version: '1.2.3',
     healthPath: '/private/v1/health',
     domainGuard: { domain: null, devHost: '' },
     logger: { level: 'info', stream: createPrettyLogStream((text) => (printed += text)) },

@@ -7,6 +7,7 @@ import { metricValue } from './testing/metrics.ts'
 function createMeasuredService(listenerPort?: number) {
   const app = createService({
     name: 'measured',
+    version: '1.2.3',
     healthPath: '/private/v1/health',
     domainGuard: { domain: null, devHost: '' },
     logger: false,

@@ -13,6 +13,7 @@ forEachDialect(
     t.after(() => (open ? database.destroy() : undefined))
     const app = createService({
       name: 'ready',
+      version: '1.2.3',
       healthPath: '/private/v1/health',
       domainGuard: { domain: null, devHost: '' },
       logger: false,

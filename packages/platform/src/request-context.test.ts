@@ -24,6 +24,7 @@ function logLines() {
 function service(name: string, stream: Writable) {
   return createService({
     name,
+    version: '1.2.3',
     healthPath: '/private/v1/health',
     domainGuard: { domain: null, devHost: '' },
     logger: { level: 'info', stream },

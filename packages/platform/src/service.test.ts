@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { type AddressInfo, connect } from 'node:net'
+import { Writable } from 'node:stream'
 import { test } from 'node:test'
 import { Type } from 'typebox'
 import { ApiError } from './errors.ts'
@@ -10,6 +11,7 @@ import { json, listen, requestWithHeaders, sendRaw } from './testing/http.ts'
 function createTestService() {
   const app = createService({
     name: 'test',
+    version: '1.2.3',
     healthPath: '/private/v1/health',
     domainGuard: { domain: null, devHost: 'dev.atrium.test' },
     logger: false,
@@ -156,12 +158,35 @@ test('a request without Host, with two, or with junk after the port gets BadRequ
   }
 })
 
-test('the health endpoint reports a development build', async (t) => {
+test('the health endpoint reports the version and a development build', async (t) => {
   const base = await listen(t, createTestService())
   const { result } = await json(await fetch(`${base}/private/v1/health`))
   assert.equal(result.status, 'ok')
   assert.equal(result.service, 'test')
+  assert.equal(result.version, '1.2.3')
   assert.equal(result.build, 'development')
+})
+
+test('a service logs its name, version and build when it starts', async (t) => {
+  const lines: Array<Record<string, unknown>> = []
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)))
+      done()
+    },
+  })
+  const app = createService({
+    name: 'logged',
+    version: '2.0.0-rc.1',
+    healthPath: '/private/v1/health',
+    domainGuard: { domain: null, devHost: '' },
+    logger: { level: 'info', stream },
+  })
+  await listen(t, app)
+  const started = lines.find((line) => line.msg === 'logged 2.0.0-rc.1 starting')
+  assert.ok(started, JSON.stringify(lines))
+  assert.equal(started.version, '2.0.0-rc.1')
+  assert.equal(started.build, 'development')
 })
 
 test('a development build answers the sentinels and the dev host, and refuses other hosts', async (t) => {
@@ -217,6 +242,7 @@ test('a device GUID in the query never reaches the request log', async (t) => {
   const lines: string[] = []
   const app = createService({
     name: 'test',
+    version: '1.2.3',
     healthPath: '/private/v1/health',
     domainGuard: { domain: null, devHost: 'dev.atrium.test' },
     logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } },

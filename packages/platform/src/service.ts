@@ -40,6 +40,8 @@ export type Service = FastifyInstance<
 export interface ServiceOptions {
   /** Module name shown by the health endpoint and in logs, e.g. `gateway`, `chat`. */
   name: string
+  /** The process's semantic version (its package.json, `processVersion`), shown by the health endpoint and logged at start. */
+  version: string
   /** Path of the health endpoint, e.g. `/private/v1/health`. */
   healthPath: string
   /** Hosts this service answers for. */
@@ -81,6 +83,11 @@ export function logRequest(request: FastifyRequest) {
     remoteAddress: request.ip,
     remotePort: request.socket?.remotePort,
   }
+}
+
+/** The build a process runs, as its health endpoint shows it: `<version> for <domain>`, or `development` unbuilt. */
+export function buildLabel(): string {
+  return buildInfo ? `${buildInfo.version} for ${buildInfo.domain}` : 'development'
 }
 
 /**
@@ -196,6 +203,13 @@ export function createService(options: ServiceOptions): Service {
     }
   })
 
+  const build = buildLabel()
+  app.addHook('onReady', async () => {
+    app.log.info(
+      { service: options.name, version: options.version, build },
+      `${options.name} ${options.version} starting`,
+    )
+  })
   const startedAt = Date.now()
   app.get(
     options.healthPath,
@@ -205,6 +219,7 @@ export function createService(options: ServiceOptions): Service {
           200: Type.Object({
             status: Type.Literal('ok'),
             service: Type.String(),
+            version: Type.String(),
             build: Type.String(),
             uptimeSeconds: Type.Number(),
           }),
@@ -214,7 +229,8 @@ export function createService(options: ServiceOptions): Service {
     async () => ({
       status: 'ok' as const,
       service: options.name,
-      build: buildInfo ? `${buildInfo.version} for ${buildInfo.domain}` : 'development',
+      version: options.version,
+      build,
       uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
     }),
   )

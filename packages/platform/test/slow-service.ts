@@ -5,6 +5,7 @@ import { createService, serve } from '../src/service.ts'
 
 const app = createService({
   name: 'slow',
+  version: '1.2.3',
   healthPath: '/health',
   domainGuard: { domain: null, devHost: '' },
   logger: false,

@@ -10,9 +10,12 @@ import {
   type MetricsListenerSettings,
   type Migrations,
   migrateToLatest,
+  processVersion,
   type Service,
+  warnNewerSchema,
 } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
+import referencePackage from '../package.json' with { type: 'json' }
 
 const HEALTH_PATH = '/private/v1/health'
 const READY_PATH = '/private/v1/ready'
@@ -42,19 +45,23 @@ export async function openReferenceService<DB>(
   options: ReferenceServiceOptions,
 ): Promise<{ app: Service; database: Database<DB> }> {
   const database = createDatabase<DB>(options.databaseUrl)
+  let newerSchema: string[] = []
   try {
-    await migrateToLatest(database, options.migrations)
+    await migrateToLatest(database, options.migrations, { onNewerSchema: (names) => (newerSchema = names) })
   } catch (error) {
     await database.destroy()
     throw error
   }
   const app = createService({
     name: options.name,
+    // The reference package holds three processes, each versioned in its `processVersions`.
+    version: processVersion(referencePackage, options.name),
     healthPath: HEALTH_PATH,
     domainGuard: { domain: buildInfo?.domain ?? null, devHost: options.platformDevHost },
     logger: options.logger ?? false,
     metrics: { path: '/private/v1/metrics', listener: options.metrics },
   })
+  warnNewerSchema(app.log, newerSchema)
   installServiceAuth(app, { secret: options.serviceSecret, exempt: [HEALTH_PATH, READY_PATH] })
   app.addHook('onClose', () => database.destroy())
   installDatabaseMetrics(app.metrics.registry, database)

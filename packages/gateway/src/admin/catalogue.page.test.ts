@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
 import { AppFlag } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import { assertActionsRefused, nextLink, type Panel, startPanel, tableRows } from '../../test/admin.ts'
 import { type DnsAnswer, startDnsPeer } from '../../test/dns-peer.ts'
+import { startRestartableChat } from '../../test/events.ts'
 import { SERVICE_SECRET } from '../../test/support.ts'
+import { downUpstreamUrl } from '../../test/upstream.ts'
 import { challengeValue, createProjectDomains, VERIFIED } from '../domains/domains.repository.ts'
 
 forEachDialect('apps, domains and federation partners are listed without their secrets', async (t, dialect) => {
@@ -59,12 +62,34 @@ forEachDialect('the settings page shows the effective configuration with secrets
   const panel = await startPanel(t, dialect)
   const settings = await panel.page('/ProxyAdmin/Settings', panel.operator)
   assert.equal(settings.status, 200)
-  const rows = tableRows(settings.html)
+  const rows = tableRows(settings.html.slice(settings.html.indexOf('<h2>Settings</h2>')))
   assert.ok(rows.includes(`PublicOrigin ${panel.config.PublicOrigin} at restart`))
   assert.ok(rows.includes('ServiceSecret [redacted] at restart'))
   assert.doesNotMatch(settings.html, new RegExp(SERVICE_SECRET))
   assert.ok(rows.some((row) => row.startsWith('Proxy.Routes [] seeds the route map at start')))
 })
+
+forEachDialect(
+  "the settings page shows each process's version and build, and a module that does not answer",
+  async (t, dialect) => {
+    const chat = await startRestartableChat(t, dialect)
+    const panel = await startPanel(t, dialect, {
+      settings: { Modules: { chat: chat.base, crm: await downUpstreamUrl() } },
+    })
+    const settings = await panel.page('/ProxyAdmin/Settings', panel.operator)
+    const { version: gatewayVersion } = JSON.parse(
+      await readFile(new URL('../../package.json', import.meta.url), 'utf8'),
+    )
+    const { version: chatVersion } = JSON.parse(
+      await readFile(new URL('../../../chat/package.json', import.meta.url), 'utf8'),
+    )
+    assert.deepEqual(tableRows(settings.html), [
+      `gateway ${gatewayVersion} development up`,
+      `chat ${chatVersion} development up`,
+      'crm – – not answering',
+    ])
+  },
+)
 
 forEachDialect('empty lists say how to add the first entry', async (t, dialect) => {
   const panel = await startPanel(t, dialect)

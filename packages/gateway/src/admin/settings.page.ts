@@ -2,10 +2,13 @@ import { html } from '@atrium/platform/admin'
 import type { FastifyInstance } from 'fastify'
 import { redactConfig } from '../cli/redact.ts'
 import type { GatewayConfig } from '../config.ts'
+import type { ModuleVersions } from '../server/module-versions.ts'
 import { ADMIN_ROOT, type AdminContext, pageQuery, sendAdminPage } from './admin-shell.ts'
 
 export interface SettingsPageOptions extends AdminContext {
   config: GatewayConfig
+  /** The processes' versions, shown above the settings. */
+  moduleVersions: ModuleVersions
 }
 
 const PAGE = `${ADMIN_ROOT}/Settings`
@@ -31,13 +34,29 @@ function flatten(value: unknown, prefix: string, out: [string, string][]): [stri
 }
 
 /** /ProxyAdmin/Settings: the effective configuration, secrets redacted, read-only (docs/configuration.md). */
-export default async function settingsPage(app: FastifyInstance, { config }: SettingsPageOptions) {
+export default async function settingsPage(app: FastifyInstance, { config, moduleVersions }: SettingsPageOptions) {
   const rows = flatten(redactConfig(config), '', [])
-  app.get(PAGE, { schema: pageQuery }, async (request, reply) =>
-    sendAdminPage(request, reply, {
+  app.get(PAGE, { schema: pageQuery }, async (request, reply) => {
+    const processes = await moduleVersions.list()
+    return sendAdminPage(request, reply, {
       title: 'Settings',
       current: PAGE,
       body: html`
+        <h2>Processes</h2>
+        <p class="muted">The build each process runs, from its health endpoint. Another build is activated with
+          <code>atrium release activate</code> (docs/operations.md, “Releases and rollback”).</p>
+        <table>
+          <thead><tr><th>Process</th><th>Version</th><th>Build</th><th>Status</th></tr></thead>
+          <tbody>${processes.map(
+            (process) => html`<tr>
+              <td>${process.name}</td>
+              <td>${process.version ?? '–'}</td>
+              <td>${process.build ?? '–'}</td>
+              <td>${process.status === 'up' ? 'up' : 'not answering'}</td>
+            </tr>`,
+          )}</tbody>
+        </table>
+        <h2>Settings</h2>
         <p class="muted">The effective configuration of this gateway node. These are deploy-time settings, read at
           start from the config file and the environment: change them there and restart. Secrets are shown as
           [redacted].</p>
@@ -58,6 +77,6 @@ export default async function settingsPage(app: FastifyInstance, { config }: Set
           )}</tbody>
         </table>
       `,
-    }),
-  )
+    })
+  })
 }

@@ -111,6 +111,7 @@ forEachDialect('CSRF: a sign-in posted from another site is refused (login CSRF)
 test('CSRF: the allowedOrigin hook lets the CORS layer judge an origin; the token is still required', async (t) => {
   const app = createService({
     name: 't',
+    version: '1.2.3',
     healthPath: '/health',
     domainGuard: { domain: null, devHost: '' },
     logger: false,

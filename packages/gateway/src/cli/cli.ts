@@ -9,6 +9,7 @@ import { appCommands, keyCommands } from './app-key-commands.ts'
 import { type CliContext, type Command, CommandFailed, UsageError } from './command.ts'
 import { mcpCommands } from './mcp-commands.ts'
 import { partnerCommands } from './partner-commands.ts'
+import { releaseCommands } from './release-commands.ts'
 import { configCommands, domainCommands, routeCommands } from './route-domain-commands.ts'
 import { userCommands } from './user-commands.ts'
 import { webhookCommands } from './webhook-commands.ts'
@@ -60,6 +61,7 @@ const COMMANDS: Command[] = [
   ...webhookCommands,
   ...partnerCommands,
   ...mcpCommands,
+  ...releaseCommands,
   helpCommand,
 ]
 
@@ -73,6 +75,8 @@ function helpText(): string {
     '',
     'Manages the gateway database named by the gateway settings (ATRIUM_CONFIG file, section',
     '"gateway", and environment variables such as GatewayDB), exactly as the gateway reads them.',
+    'The release commands manage the builds under dist/ (--dist, or ATRIUM_DIST) instead: which',
+    "build of each process runs, checked against that process's database (docs/operations.md).",
     '',
     'Commands:',
     ...COMMANDS.map((command) => `  ${usageLine(command)}\n      ${command.summary}`),
@@ -192,7 +196,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       const config = loadGatewayConfig(withSecret, env)
       opened = await openContext(config, needsStore, secretUnset)
     }
-    const output = await command.run({ values, args }, opened?.context ?? ({} as CliContext))
+    const output = await command.run({ values, args, env }, opened?.context ?? ({} as CliContext))
     io.out(values.json ? JSON.stringify(output.json, null, 2) : output.text)
     return EXIT_OK
   } catch (error) {

@@ -35,6 +35,8 @@ export interface CommandInput {
   values: Record<string, string | boolean | undefined>
   /** Positional arguments after the command words. */
   args: string[]
+  /** The environment the CLI runs in (the release commands read ATRIUM_DIST and database settings). */
+  env: Record<string, string | undefined>
 }
 
 export interface Command {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
 import { forEachDialect, json, metricValue, until } from '@atrium/platform/testing'
 import { startRestartableChat } from '../../test/events.ts'
 import { signedInUser, startGateway } from '../../test/support.ts'
@@ -97,3 +98,32 @@ forEachDialect('an optional module being down leaves the gateway ready', async (
   assert.equal(response.status, 200)
   assert.deepEqual((await json(response)).result.checks, { database: 'up' })
 })
+
+forEachDialect(
+  "GET /auth/v1/modules lists the gateway's and each module's version for the admin scope",
+  async (t, dialect) => {
+    const chat = await startRestartableChat(t, dialect)
+    const gateway = await startGateway(t, dialect, {
+      settings: { Modules: { chat: chat.base, crm: await downUpstreamUrl() } },
+    })
+    const modules = (headers: Record<string, string> = {}) => fetch(`${gateway.url}/auth/v1/modules`, { headers })
+
+    assert.equal((await modules()).status, 401)
+    const member = await signedInUser(gateway)
+    const refused = await modules(member.headers)
+    assert.equal(refused.status, 403)
+    assert.equal((await json(refused)).error.message, 'Module versions are read with the admin scope.')
+
+    const operator = await signedInUser(gateway)
+    await gateway.store.users.setScopes(operator.crmId, ['admin'])
+    const answer = await modules(operator.headers)
+    assert.equal(answer.status, 200)
+    const versionOf = async (path: string) =>
+      JSON.parse(await readFile(new URL(`../../../${path}/package.json`, import.meta.url), 'utf8')).version
+    assert.deepEqual((await json(answer)).result.modules, [
+      { name: 'gateway', status: 'up', version: await versionOf('gateway'), build: 'development' },
+      { name: 'chat', status: 'up', version: await versionOf('chat'), build: 'development' },
+      { name: 'crm', status: 'down' },
+    ])
+  },
+)

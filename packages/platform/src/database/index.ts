@@ -7,5 +7,12 @@ export {
   type PoolStats,
 } from './database.ts'
 export { installDatabaseMetrics } from './database-metrics.ts'
-export { type Migration, type Migrations, migrateToLatest } from './migrator.ts'
+export {
+  appliedMigrations,
+  type MigrateOptions,
+  type Migration,
+  type Migrations,
+  migrateToLatest,
+  warnNewerSchema,
+} from './migrator.ts'
 export { createNodeSqliteDatabase, createNodeSqliteDialect } from './node-sqlite-dialect.ts'

@@ -4,7 +4,7 @@ import { sql } from 'kysely'
 import { createTestDatabaseUrl, forEachDialect, onlyWithPostgres, openTestDatabase } from '../testing/databases.ts'
 import { columnType, notNullDefault, primaryKey } from './columns.ts'
 import { createDatabase, type DatabaseDialect } from './database.ts'
-import { type Migrations, migrateToLatest } from './migrator.ts'
+import { appliedMigrations, type Migrations, migrateToLatest } from './migrator.ts'
 
 interface Counted {
   migrations: Migrations
@@ -119,4 +119,51 @@ test('a ?schema= that does not exist is named when migrating', onlyWithPostgres(
     migrateToLatest(database, countedMigrations().migrations),
     /no schema has been selected to create in/,
   )
+})
+
+forEachDialect(
+  'an older build runs on a schema a newer build migrated, and hears which migrations it lacks',
+  async (t, dialect) => {
+    const database = await openTestDatabase(t, dialect)
+    const { migrations } = countedMigrations()
+    const newer: Migrations = {
+      ...migrations,
+      '0003-chat-topic': {
+        async up(db) {
+          await db.schema.alterTable('chat').addColumn('topic', columnType.text, notNullDefault('')).execute()
+        },
+      },
+    }
+    assert.deepEqual(await migrateToLatest(database, newer), ['0001-initial', '0002-chat-created', '0003-chat-topic'])
+    assert.deepEqual(await appliedMigrations(database), ['0001-initial', '0002-chat-created', '0003-chat-topic'])
+
+    const reported: string[][] = []
+    const older = await migrateToLatest(database, migrations, { onNewerSchema: (names) => reported.push(names) })
+    assert.deepEqual(older, [])
+    assert.deepEqual(reported, [['0003-chat-topic']])
+    // The older build's writes still work: the added column has a default.
+    await sql`insert into chat (id, title) values (1, 'kept')`.execute(database.db)
+    const { rows } = await sql`select title, topic from chat`.execute(database.db)
+    assert.deepEqual(rows, [{ title: 'kept', topic: '' }])
+    // And the newer build finds nothing left to do.
+    assert.deepEqual(await migrateToLatest(database, newer), [])
+  },
+)
+
+forEachDialect('a database migrated by builds of another history is refused by name', async (t, dialect) => {
+  const database = await openTestDatabase(t, dialect)
+  const { migrations } = countedMigrations()
+  await migrateToLatest(database, {
+    '0001-initial': migrations['0001-initial']!,
+    '0001-other-branch': { up: async () => {} },
+  })
+  await assert.rejects(
+    migrateToLatest(database, migrations),
+    /does not know that are older than its newest \(0002-chat-created\): 0001-other-branch/,
+  )
+})
+
+test('a new database has no applied migrations', async (t) => {
+  const database = await openTestDatabase(t, 'sqlite')
+  assert.deepEqual(await appliedMigrations(database), [])
 })
