@@ -4,8 +4,10 @@
  * little per connection. Every event's data carries `sse-bench:<publish time in epoch ms>`; the
  * arrival time minus that is the event's latency (same machine, same clock).
  *
- * Messages from the parent: `connect` (opens the streams, answers `connected`), `mark` (starts a
- * measurement window), `report` (answers what arrived since the mark), `close`.
+ * Messages from the parent: `connect` (opens the streams, answers `connected`), `mark` (starts
+ * keeping events published from a time on), `report` (answers the events published before a time,
+ * counted by their publish time, not by when they arrived: an event published in the window
+ * counts once whenever it arrives, so duplicates or losses show against what was due), `close`.
  */
 import { connect, type Socket } from 'node:net'
 
@@ -17,13 +19,13 @@ export interface StreamSpec {
 
 export type ClientMessage =
   | { type: 'connect'; port: number; streams: StreamSpec[]; concurrency: number }
-  | { type: 'mark' }
-  | { type: 'report' }
+  | { type: 'mark'; from: number }
+  | { type: 'report'; until: number }
   | { type: 'close' }
 
 export interface ClientReport {
   type: 'report'
-  /** Events received since the mark. */
+  /** Deliveries of events published between the mark and the report's time. */
   received: number
   /** Their latencies in ms. */
   latencies: number[]
@@ -41,8 +43,9 @@ export interface ClientConnected {
 const MARKER = /sse-bench:(\d+(?:\.\d+)?)/g
 const CONNECT_TIMEOUT_MS = 60_000
 const sockets: Socket[] = []
-let received = 0
-let latencies: number[] = []
+/** Publish time (epoch ms) and latency of each delivery kept since the mark. */
+let kept: { published: number; latency: number }[] = []
+let from = Number.POSITIVE_INFINITY
 let ended = 0
 
 const epochNow = () => performance.timeOrigin + performance.now()
@@ -89,8 +92,8 @@ function open(port: number, stream: StreamSpec): Promise<string | undefined> {
       const frames = rest.slice(0, last)
       rest = rest.slice(last + 2)
       for (const match of frames.matchAll(MARKER)) {
-        received++
-        latencies.push(arrived - Number(match[1]))
+        const published = Number(match[1])
+        if (published >= from) kept.push({ published, latency: arrived - published })
       }
     })
   })
@@ -116,10 +119,12 @@ process.on('message', async (message: ClientMessage) => {
   if (message.type === 'connect') {
     process.send!(await openAll(message.port, message.streams, message.concurrency))
   } else if (message.type === 'mark') {
-    received = 0
-    latencies = []
+    from = message.from
+    kept = []
   } else if (message.type === 'report') {
-    const report: ClientReport = { type: 'report', received, latencies, ended }
+    const inWindow = kept.filter((delivery) => delivery.published < message.until)
+    const latencies = inWindow.map((delivery) => delivery.latency)
+    const report: ClientReport = { type: 'report', received: inWindow.length, latencies, ended }
     process.send!(report)
   } else {
     for (const socket of sockets) socket.destroy()

@@ -14,9 +14,11 @@ export interface Subscribers {
   /** Opens the streams, spread over the processes; returns how many opened and the first error. */
   connect(port: number, streams: StreamSpec[]): Promise<{ connected: number; failed: number; firstError?: string }>
   /** Starts a measurement window. */
-  mark(): void
+  /** Keeps the events published from `from` (epoch ms) on. */
+  mark(from: number): void
   /** What arrived since the mark, over all processes. */
-  report(): Promise<{ received: number; latencies: number[]; ended: number }>
+  /** Deliveries of the events published from the mark until `until` (epoch ms), whenever they arrived. */
+  report(until: number): Promise<{ received: number; latencies: number[]; ended: number }>
   close(): Promise<void>
 }
 
@@ -55,11 +57,13 @@ export function startSubscribers(processes: number): Subscribers {
         ...(firstError ? { firstError } : {}),
       }
     },
-    mark() {
-      for (const child of children) child.send({ type: 'mark' } satisfies ClientMessage)
+    mark(from) {
+      for (const child of children) child.send({ type: 'mark', from } satisfies ClientMessage)
     },
-    async report() {
-      const reports = await Promise.all(children.map((child) => ask<ClientReport>(child, { type: 'report' }, 'report')))
+    async report(until) {
+      const reports = await Promise.all(
+        children.map((child) => ask<ClientReport>(child, { type: 'report', until }, 'report')),
+      )
       return {
         received: reports.reduce((sum, report) => sum + report.received, 0),
         latencies: reports.flatMap((report) => report.latencies),
