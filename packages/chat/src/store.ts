@@ -14,6 +14,7 @@ import { createMembersRepository } from './members/members.repository.ts'
 import { createDirectPosts } from './messages/direct-post.ts'
 import { toMessageEventData } from './messages/message-view.ts'
 import { createMessagesRepository, type MessageRow } from './messages/messages.repository.ts'
+import { createSendKeysRepository } from './messages/send-keys.repository.ts'
 import { createProfilesRepository } from './profiles/profiles.repository.ts'
 import { createSearchRepository } from './search/search.repository.ts'
 import { createEscalationsRepository } from './support/escalations.repository.ts'
@@ -24,6 +25,7 @@ function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
     calls: createCallsRepository(db),
     members: createMembersRepository(db),
     messages: createMessagesRepository(db),
+    sendKeys: createSendKeysRepository(db),
     files: createFileCatalog(db),
     feedback: createFeedbackRepository(db),
     invites: createInvitesRepository(db),

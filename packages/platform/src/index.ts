@@ -48,6 +48,17 @@ export {
 } from './file-token.ts'
 export * from './flags.ts'
 export {
+  fingerprintOf,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_PATTERN,
+  isUniqueViolation,
+  keyCutoff,
+  markReplayed,
+  REPLAYED_HEADER,
+  readIdempotencyKey,
+  requireSameRequest,
+} from './idempotency.ts'
+export {
   DEVICE_GUID_PATTERN,
   type Hop,
   IDENTITY_HEADERS,
