@@ -22,6 +22,7 @@ const CONNECTION_FAILURES = new Set([
 /** The longest an instance that keeps failing is skipped before it is tried again. */
 const MAX_BACKOFF_MS = 30_000
 
+/** Whether an error (undici's, or a fetch failure's `cause`) says the connection to an instance failed. */
 export function isConnectionFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code
   return typeof code === 'string' && CONNECTION_FAILURES.has(code)
@@ -64,7 +65,7 @@ export interface ModuleInstances {
   failed(origin: string): void
   /** Records an answer: the instance is back in rotation. */
   answered(origin: string): void
-  /** A dispatcher that sends this module's requests over `agent`, with the failover of `failover`. */
+  /** A dispatcher that sends this module's requests over `agent`, with the failover of `failover` (`agent` itself for one instance). */
   via(agent: Dispatcher): Dispatcher
   /** `fetch` of a URL built from `url`, sent to an instance as `via` chooses it. */
   fetch(url: string, init?: RequestInit): Promise<Response>
@@ -121,6 +122,8 @@ export function createModuleInstances(
       instance.skipUntil = 0
     },
     via(agent) {
+      // One instance has nothing to choose or fail over to: its requests go as they always did.
+      if (instances.length === 1) return agent
       let dispatcher = dispatchers.get(agent)
       if (!dispatcher) {
         dispatcher = agent.compose(failover(self))
@@ -129,12 +132,13 @@ export function createModuleInstances(
       return dispatcher
     },
     fetch(url, init) {
+      if (instances.length === 1) return fetch(url, init)
       fetchAgent ??= new Agent()
       // Node's fetch takes an undici dispatcher; its types name the copy of undici bundled with Node.
       return fetch(url, { ...init, dispatcher: self.via(fetchAgent) } as RequestInit)
     },
     async close() {
-      await fetchAgent?.close()
+      await fetchAgent?.destroy()
     },
   }
   return self
