@@ -24,7 +24,7 @@ import {
   sendMessage,
 } from './messages.schema.ts'
 import { toggleReaction } from './reactions.ts'
-import { sendOnce } from './send-once.ts'
+import { createSendKeyPruning, sendOnce } from './send-once.ts'
 
 export interface MessagesPluginOptions {
   store: Store
@@ -40,6 +40,7 @@ export default async function messagesPlugin(
   app: Service,
   { store, resolveCaller, serviceSecret, keyHours }: MessagesPluginOptions,
 ) {
+  const pruneSendKeys = createSendKeyPruning(store, keyHours, app.log)
   app.post('/send_message', { schema: sendMessage }, async (request, reply) => {
     const caller = await resolveCaller(request)
     const key = readIdempotencyKey(request)
@@ -70,10 +71,17 @@ export default async function messagesPlugin(
       : { content: widget ? JSON.stringify(widget) : content, flags: widget ? ChatMessFlags.Widget : 0 }
     // A widget is stored as its JSON in content, so the content cap holds for that text too.
     if (widget) requireContentLength(fields.content!, 'the widget as JSON')
-    // The shared PostgreSQL statement (direct-post.ts) writes text rows only.
-    if (key === '' && !reply_to && !file && store.postDirect) {
+    const fingerprint =
+      key === ''
+        ? ''
+        : fingerprintOf([chat_id, content, reply_to ?? '', widget ? JSON.stringify(widget) : '', file ?? ''])
+    // The shared PostgreSQL statement (direct-post.ts) writes text rows only, and a key only when it is new.
+    if (!reply_to && !file && store.postDirect) {
       const row = newMessage(store, chatId, caller.member, fields)
-      if (await store.postDirect(row)) return toMessageView(row)
+      const view = toMessageView(row)
+      const stored = key === '' ? undefined : { key, fingerprint, response: JSON.stringify(view) }
+      if (stored) pruneSendKeys(Date.now())
+      if (await store.postDirect(row, stored)) return view
     }
     async function post(unit: Unit) {
       const access = await requireMember(unit, chatId, caller)
@@ -91,13 +99,7 @@ export default async function messagesPlugin(
       return toMessageView(row, { replyTo })
     }
     if (key === '') return store.transact(post)
-    const fingerprint = fingerprintOf([
-      chat_id,
-      content,
-      reply_to ?? '',
-      widget ? JSON.stringify(widget) : '',
-      file ?? '',
-    ])
+    pruneSendKeys(Date.now())
     const sent = await sendOnce(
       store,
       { member: caller.member, key, fingerprint, retentionHours: keyHours, now: Date.now() },

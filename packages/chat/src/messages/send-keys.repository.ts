@@ -22,7 +22,17 @@ export function createSendKeysRepository(db: Kysely<ChatDatabase>) {
       await db.insertInto('send_keys').values(row).execute()
     },
 
-    /** Forgets keys used before `notBefore` (lazy pruning), so that they may be used again. */
+    /** Forgets the sender's key if it was used before `notBefore`, so that it may be used again. */
+    async forgetExpired(member: number, key: string, notBefore: number): Promise<void> {
+      await db
+        .deleteFrom('send_keys')
+        .where('member', '=', member)
+        .where('idem_key', '=', key)
+        .where('created', '<', notBefore)
+        .execute()
+    },
+
+    /** Forgets every key used before `notBefore`. */
     async pruneBefore(notBefore: number): Promise<void> {
       await db.deleteFrom('send_keys').where('created', '<', notBefore).execute()
     },

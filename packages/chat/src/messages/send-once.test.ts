@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
-import { type DatabaseDialect, type EventBatch, signedHeaders } from '@atrium/platform'
-import { forEachDialect, json } from '@atrium/platform/testing'
-import { type ChatClient, SERVICE_SECRET, startChat } from '../../test/support.ts'
+import { createDatabase, type DatabaseDialect, type EventBatch, signedHeaders } from '@atrium/platform'
+import { createTestDatabaseUrl, forEachDialect, json } from '@atrium/platform/testing'
+import { type ChatClient, SERVICE_SECRET, startChatOn } from '../../test/support.ts'
+import type { ChatDatabase } from '../db/schema.ts'
 
 /** send_message as the gateway passes it on, with the sender's Idempotency-Key; the status, envelope and replay header. */
 async function sendWithKey(chat: ChatClient, sender: number, key: string, body: object) {
@@ -28,10 +29,11 @@ async function newMessageEvents(chat: ChatClient, chatId: string): Promise<strin
 }
 
 async function startPair(t: TestContext, dialect: DatabaseDialect) {
-  const chat = await startChat(t, dialect, { ServiceSecret: SERVICE_SECRET })
+  const url = await createTestDatabaseUrl(t, dialect)
+  const chat = await startChatOn(t, url, { ServiceSecret: SERVICE_SECRET })
   await chat.register(1, 2)
   const { chat: direct } = await chat.user(1).ok('create_private_chat', { peer: '2' })
-  return { chat, chatId: direct.id as string }
+  return { chat, url, chatId: direct.id as string }
 }
 
 forEachDialect(
@@ -101,4 +103,25 @@ forEachDialect('parallel sends with one Idempotency-Key post one message and one
     [...ids],
   )
   assert.deepEqual(await newMessageEvents(chat, chatId), [...ids], 'one event')
+})
+
+forEachDialect('a key past IdempotencyKeyHours is forgotten: it posts again', async (t, dialect) => {
+  const { chat, url, chatId } = await startPair(t, dialect)
+  const first = await sendWithKey(chat, 1, 'yesterday', { chat_id: chatId, content: 'old' })
+  assert.equal(first.status, 200)
+  // The key was used longer ago than the 24 hours it is kept.
+  const database = createDatabase<ChatDatabase>(url)
+  t.after(() => database.destroy())
+  await database.db
+    .updateTable('send_keys')
+    .set({ created: Date.now() - 25 * 3_600_000 })
+    .where('idem_key', '=', 'yesterday')
+    .execute()
+  const again = await sendWithKey(chat, 1, 'yesterday', { chat_id: chatId, content: 'new' })
+  assert.equal(again.status, 200, JSON.stringify(again.error))
+  assert.equal(again.replayed, null)
+  assert.notEqual(again.result.id, first.result.id)
+  const repeat = await sendWithKey(chat, 1, 'yesterday', { chat_id: chatId, content: 'new' })
+  assert.equal(repeat.replayed, 'true')
+  assert.equal(repeat.result.id, again.result.id)
 })

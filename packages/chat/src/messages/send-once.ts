@@ -1,4 +1,5 @@
 import { isUniqueViolation, keyCutoff, requireSameRequest } from '@atrium/platform'
+import type { FastifyBaseLogger } from 'fastify'
 import type { Store, Unit } from '../store.ts'
 
 export interface SendOnceOptions {
@@ -11,6 +12,24 @@ export interface SendOnceOptions {
   /** How long a key is honoured, in hours. */
   retentionHours: number
   now: number
+}
+
+/** Keys past the retention are deleted at most this often, outside every send's transaction. */
+const PRUNE_EVERY_MS = 60_000
+
+/**
+ * Returns the function that forgets the keys past `retentionHours`, called after keyed sends: it
+ * deletes at most once a minute, in the background, so sends never wait for it or lock each other.
+ */
+export function createSendKeyPruning(store: Store, retentionHours: number, log: FastifyBaseLogger) {
+  let last = 0
+  return function pruneSendKeys(now: number): void {
+    if (now - last < PRUNE_EVERY_MS) return
+    last = now
+    store.sendKeys
+      .pruneBefore(keyCutoff(now, retentionHours))
+      .catch((error) => log.warn({ err: error }, 'send_message keys: could not delete the expired ones'))
+  }
 }
 
 /** What a send answers: the message view, whose `id` is the message's timetick. */
@@ -37,8 +56,8 @@ export async function sendOnce<View extends SentMessage>(
     return await store.transact(async (unit) => {
       const stored = await unit.sendKeys.find(member, key, notBefore)
       if (stored) return replay(stored)
-      // Keys past the retention are forgotten here, lazily; this also frees this one.
-      await unit.sendKeys.pruneBefore(notBefore)
+      // This sender's key past the retention is forgotten, so the key is free again.
+      await unit.sendKeys.forgetExpired(member, key, notBefore)
       const message = await post(unit)
       await unit.sendKeys.insert({
         member,
