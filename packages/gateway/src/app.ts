@@ -105,8 +105,6 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   const store = await openGatewayStore(config, { node: nodeNumber }, now, worker?.relay)
   const lookupCountry = await loadCountryLookup()
   const cors = createCors({ apps: store.apps, publicOrigin: config.PublicOrigin })
-  // Every call to a module, proxied or the gateway's own, goes to an instance chosen here (docs/operations.md).
-  const modules = createModuleDirectory(config.Modules, { backoffMs: config.Proxy.InstanceBackoffMs })
 
   const app = createService({
     name: 'gateway',
@@ -118,6 +116,8 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     metrics: gatewayMetricsOptions(config),
   })
   app.addHook('onClose', () => store.close())
+  // Every call to a module, proxied or the gateway's own, goes to an instance chosen here (docs/operations.md).
+  const modules = createModuleDirectory(config.Modules, { backoffMs: config.Proxy.InstanceBackoffMs, log: app.log })
   app.addHook('onClose', () => modules.close())
   if (worker) {
     // Which process answered, for operators and the workers test.

@@ -6,7 +6,7 @@ import { RouteFlags } from '@atrium/platform'
 import { forEachDialect, json, until } from '@atrium/platform/testing'
 import { startChat } from '../../../chat/test/support.ts'
 import { openEvents } from '../../test/events.ts'
-import { SERVICE_SECRET, signedInUser, startGateway } from '../../test/support.ts'
+import { capturedLog, SERVICE_SECRET, signedInUser, startGateway } from '../../test/support.ts'
 import { downUpstreamUrl, startEchoUpstream } from '../../test/upstream.ts'
 import { loadGatewayConfig } from '../config.ts'
 import { createModuleInstances } from './module-instances.ts'
@@ -71,27 +71,37 @@ forEachDialect(
   },
 )
 
-forEachDialect('an instance that came back is in rotation again after its back-off', async (t, dialect) => {
-  const echo = await startEchoUpstream(t)
-  const down = await downUpstreamUrl()
-  const gateway = await startGateway(t, dialect, {
-    settings: { Modules: { echo: [down, echo.url] }, Proxy: { InstanceBackoffMs: 200 } },
-  })
-  await gateway.store.routes.add({ prefix: '/echo/', upstream: 'echo' })
-  for (let index = 0; index < 4; index++) assert.equal((await fetch(`${gateway.url}/echo/v1/x`)).status, 200)
-  assert.equal(echo.received.length, 4)
+forEachDialect(
+  'an instance that came back is in rotation again after its back-off, and the log says both',
+  async (t, dialect) => {
+    const echo = await startEchoUpstream(t)
+    const down = await downUpstreamUrl()
+    const log = capturedLog()
+    const gateway = await startGateway(t, dialect, {
+      settings: { Modules: { echo: [down, echo.url] }, Proxy: { InstanceBackoffMs: 200 } },
+      logger: { level: 'info', stream: log.stream },
+    })
+    await gateway.store.routes.add({ prefix: '/echo/', upstream: 'echo' })
+    for (let index = 0; index < 4; index++) assert.equal((await fetch(`${gateway.url}/echo/v1/x`)).status, 200)
+    assert.equal(echo.received.length, 4)
 
-  // The instance starts again on its address.
-  const back = createServer((_request, response) => response.end('{"back":true}'))
-  t.after(() => new Promise<void>((resolve) => back.close(() => resolve())))
-  await new Promise<void>((resolve) => back.listen(Number(new URL(down).port), '127.0.0.1', resolve))
-  let answeredByBack = 0
-  await until(async () => {
-    const response = await fetch(`${gateway.url}/echo/v1/x`)
-    if ((await json(response)).back === true) answeredByBack++
-    return answeredByBack >= 2
-  }, 'requests at the instance that came back')
-})
+    // The instance starts again on its address.
+    const back = createServer((_request, response) => response.end('{"back":true}'))
+    t.after(() => new Promise<void>((resolve) => back.close(() => resolve())))
+    await new Promise<void>((resolve) => back.listen(Number(new URL(down).port), '127.0.0.1', resolve))
+    let answeredByBack = 0
+    await until(async () => {
+      const response = await fetch(`${gateway.url}/echo/v1/x`)
+      if ((await json(response)).back === true) answeredByBack++
+      return answeredByBack >= 2
+    }, 'requests at the instance that came back')
+    const lines = log.lines.map((line) => JSON.parse(line) as { msg: string; module?: string; instance?: string })
+    const about = (msg: string) => lines.filter((line) => line.msg === msg && line.instance === new URL(down).origin)
+    assert.ok(about('module instance skipped').length >= 1, 'the fall out of rotation is logged')
+    assert.equal(about('module instance back in rotation').length, 1, 'and the return, once')
+    assert.equal(about('module instance skipped')[0]?.module, 'echo')
+  },
+)
 
 forEachDialect(
   'the events poller, sends, typing and readiness use the chat instance that is up',

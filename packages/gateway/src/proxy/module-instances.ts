@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream'
+import type { FastifyBaseLogger } from 'fastify'
 import { Agent, type Dispatcher } from 'undici'
 
 /**
@@ -76,6 +77,8 @@ export interface ModuleInstancesOptions {
   /** The first back-off after a connection failure, in ms; it doubles with each further one, up to 30 s. */
   backoffMs: number
   now?: () => number
+  /** Told when an instance leaves the rotation and when it is back (several instances only). */
+  log?: Pick<FastifyBaseLogger, 'warn' | 'info'>
 }
 
 /** The module's base URLs as a list: the Modules setting takes one URL or several. */
@@ -87,7 +90,7 @@ export function instanceUrls(setting: string | readonly string[]): string[] {
 export function createModuleInstances(
   module: string,
   urls: readonly string[],
-  { backoffMs, now = Date.now }: ModuleInstancesOptions,
+  { backoffMs, now = Date.now, log }: ModuleInstancesOptions,
 ): ModuleInstances {
   const instances: Instance[] = urls.map((url) => ({ origin: new URL(url).origin, failures: 0, skipUntil: 0 }))
   const byOrigin = new Map(instances.map((instance) => [instance.origin, instance]))
@@ -112,14 +115,20 @@ export function createModuleInstances(
     failed(origin) {
       const instance = byOrigin.get(origin)
       if (!instance) return
+      const time = now()
+      const inRotation = instance.skipUntil <= time
       instance.failures++
-      instance.skipUntil = now() + Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** Math.min(instance.failures - 1, 20))
+      const skipMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2 ** Math.min(instance.failures - 1, 20))
+      instance.skipUntil = time + skipMs
+      // Once per fall out of rotation, not per failed request.
+      if (inRotation && instances.length > 1) log?.warn({ module, instance: origin, skipMs }, 'module instance skipped')
     },
     answered(origin) {
       const instance = byOrigin.get(origin)
       if (!instance || instance.failures === 0) return
       instance.failures = 0
       instance.skipUntil = 0
+      if (instances.length > 1) log?.info({ module, instance: origin }, 'module instance back in rotation')
     },
     via(agent) {
       // One instance has nothing to choose or fail over to: its requests go as they always did.
