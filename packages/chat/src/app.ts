@@ -119,7 +119,12 @@ export async function buildChat(
     async function chatOperations(msg: Service) {
       msg.register(chatsPlugin, { store, resolveCaller, hardDelete: config.HardDelete.Chats })
       msg.register(membersPlugin, { store, resolveCaller })
-      msg.register(messagesPlugin, { store, resolveCaller, serviceSecret: config.ServiceSecret })
+      msg.register(messagesPlugin, {
+        store,
+        resolveCaller,
+        serviceSecret: config.ServiceSecret,
+        keyHours: config.IdempotencyKeyHours,
+      })
       msg.register(messageActionsPlugin, { store, resolveCaller, hardDelete: config.HardDelete.Messages })
       msg.register(unreadPlugin, { store, resolveCaller })
       msg.register(invitesPlugin, { store, resolveCaller })

@@ -60,6 +60,13 @@ export const chatSettings = Type.Object(
       default: 'sqlite:data/chat.db',
       description: 'Chat database (ChatDB): `sqlite:<path>` (embedded default) or `postgres://…`.',
     }),
+    IdempotencyKeyHours: Type.Integer({
+      default: 24,
+      minimum: 24,
+      maximum: 8760,
+      description:
+        'How long an `Idempotency-Key` of send_message is honoured, in hours (at least 24); older keys are forgotten lazily.',
+    }),
     HardDelete: Type.Object(
       {
         Messages: Type.Boolean({

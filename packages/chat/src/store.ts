@@ -11,9 +11,10 @@ import { createFileCatalog } from './files/file-catalog.ts'
 import { createInvitesRepository } from './invites/invites.repository.ts'
 import { createMailRepository } from './mail/mail.repository.ts'
 import { createMembersRepository } from './members/members.repository.ts'
-import { createDirectPosts } from './messages/direct-post.ts'
+import { createDirectPosts, type DirectPostKey } from './messages/direct-post.ts'
 import { toMessageEventData } from './messages/message-view.ts'
 import { createMessagesRepository, type MessageRow } from './messages/messages.repository.ts'
+import { createSendKeysRepository } from './messages/send-keys.repository.ts'
 import { createProfilesRepository } from './profiles/profiles.repository.ts'
 import { createSearchRepository } from './search/search.repository.ts'
 import { createEscalationsRepository } from './support/escalations.repository.ts'
@@ -24,6 +25,7 @@ function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
     calls: createCallsRepository(db),
     members: createMembersRepository(db),
     messages: createMessagesRepository(db),
+    sendKeys: createSendKeysRepository(db),
     files: createFileCatalog(db),
     feedback: createFeedbackRepository(db),
     invites: createInvitesRepository(db),
@@ -78,8 +80,8 @@ export function createStore(database: Database<ChatDatabase>, nextTick: Timetick
   const post = database.dialect === 'postgres' ? createDirectPosts(database.db, nextTick, events.announce) : undefined
   const postDirect =
     post &&
-    ((row: MessageRow): Promise<boolean> =>
-      post(row, { timetick: nextTick(), data: JSON.stringify(toMessageEventData(row)) }))
+    ((row: MessageRow, key?: DirectPostKey): Promise<boolean> =>
+      post(row, { timetick: nextTick(), data: JSON.stringify(toMessageEventData(row)) }, key))
 
   return { ...repositories(database.db, database.dialect), events, transact, postDirect, nextTick }
 }

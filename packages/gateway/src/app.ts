@@ -38,6 +38,7 @@ import peoplePlugin from './people/people.plugin.ts'
 import { createProfileSync } from './people/profile-sync.ts'
 import { chatProfileTarget, crmProfileTarget } from './people/profile-targets.ts'
 import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-routes.ts'
+import { createModuleDirectory } from './proxy/module-instances.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { createProxyMetrics } from './proxy/proxy-metrics.ts'
 import { createCallerLimits, createConnectionLimit } from './rate-limit/rate-limits.ts'
@@ -128,6 +129,9 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   })
   app.addHook('onClose', () => store.close())
   warnNewerSchema(app.log, store.newerSchema)
+  // Every call to a module, proxied or the gateway's own, goes to an instance chosen here (docs/operations.md).
+  const modules = createModuleDirectory(config.Modules, { backoffMs: config.Proxy.InstanceBackoffMs, log: app.log })
+  app.addHook('onClose', () => modules.close())
   if (worker) {
     // Which process answered, for operators and the workers test.
     const index = String(worker.index)
@@ -139,7 +143,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
       return payload
     })
   }
-  installOperatorSignals(app, { config, store })
+  installOperatorSignals(app, { config, store, modules })
   const moduleVersions = createModuleVersions({ config, gateway: { version, build: buildLabel() } })
   installModuleVersions(app, moduleVersions)
   await installOpenApi(app, {
@@ -192,7 +196,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   )
 
   // Every way to sign in, sessions, keys and the login audit (docs/gateway.md).
-  const { challenges, loginAudit } = installSignIn(app, { config, store, cookie, lookupCountry })
+  const { challenges, loginAudit } = installSignIn(app, { config, store, modules, cookie, lookupCountry })
   app.register(internalPlugin, { prefix: '/private', users: store.users, serviceSecret: config.ServiceSecret })
   const projectDomains = createProjectDomains(store.db, store.nextTick, store.now)
   const checkDomain = createDnsCheck({
@@ -210,9 +214,8 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   // People: search, the own display name, and every user's name pushed to the chat module (docs/people.md).
   app.register(peoplePlugin, { prefix: '/auth/v1', users: store.users, now: store.now })
   // Guests have no session: the chat module says whom an invite code and device name (calls, event streams).
-  const resolveGuest = config.Modules.chat
-    ? createGuestResolver({ chatUrl: config.Modules.chat, serviceSecret: config.ServiceSecret })
-    : undefined
+  const chat = modules.get('chat')
+  const resolveGuest = chat ? createGuestResolver({ chat, serviceSecret: config.ServiceSecret }) : undefined
   // Calls: the ICE servers and TURN credentials a caller's browser needs (docs/calls.md).
   app.register(iceServersPlugin, {
     prefix: '/auth/v1',
@@ -224,9 +227,9 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   const eventCursors = createEventCursors(store.db, store.now)
   // One profile sync per module that keeps people: chat and the CRM, each with its own cursor.
   const profileTargets = [
-    ...(config.Modules.chat ? [chatProfileTarget(config.Modules.chat)] : []),
-    ...(config.Modules.crm
-      ? [crmProfileTarget(config.Modules.crm, { users: store.users, federation: store.federation })]
+    ...(chat ? [chatProfileTarget(chat)] : []),
+    ...(modules.get('crm')
+      ? [crmProfileTarget(modules.get('crm')!, { users: store.users, federation: store.federation })]
       : []),
   ]
   const profileSyncs = profileTargets.map((target) =>
@@ -247,7 +250,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
 
   const eventMetrics = createEventMetrics(app.metrics.registry)
   const events = createEventHub({
-    modules: config.Modules,
+    modules,
     settings: config.Events,
     serviceSecret: config.ServiceSecret,
     cursors: eventCursors,
@@ -274,13 +277,13 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     hub: events,
     presence,
     membersFor: createChatAudience({
-      chatUrl: config.Modules.chat ?? '',
+      chat,
       serviceSecret: config.ServiceSecret,
       timeoutMs: config.Events.PollTimeoutMs,
     }),
   })
   // Web Push: subscriptions on every node; pushes only from the node with PushSending.
-  const webPush = createWebPush({ config, store, hub: events, log: app.log, registry: app.metrics.registry })
+  const webPush = createWebPush({ config, store, chat, hub: events, log: app.log, registry: app.metrics.registry })
   app.addHook('onReady', async () => webPush.dispatcher?.start())
   app.addHook('preClose', () => webPush.close())
   app.register(notificationsPlugin, {
@@ -310,6 +313,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   // Resumable uploads and downloads (docs/files.md).
   const files = installFiles(app, {
     config,
+    modules,
     now: store.now,
     db: store.db,
     dialect: store.dialect,
@@ -334,10 +338,10 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   const { stun, stunReports } = await installStun(app, { config, store, bind: singletons })
 
   // The inbound email bridge (docs/delivery.md), when MailBridge.Enabled.
-  const mailBridge = installMailBridge(app, { config, store, tls, files })
+  const mailBridge = installMailBridge(app, { config, store, modules, tls, files })
 
   // MCP for AI assistants and what a user's assistants may do (docs/mcp.md).
-  installMcp(app, { config, store, lookupCountry, version: GATEWAY_API_VERSION })
+  installMcp(app, { config, store, modules, lookupCountry, version: GATEWAY_API_VERSION })
 
   // The operator panel (docs/admin.md): server-rendered pages for users with the admin scope.
   app.register(adminPlugin, {
@@ -381,7 +385,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     await scope.register(proxyPlugin, {
       routes: store.routes,
       cors,
-      modules: config.Modules,
+      modules,
       settings: config.Proxy,
       serviceSecret: config.ServiceSecret,
       cookieName: config.Sessions.CookieName,

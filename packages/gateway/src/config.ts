@@ -160,10 +160,18 @@ export const gatewaySettings = Type.Object(
       default: true,
       description: 'Send Web Push and webhooks from this node; enable on exactly one gateway node.',
     }),
-    Modules: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9-]*$' }), Type.String({ format: 'uri' }), {
-      default: {},
-      description: 'Internal base URL of each module, by module name, e.g. `{"chat": "http://127.0.0.1:8081"}`.',
-    }),
+    Modules: Type.Record(
+      Type.String({ pattern: '^[a-z][a-z0-9-]*$' }),
+      Type.Union([
+        Type.String({ format: 'uri' }),
+        Type.Array(Type.String({ format: 'uri' }), { minItems: 1, uniqueItems: true }),
+      ]),
+      {
+        default: {},
+        description:
+          'Internal base URL of each module, by module name, e.g. `{"chat": "http://127.0.0.1:8081"}`; a list of URLs (one path, several origins) names instances of one module, which share its database: requests are spread over them and fail over (docs/operations.md).',
+      },
+    ),
     Readiness: Type.Object(
       {
         TimeoutMs: readinessTimeoutSetting,
@@ -289,6 +297,12 @@ export const gatewaySettings = Type.Object(
           default: 128,
           minimum: 1,
           description: 'Keep-alive connections the gateway holds at most to each module origin.',
+        }),
+        InstanceBackoffMs: Type.Integer({
+          default: 1_000,
+          minimum: 1,
+          description:
+            'How long a module instance that refused or dropped a connection is skipped before it is tried again; doubles with each further failure, up to 30 s.',
         }),
         KeepAliveMs: Type.Integer({
           default: 30_000,
@@ -416,6 +430,23 @@ function checkServing(config: GatewayConfig): string[] {
   return problems
 }
 
+/** Instances of one module must differ in origin only: a request's path, and its signature, are the same at each. */
+function checkModules(config: GatewayConfig): string[] {
+  const problems: string[] = []
+  for (const [module, setting] of Object.entries(config.Modules)) {
+    if (typeof setting === 'string') continue
+    const urls = setting.map((url) => new URL(url))
+    const path = (url: URL) => url.pathname.replace(/\/+$/, '')
+    if (urls.some((url) => path(url) !== path(urls[0]!) || url.search !== '')) {
+      problems.push(`Modules.${module}: the instances of a module must have the same path and no query`)
+    }
+    if (new Set(urls.map((url) => url.origin)).size !== urls.length) {
+      problems.push(`Modules.${module}: each instance needs its own origin`)
+    }
+  }
+  return problems
+}
+
 /** Loads and validates the gateway's settings from a config-file section and the environment. */
 export function loadGatewayConfig(file: unknown, env: Record<string, string | undefined>): GatewayConfig {
   return loadConfig(gatewaySettings, {
@@ -430,6 +461,7 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
       ...checkOAuth(config),
       ...checkMailBridge(config),
       ...checkCalls(config),
+      ...checkModules(config),
       ...config.Readiness.OptionalModules.filter((name) => !(name in config.Modules)).map(
         (name) => `Readiness.OptionalModules: ${JSON.stringify(name)} is not in Modules`,
       ),

@@ -58,7 +58,11 @@ async function listenRecording(t: TestContext, app: Service) {
  * callers. The CRM gets its profiles from the gateway's profile sync; the wallet and the CRM record
  * the requests they receive (`walletSeen`, `crmSeen`).
  */
-export async function startMcpStack(t: TestContext, dialect: DatabaseDialect, options: StartOptions = {}) {
+export async function startMcpStack(
+  t: TestContext,
+  dialect: DatabaseDialect,
+  options: StartOptions & { chatInstancesBefore?: string[] } = {},
+) {
   const chat = await startChat(t, dialect, { ServiceSecret: SERVICE_SECRET })
   const walletApp = await buildWallet(
     loadWalletConfig({ WalletDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET }, {}),
@@ -70,9 +74,11 @@ export async function startMcpStack(t: TestContext, dialect: DatabaseDialect, op
   )
   const crmModule = await listenRecording(t, crmApp)
   const crm = createCrmClient(crmModule.base, SERVICE_SECRET)
+  // Further instances of the chat module listed before the real one (a module with several instances).
+  const chatModule = options.chatInstancesBefore ? [...options.chatInstancesBefore, chat.base] : chat.base
   const gateway = await startGateway(t, dialect, {
     ...options,
-    settings: { Modules: { chat: chat.base, wallet: wallet.base, crm: crm.base }, ...options.settings },
+    settings: { Modules: { chat: chatModule, wallet: wallet.base, crm: crm.base }, ...options.settings },
   })
   const flags = RouteFlags.RequireSession
   await gateway.store.routes.add({ prefix: '/msg/', upstream: 'chat', flags })

@@ -57,6 +57,17 @@ export {
   type RequestView,
 } from './front-door.ts'
 export {
+  fingerprintOf,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_PATTERN,
+  isUniqueViolation,
+  keyCutoff,
+  markReplayed,
+  REPLAYED_HEADER,
+  readIdempotencyKey,
+  requireSameRequest,
+} from './idempotency.ts'
+export {
   DEVICE_GUID_PATTERN,
   type Hop,
   IDENTITY_HEADERS,

@@ -277,6 +277,21 @@ export interface AdminActionsTable {
   outcome: string
 }
 
+/** The Idempotency-Key of a send_message (migration 0021): one per sender and key, for IdempotencyKeyHours. */
+export interface SendKeysTable {
+  /** The sender: a user's CRM id or a guest's member id. */
+  member: number
+  idem_key: string
+  /** SHA-256 of what the send asked for (chat, content, reply, widget, file). */
+  fingerprint: string
+  /** The message the key posted. */
+  message_id: number
+  /** The answer, as JSON: the message as send_message returned it. */
+  response: string
+  /** When the key was first used, epoch milliseconds. */
+  created: number
+}
+
 export interface ChatDatabase {
   chats: ChatsTable
   chat_members: ChatMembersTable
@@ -299,4 +314,5 @@ export interface ChatDatabase {
   telegram_widget_views: TelegramWidgetViewsTable
   admin_actions: AdminActionsTable
   chat_file_days: ChatFileDaysTable
+  send_keys: SendKeysTable
 }

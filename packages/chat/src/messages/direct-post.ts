@@ -4,10 +4,19 @@ import { type Kysely, sql } from 'kysely'
 import type { ChatDatabase } from '../db/schema.ts'
 import type { MessageRow } from './messages.repository.ts'
 
+/** A send's Idempotency-Key (send-once.ts): stored with the message, or the message is left to the ordinary path. */
+export interface DirectPostKey {
+  key: string
+  fingerprint: string
+  /** The answer stored with the key, as JSON. */
+  response: string
+}
+
 interface Job {
   row: MessageRow
   /** The event's id and JSON data. */
   event: { timetick: number; data: string }
+  key: DirectPostKey | undefined
   resolve: (posted: boolean) => void
   reject: (error: unknown) => void
 }
@@ -25,7 +34,9 @@ const SERVER_ERROR = /^[0-9A-Z]{5}$/
  * every send that arrived during one turn of the event loop in one call of chat_post_messages
  * (migration 0005): one round trip and one commit (one WAL flush) for the batch, its events
  * sequenced in the same transaction, instead of about ten round trips and a commit per send and a
- * sequencer run after. Two batches run at a time; the next gathers meanwhile.
+ * sequencer run after. Two batches run at a time; the next gathers meanwhile. A send with an
+ * Idempotency-Key stores it with the message (migration 0021) when the key is new; otherwise it
+ * is not posted here, and the ordinary path answers the message the key posted.
  *
  * `post` resolves true once the message and its readable event are committed. It resolves false,
  * having written nothing for it, when the access check refuses the send or when the server refused
@@ -62,7 +73,8 @@ export function createDirectPosts(db: Kysely<ChatDatabase>, nextTick: TimetickGe
         ${column((j) => j.row.content)}, ${column((j) => j.row.file_name)}, ${column((j) => j.row.file_size)},
         ${column((j) => j.row.flags)}, ${column((j) => j.row.linked_message_id)}, ${column((j) => j.row.link_kind)},
         ${column((j) => j.row.forwarded_from)}, ${column((j) => j.event.timetick)}, ${column((j) => j.event.data)},
-        ${nextTick()}
+        ${nextTick()}, ${column((j) => j.key?.key ?? '')}, ${column((j) => j.key?.fingerprint ?? '')},
+        ${column((j) => j.key?.response ?? '')}, ${Date.now()}
       ) as id`.execute(db)
     return new Set(rows.map((row) => Number(row.id)))
   }
@@ -84,10 +96,10 @@ export function createDirectPosts(db: Kysely<ChatDatabase>, nextTick: TimetickGe
     }
   }
 
-  /** Posts a new message (id and timetick_update the same, never edited) with its event. */
-  return function post(row: MessageRow, event: Job['event']): Promise<boolean> {
+  /** Posts a new message (id and timetick_update the same, never edited) with its event, and its key if it has one. */
+  return function post(row: MessageRow, event: Job['event'], key?: DirectPostKey): Promise<boolean> {
     return new Promise<boolean>((resolve, reject) => {
-      queue.push({ row, event, resolve, reject })
+      queue.push({ row, event, key, resolve, reject })
       void gather()
     })
   }

@@ -1,8 +1,16 @@
 import type { Service } from '@atrium/platform'
-import { ApiError, ChatMessFlags, hasFlag, LinkKind } from '@atrium/platform'
+import {
+  ApiError,
+  ChatMessFlags,
+  fingerprintOf,
+  hasFlag,
+  LinkKind,
+  markReplayed,
+  readIdempotencyKey,
+} from '@atrium/platform'
 import { requireCanPost, requireMember, requireUser } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
-import type { Store } from '../store.ts'
+import type { Store, Unit } from '../store.ts'
 import { attachmentOf } from './attachments.ts'
 import { newMessage, postMessage, requireMessage, toMessageViews } from './message-rows.ts'
 import { toMessageEventData, toMessageView } from './message-view.ts'
@@ -16,21 +24,26 @@ import {
   sendMessage,
 } from './messages.schema.ts'
 import { toggleReaction } from './reactions.ts'
+import { createSendKeyPruning, sendOnce } from './send-once.ts'
 
 export interface MessagesPluginOptions {
   store: Store
   resolveCaller: CallerResolver
   /** ServiceSecret: verifies the gateway's file tokens. */
   serviceSecret: string
+  /** How long a send_message Idempotency-Key is honoured, in hours (IdempotencyKeyHours). */
+  keyHours: number
 }
 
 /** send_message, get_chat_messages, edit_message, forward_message, get_chat_files. */
 export default async function messagesPlugin(
   app: Service,
-  { store, resolveCaller, serviceSecret }: MessagesPluginOptions,
+  { store, resolveCaller, serviceSecret, keyHours }: MessagesPluginOptions,
 ) {
-  app.post('/send_message', { schema: sendMessage }, async (request) => {
+  const pruneSendKeys = createSendKeyPruning(store, keyHours, app.log)
+  app.post('/send_message', { schema: sendMessage }, async (request, reply) => {
     const caller = await resolveCaller(request)
+    const key = readIdempotencyKey(request)
     const { chat_id, content, reply_to, reaction_to, widget, file } = request.body
     requireContentLength(content, file === undefined ? 'the message' : 'the caption')
     if (reply_to && reaction_to) throw new ApiError('InvalidRequest', 'give reply_to or reaction_to, not both')
@@ -40,6 +53,7 @@ export default async function messagesPlugin(
     if (!widget && file === undefined && content.trim() === '') {
       throw new ApiError('InvalidRequest', 'content is empty')
     }
+    // A reaction needs no key: adding one twice leaves one (migration 0009).
     if (reaction_to) {
       const { message } = await toggleReaction(
         store,
@@ -57,12 +71,19 @@ export default async function messagesPlugin(
       : { content: widget ? JSON.stringify(widget) : content, flags: widget ? ChatMessFlags.Widget : 0 }
     // A widget is stored as its JSON in content, so the content cap holds for that text too.
     if (widget) requireContentLength(fields.content!, 'the widget as JSON')
-    // The shared PostgreSQL statement (direct-post.ts) writes text rows only.
+    const fingerprint =
+      key === ''
+        ? ''
+        : fingerprintOf([chat_id, content, reply_to ?? '', widget ? JSON.stringify(widget) : '', file ?? ''])
+    // The shared PostgreSQL statement (direct-post.ts) writes text rows only, and a key only when it is new.
     if (!reply_to && !file && store.postDirect) {
       const row = newMessage(store, chatId, caller.member, fields)
-      if (await store.postDirect(row)) return toMessageView(row)
+      const view = toMessageView(row)
+      const stored = key === '' ? undefined : { key, fingerprint, response: JSON.stringify(view) }
+      if (stored) pruneSendKeys(Date.now())
+      if (await store.postDirect(row, stored)) return view
     }
-    const { row, replyTo } = await store.transact(async (unit) => {
+    async function post(unit: Unit) {
       const access = await requireMember(unit, chatId, caller)
       requireCanPost(access)
       let replyTo: MessageRow | undefined
@@ -75,9 +96,17 @@ export default async function messagesPlugin(
         ...(replyTo ? { linked_message_id: replyTo.timetick, link_kind: LinkKind.Reply } : {}),
       })
       await postMessage(unit, row, access.chat.app_id)
-      return { row, replyTo }
-    })
-    return toMessageView(row, { replyTo })
+      return toMessageView(row, { replyTo })
+    }
+    if (key === '') return store.transact(post)
+    pruneSendKeys(Date.now())
+    const sent = await sendOnce(
+      store,
+      { member: caller.member, key, fingerprint, retentionHours: keyHours, now: Date.now() },
+      post,
+    )
+    if (sent.replayed) markReplayed(reply)
+    return sent.message
   })
 
   app.get('/get_chat_messages', { schema: getChatMessages }, async (request) => {

@@ -26,6 +26,9 @@ export function requireContentLength(content: string, what = 'the message'): voi
 }
 
 export const sendMessage = {
+  description:
+    'An `Idempotency-Key` header (1–64 of `A-Za-z0-9_.:-`) makes a repeat answer the first message ' +
+    '(with `Idempotent-Replayed: true`) instead of posting it again (docs/chat-api.md, "Sending once").',
   body: Type.Object(
     {
       chat_id: Id,

@@ -49,7 +49,7 @@ export default async function settingsPage(app: FastifyInstance, { config, modul
           <thead><tr><th>Process</th><th>Version</th><th>Build</th><th>Status</th></tr></thead>
           <tbody>${processes.map(
             (process) => html`<tr>
-              <td>${process.name}</td>
+              <td>${process.instance ? `${process.name} (${process.instance})` : process.name}</td>
               <td>${process.version ?? '–'}</td>
               <td>${process.build ?? '–'}</td>
               <td>${process.status === 'up' ? 'up' : 'not answering'}</td>

@@ -4,6 +4,7 @@ import loginAuditPlugin from '../audit/login-audit.plugin.ts'
 import { createLoginAudit } from '../audit/login-audit.repository.ts'
 import type { GatewayConfig } from '../config.ts'
 import federationPlugin from '../federation/federation.plugin.ts'
+import type { ModuleDirectory } from '../proxy/module-instances.ts'
 import type { SessionCookie } from '../sessions/session-cookie.ts'
 import sessionsPlugin from '../sessions/sessions.plugin.ts'
 import type { GatewayStore } from '../store.ts'
@@ -19,6 +20,8 @@ import userKeysPlugin from './user-keys.plugin.ts'
 export interface SignInInstallOptions {
   config: GatewayConfig
   store: GatewayStore
+  /** The modules' instances: sign-in codes go out through the chat module. */
+  modules: ModuleDirectory
   cookie: SessionCookie
   lookupCountry: Awaited<ReturnType<typeof loadCountryLookup>>
 }
@@ -29,7 +32,7 @@ export interface SignInInstallOptions {
  * (docs/gateway.md). Returns the challenges, which the periodic sweep cleans, and the audit, which
  * the operator panel reads.
  */
-export function installSignIn(app: Service, { config, store, cookie, lookupCountry }: SignInInstallOptions) {
+export function installSignIn(app: Service, { config, store, modules, cookie, lookupCountry }: SignInInstallOptions) {
   const challenges = createChallenges(store.db, store.nextTick, config.Otp, {
     codeKey: config.ServiceSecret,
     now: store.now,
@@ -37,7 +40,7 @@ export function installSignIn(app: Service, { config, store, cookie, lookupCount
   const loginAudit = createLoginAudit(store.db, store.nextTick, store.now)
   const signIn = createSignIn({ ...store, cookie, loginAudit, lookupCountry })
   const delivery = createOtpDelivery({
-    chatUrl: config.Modules.chat ?? '',
+    chat: modules.get('chat'),
     serviceSecret: config.ServiceSecret,
     ttlMinutes: Math.round(config.Otp.CodeTtlSeconds / 60),
   })

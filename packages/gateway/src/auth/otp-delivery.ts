@@ -1,9 +1,10 @@
 import { ApiError, CommunicationChannel, signedHeaders } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 
 export interface OtpDeliveryOptions {
-  /** Base URL of the chat module (Modules.chat); empty when not configured. */
-  chatUrl: string
+  /** The chat module's instances (Modules.chat); undefined when not configured. */
+  chat: ModuleInstances | undefined
   serviceSecret: string
   /** How long the code and link stay valid, for the wording of the mail. */
   ttlMinutes: number
@@ -17,17 +18,17 @@ export interface OtpDeliveryOptions {
  * by SMS, or by the linked Telegram of the person whose number is already verified.
  * Failures answer OtpDeliveryFailed; the chat module's reason goes to the log only.
  */
-export function createOtpDelivery({ chatUrl, serviceSecret, ttlMinutes, timeoutMs = 15_000 }: OtpDeliveryOptions) {
+export function createOtpDelivery({ chat, serviceSecret, ttlMinutes, timeoutMs = 15_000 }: OtpDeliveryOptions) {
   async function call(log: FastifyBaseLogger, operation: string, body: object): Promise<void> {
-    if (!chatUrl) {
+    if (!chat) {
       log.error('sign-in code not sent: Modules.chat is not configured')
       throw new ApiError('OtpDeliveryFailed')
     }
-    const url = `${chatUrl.replace(/\/+$/, '')}/private/v1/${operation}`
+    const url = `${chat.url.replace(/\/+$/, '')}/private/v1/${operation}`
     let status = 0
     let answer = ''
     try {
-      const response = await fetch(url, {
+      const response = await chat.fetch(url, {
         method: 'POST',
         headers: signedHeaders(serviceSecret, 'POST', url, { 'content-type': 'application/json' }),
         body: JSON.stringify(body),

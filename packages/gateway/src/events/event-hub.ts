@@ -1,6 +1,7 @@
 import type { BroadcastEvent } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
 import type { GatewayConfig } from '../config.ts'
+import type { ModuleDirectory } from '../proxy/module-instances.ts'
 import type { EventCursors } from './event-cursors.repository.ts'
 import type { EventMetrics } from './event-metrics.ts'
 import { createModuleEvents, type FetchEvents } from './module-events.ts'
@@ -9,8 +10,8 @@ import { toChunk } from './sse-chunks.ts'
 import type { Subscriber } from './subscriber.ts'
 
 export interface EventHubOptions {
-  /** The Modules setting: every module listed is polled. */
-  modules: GatewayConfig['Modules']
+  /** The modules of the Modules setting: every one is polled, at whichever of its instances is up. */
+  modules: ModuleDirectory
   settings: GatewayConfig['Events']
   serviceSecret: string
   cursors: EventCursors
@@ -51,8 +52,12 @@ export function createEventHub({ modules, settings, serviceSecret, cursors, log,
     }
   }
 
-  const feeds: ModuleFeed[] = Object.entries(modules).map(([module, baseUrl]) => {
-    const fetchEvents = createModuleEvents({ baseUrl, serviceSecret, timeoutMs: settings.PollTimeoutMs })
+  const feeds: ModuleFeed[] = modules.names().map((module) => {
+    const fetchEvents = createModuleEvents({
+      instances: modules.get(module)!,
+      serviceSecret,
+      timeoutMs: settings.PollTimeoutMs,
+    })
     const poller = createModulePoller({
       module,
       fetchEvents,

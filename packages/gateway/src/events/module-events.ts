@@ -1,4 +1,5 @@
 import { type EventBatch, parseEventBatch, signedHeaders } from '@atrium/platform'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 
 /** One call of a module's `GET /private/v1/events` (spec: "Module events endpoint"). */
 export interface EventsQuery {
@@ -24,8 +25,8 @@ export class EventsCallError extends Error {
 }
 
 export interface ModuleEventsOptions {
-  /** Internal base URL of the module (the Modules setting). */
-  baseUrl: string
+  /** The module's instances (the Modules setting): each call goes to one that is up. */
+  instances: ModuleInstances
   serviceSecret: string
   /** Time a call may take beyond its `wait`. */
   timeoutMs: number
@@ -35,8 +36,8 @@ export interface ModuleEventsOptions {
  * Returns the function that calls one module's events endpoint as the gateway: signed like every
  * hop (ARCHITECTURE.md step 7) with no user, since the poller acts for every subscriber at once.
  */
-export function createModuleEvents({ baseUrl, serviceSecret, timeoutMs }: ModuleEventsOptions) {
-  const base = baseUrl.replace(/\/+$/, '')
+export function createModuleEvents({ instances, serviceSecret, timeoutMs }: ModuleEventsOptions) {
+  const base = instances.url.replace(/\/+$/, '')
 
   return async function fetchEvents(query: EventsQuery, signal: AbortSignal): Promise<EventBatch> {
     // Subjects are [a-z:0-9] only, so they go unencoded: a chunk of 200 stays well inside URL limits.
@@ -46,7 +47,7 @@ export function createModuleEvents({ baseUrl, serviceSecret, timeoutMs }: Module
     const timeout = AbortSignal.timeout(query.wait + timeoutMs)
     let response: Response
     try {
-      response = await fetch(url, {
+      response = await instances.fetch(url, {
         headers: signedHeaders(serviceSecret, 'GET', url),
         signal: AbortSignal.any([signal, timeout]),
       })

@@ -1,4 +1,5 @@
 import { ApiError, signedHeaders } from '@atrium/platform'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 
 /** A file a reader may download, as the chat module's catalogue describes it. */
 export interface CatalogFile {
@@ -14,8 +15,8 @@ export interface CatalogFile {
 export type CatalogReader = { member: number } | { code: string; deviceGuid: string } | { operator: true }
 
 export interface FileCatalogClientOptions {
-  /** Internal base URL of the module that holds file metadata (Files.CatalogModule). */
-  baseUrl: string
+  /** The instances of the module that holds file metadata (Files.CatalogModule). */
+  instances: ModuleInstances
   serviceSecret: string
   /** Time one call may take. */
   timeoutMs?: number
@@ -30,11 +31,11 @@ const CALL_TIMEOUT_MS = 10_000
  * unexpected is BadGateway (502), never a refusal, so the caller knows to retry.
  */
 export function createFileCatalogClient({
-  baseUrl,
+  instances,
   serviceSecret,
   timeoutMs = CALL_TIMEOUT_MS,
 }: FileCatalogClientOptions) {
-  const base = baseUrl.replace(/\/+$/, '')
+  const base = instances.url.replace(/\/+$/, '')
 
   async function call(
     method: 'GET' | 'POST',
@@ -45,7 +46,7 @@ export function createFileCatalogClient({
     const headers: Record<string, string> = body === undefined ? {} : { 'content-type': 'application/json' }
     let response: Response
     try {
-      response = await fetch(url, {
+      response = await instances.fetch(url, {
         method,
         headers: signedHeaders(serviceSecret, method, url, headers),
         body: body === undefined ? undefined : JSON.stringify(body),

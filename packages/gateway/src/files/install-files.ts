@@ -1,5 +1,6 @@
 import type { Service } from '@atrium/platform'
 import type { GatewayConfig } from '../config.ts'
+import type { ModuleDirectory } from '../proxy/module-instances.ts'
 import type { GatewayStore } from '../store.ts'
 import downloadsPlugin from './downloads.plugin.ts'
 import { createFileCatalogClient } from './file-catalog-client.ts'
@@ -8,7 +9,7 @@ import { createLocalFileStorage } from './local-storage.ts'
 import { createS3FileStorage } from './s3-storage.ts'
 import { createUploads } from './uploads.repository.ts'
 
-type FilesInstallOptions = { config: GatewayConfig; now: () => number } & Pick<
+type FilesInstallOptions = { config: GatewayConfig; modules: ModuleDirectory; now: () => number } & Pick<
   GatewayStore,
   'db' | 'dialect' | 'nextTick'
 >
@@ -18,15 +19,15 @@ type FilesInstallOptions = { config: GatewayConfig; now: () => number } & Pick<
  * module's catalogue says who may read a file (docs/files.md). Returns what the periodic sweep
  * cleans (upload-sweep.ts).
  */
-export function installFiles(app: Service, { config, now, db, dialect, nextTick }: FilesInstallOptions) {
+export function installFiles(app: Service, { config, modules, now, db, dialect, nextTick }: FilesInstallOptions) {
   const uploads = createUploads(db, dialect, nextTick, now)
   const fileStorage =
     config.FileStorage === 's3'
       ? createS3FileStorage(config.Files.S3)
       : createLocalFileStorage(config.LocalFileStoragePath)
-  const catalogUrl = config.Modules[config.Files.CatalogModule]
-  const catalog = catalogUrl
-    ? createFileCatalogClient({ baseUrl: catalogUrl, serviceSecret: config.ServiceSecret })
+  const catalogModule = modules.get(config.Files.CatalogModule)
+  const catalog = catalogModule
+    ? createFileCatalogClient({ instances: catalogModule, serviceSecret: config.ServiceSecret })
     : undefined
   app.register(filesPlugin, {
     prefix: '/auth/v1',

@@ -1,4 +1,5 @@
 import { signedHeaders } from '@atrium/platform'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 
 const CALL_TIMEOUT_MS = 5000
 
@@ -15,11 +16,11 @@ export interface ResolvedGuest {
  * code and device GUID resolve to. Resolves undefined when they name no guest (an unknown or
  * revoked code, a device that never joined it); throws when the chat module cannot answer.
  */
-export function createGuestResolver({ chatUrl, serviceSecret }: { chatUrl: string; serviceSecret: string }) {
-  const base = chatUrl.replace(/\/+$/, '')
+export function createGuestResolver({ chat, serviceSecret }: { chat: ModuleInstances; serviceSecret: string }) {
+  const base = chat.url.replace(/\/+$/, '')
   return async function resolveGuest(code: string, deviceGuid: string): Promise<ResolvedGuest | undefined> {
     const url = `${base}/private/v1/call_guest?${new URLSearchParams({ code, device_guid: deviceGuid })}`
-    const response = await fetch(url, {
+    const response = await chat.fetch(url, {
       headers: signedHeaders(serviceSecret, 'GET', url, {}),
       signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
     })

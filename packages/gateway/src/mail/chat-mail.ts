@@ -1,10 +1,11 @@
 import { errorCodes, signedHeaders } from '@atrium/platform'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 import type { Refusal } from './mail-auth.ts'
 import type { StoredMailFile } from './mail-files.ts'
 
 export interface ChatMailOptions {
-  /** Base URL of the chat module (Modules.chat). */
-  chatUrl: string
+  /** The chat module's instances (Modules.chat). */
+  chat: ModuleInstances
   serviceSecret: string
   timeoutMs?: number
 }
@@ -43,11 +44,11 @@ const PERMANENT: Record<number, Refusal> = {
 const TEMPORARY: Refusal = { responseCode: 451, message: '4.3.0 The chat service is not available; try again later' }
 
 /** Signed calls of the chat module's email bridge operations (/private/v1/MailRecipient, ReceiveEmail). */
-export function createChatMail({ chatUrl, serviceSecret, timeoutMs = 15_000 }: ChatMailOptions) {
+export function createChatMail({ chat, serviceSecret, timeoutMs = 15_000 }: ChatMailOptions) {
   async function call(operation: string, body: object): Promise<ChatAnswer> {
-    const url = `${chatUrl.replace(/\/+$/, '')}/private/v1/${operation}`
+    const url = `${chat.url.replace(/\/+$/, '')}/private/v1/${operation}`
     try {
-      const response = await fetch(url, {
+      const response = await chat.fetch(url, {
         method: 'POST',
         headers: signedHeaders(serviceSecret, 'POST', url, { 'content-type': 'application/json' }),
         body: JSON.stringify(body),

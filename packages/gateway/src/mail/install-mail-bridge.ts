@@ -1,6 +1,7 @@
 import type { Service, TlsOptions } from '@atrium/platform'
 import type { GatewayConfig } from '../config.ts'
 import type { installFiles } from '../files/install-files.ts'
+import type { ModuleDirectory } from '../proxy/module-instances.ts'
 import type { GatewayStore } from '../store.ts'
 import { createChatMail } from './chat-mail.ts'
 import { createDnsLookup, createMailAuth } from './mail-auth.ts'
@@ -9,6 +10,7 @@ import { createMailBridge } from './mail-bridge.ts'
 export interface MailBridgeInstallOptions {
   config: GatewayConfig
   store: GatewayStore
+  modules: ModuleDirectory
   /** The gateway's certificate, offered by STARTTLS. */
   tls: TlsOptions | undefined
   /** The file service, which stores the mail's attachments. */
@@ -20,14 +22,14 @@ export interface MailBridgeInstallOptions {
  * and closed before it, that stores verified mail in the chat module. Undefined while
  * MailBridge.Enabled is false.
  */
-export function installMailBridge(app: Service, { config, store, tls, files }: MailBridgeInstallOptions) {
+export function installMailBridge(app: Service, { config, store, modules, tls, files }: MailBridgeInstallOptions) {
   if (!config.MailBridge.Enabled) return undefined
   const mailBridge = createMailBridge({
     settings: config.MailBridge,
     domain: config.MailBridge.Domain || new URL(config.PublicOrigin).hostname,
     tls,
     // Modules.chat is set: the config check refuses the bridge without it.
-    chat: createChatMail({ chatUrl: config.Modules.chat ?? '', serviceSecret: config.ServiceSecret }),
+    chat: createChatMail({ chat: modules.get('chat')!, serviceSecret: config.ServiceSecret }),
     authenticate: createMailAuth(createDnsLookup(config.Dns.Servers, config.Dns.TimeoutMs, config.Dns.Tries)),
     files: { uploads: files.uploads, storage: files.storage, settings: config.Files, now: store.now },
     log: app.log,

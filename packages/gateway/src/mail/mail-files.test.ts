@@ -22,6 +22,7 @@ import { signedInUser } from '../../test/support.ts'
 import { createFileCatalogClient } from '../files/file-catalog-client.ts'
 import { ATTACH_GRACE_MS, sweepFiles } from '../files/upload-sweep.ts'
 import { createUploads } from '../files/uploads.repository.ts'
+import { createModuleInstances } from '../proxy/module-instances.ts'
 import { mailFileName } from './mail-files.ts'
 
 interface FileView {
@@ -340,7 +341,10 @@ forEachDialect("when the chat module's answer is lost, the file sweep settles th
     sweepFiles({
       uploads: createUploads(gateway.store.db, dialect, gateway.store.nextTick, later),
       storage: gateway.storage,
-      catalog: createFileCatalogClient({ baseUrl: bridge.chat.base, serviceSecret: gateway.config.ServiceSecret }),
+      catalog: createFileCatalogClient({
+        instances: createModuleInstances('chat', [bridge.chat.base], { backoffMs: 1000 }),
+        serviceSecret: gateway.config.ServiceSecret,
+      }),
       now: later,
     })
   const attachments = [{ filename: 'lost.txt', content: 'the answer got lost' }]

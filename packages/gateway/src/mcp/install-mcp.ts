@@ -2,6 +2,7 @@ import type { Service } from '@atrium/platform'
 import type { loadCountryLookup } from '../audit/country.ts'
 import type { GatewayConfig } from '../config.ts'
 import { createModuleCaller } from '../proxy/module-call.ts'
+import type { ModuleDirectory } from '../proxy/module-instances.ts'
 import type { GatewayStore } from '../store.ts'
 import mcpPlugin from './mcp.plugin.ts'
 import mcpAccessPlugin from './mcp-access.plugin.ts'
@@ -9,6 +10,7 @@ import mcpAccessPlugin from './mcp-access.plugin.ts'
 export interface McpInstallOptions {
   config: GatewayConfig
   store: GatewayStore
+  modules: ModuleDirectory
   lookupCountry: Awaited<ReturnType<typeof loadCountryLookup>>
   /** The gateway's API version, the MCP server's version. */
   version: string
@@ -20,11 +22,14 @@ export interface McpInstallOptions {
  * proxied request; and what the signed-in user's assistants may do, for their account page
  * (NotFound while MCP is off).
  */
-export function installMcp(app: Service, { config, store, lookupCountry, version }: McpInstallOptions): void {
+export function installMcp(
+  app: Service,
+  { config, store, modules: moduleDirectory, lookupCountry, version }: McpInstallOptions,
+): void {
   if (config.Mcp.Enabled) {
     const modules = createModuleCaller({
       routes: store.routes,
-      modules: config.Modules,
+      modules: moduleDirectory,
       settings: config.Proxy,
       serviceSecret: config.ServiceSecret,
       cookieName: config.Sessions.CookieName,

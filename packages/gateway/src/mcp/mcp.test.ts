@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { forEachDialect, json } from '@atrium/platform/testing'
 import { connectMcp, startMcpStack, type UserContact } from '../../test/mcp.ts'
+import { downUpstreamUrl } from '../../test/upstream.ts'
 
 forEachDialect('an assistant with a session token sees and calls only its granted tools', async (t, dialect) => {
   const stack = await startMcpStack(t, dialect)
@@ -235,6 +236,31 @@ forEachDialect('chat_send refuses NUL and other control characters before the ch
     await fetch(`${stack.url}/msg/v1/get_chat_messages?chat_id=${chatId}`, { headers: ann.browser }),
   )
   assert.deepEqual(listed.result.messages, [], 'nothing was written')
+})
+
+forEachDialect('a tool call skips an instance of its module that is down', async (t, dialect) => {
+  const stack = await startMcpStack(t, dialect, { chatInstancesBefore: [await downUpstreamUrl()] })
+  const ann = await stack.user('Ann')
+  await stack.allow('user', ann.crmId, ['chat_send'])
+  const created = await fetch(`${stack.url}/msg/v1/create_chat`, {
+    method: 'POST',
+    headers: ann.browser,
+    body: JSON.stringify({ type: 2, name: 'Team', members: [] }),
+  })
+  const chatId = (await json(created)).result.chat.id as string
+  const client = await connectMcp(t, stack.url, ann.bearer)
+  for (const content of ['first', 'second', 'third']) {
+    const sent = await client.callTool({ name: 'chat_send', arguments: { chat_id: chatId, content } })
+    assert.equal(sent.isError, undefined, JSON.stringify(sent.content))
+  }
+  const listed = await json(
+    await fetch(`${stack.url}/msg/v1/get_chat_messages?chat_id=${chatId}`, { headers: ann.browser }),
+  )
+  assert.deepEqual(listed.result.messages.map((message: { content: string }) => message.content).sort(), [
+    'first',
+    'second',
+    'third',
+  ])
 })
 
 forEachDialect('a module that is down or answers too much fails the tool with BadGateway', async (t, dialect) => {

@@ -1,5 +1,6 @@
 import { type BroadcastEvent, ChatMessFlags, ChatType, hasAnyFlag, hasFlag, signedHeaders } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 
 /**
  * The payload of a push, as the service worker (/sw.js) reads it: the notification's title and
@@ -153,8 +154,8 @@ function cached<K, V>(load: (key: K) => Promise<V>): (key: K) => Promise<V> {
 }
 
 export interface PushLookupsOptions {
-  /** Base URL of the chat module (Modules.chat); empty when there is none. */
-  chatUrl: string
+  /** The chat module's instances (Modules.chat); undefined when there is none. */
+  chat: ModuleInstances | undefined
   serviceSecret: string
   timeoutMs: number
   /** A user's display name from the gateway's users. */
@@ -168,18 +169,12 @@ export interface PushLookupsOptions {
  * never changes, and a renamed group or user shows the old name for at most that long. A failed
  * call is logged and answers undefined, so the notification still goes out.
  */
-export function createPushLookups({
-  chatUrl,
-  serviceSecret,
-  timeoutMs,
-  userName,
-  log,
-}: PushLookupsOptions): PushLookups {
-  const base = chatUrl.replace(/\/+$/, '')
+export function createPushLookups({ chat, serviceSecret, timeoutMs, userName, log }: PushLookupsOptions): PushLookups {
+  const base = chat?.url.replace(/\/+$/, '') ?? ''
 
   const fetchChat = cached(async (chatId: string): Promise<ChatSummary> => {
     const url = `${base}/private/v1/get_chat_info?chat_id=${chatId}`
-    const response = await fetch(url, {
+    const response = await chat!.fetch(url, {
       headers: signedHeaders(serviceSecret, 'GET', url),
       signal: AbortSignal.timeout(timeoutMs),
     })

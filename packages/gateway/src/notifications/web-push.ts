@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client'
 import type { GatewayConfig } from '../config.ts'
 import type { EventHub } from '../events/event-hub.ts'
 import { createOutboundClient } from '../outbound/outbound-request.ts'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 import type { GatewayStore } from '../store.ts'
 import { createPushDispatcher, type PushDispatcher } from './push-dispatcher.ts'
 import { createPushLookups } from './push-messages.ts'
@@ -11,8 +12,10 @@ import { createPushSender } from './push-sender.ts'
 import { createPushSubscriptions, type PushSubscriptions } from './push-subscriptions.repository.ts'
 
 export interface WebPushOptions {
-  config: Pick<GatewayConfig, 'WebPush' | 'PushSending' | 'Modules' | 'ServiceSecret'>
+  config: Pick<GatewayConfig, 'WebPush' | 'PushSending' | 'ServiceSecret'>
   store: GatewayStore
+  /** The chat module's instances (Modules.chat), asked for a chat's type and name; undefined without one. */
+  chat: ModuleInstances | undefined
   hub: EventHub
   log: FastifyBaseLogger
   /** Where the push queue and outcome metrics are registered. */
@@ -23,7 +26,7 @@ export interface WebPushOptions {
  * Web Push on this node: the subscriptions, and the dispatcher only where pushes are sent, that is
  * with WebPush.Enabled on the one node with PushSending (spec: "Limits"). `close` stops sending.
  */
-export function createWebPush({ config, store, hub, log, registry }: WebPushOptions): {
+export function createWebPush({ config, store, chat, hub, log, registry }: WebPushOptions): {
   subscriptions: PushSubscriptions
   dispatcher: PushDispatcher | undefined
   close: () => Promise<void>
@@ -42,7 +45,7 @@ export function createWebPush({ config, store, hub, log, registry }: WebPushOpti
     subscriptions,
     sendPush: createPushSender({ settings, outbound }),
     lookups: createPushLookups({
-      chatUrl: config.Modules.chat ?? '',
+      chat,
       serviceSecret: config.ServiceSecret,
       timeoutMs: settings.TimeoutMs,
       userName: async (crmId) => (await store.users.get(crmId))?.name ?? '',

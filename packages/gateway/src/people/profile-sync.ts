@@ -1,14 +1,15 @@
 import { signedHeaders, timetickAt, timetickTime } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
 import type { EventCursors } from '../events/event-cursors.repository.ts'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 import type { User, Users } from '../users/users.repository.ts'
 
 /** A module the gateway pushes its users to with POST /private/v1/set_profiles (profile-targets.ts). */
 export interface ProfileTarget {
   /** The module's name in `Modules`; the sync's cursor is `profiles:<module>`. */
   module: string
-  /** Internal base URL of the module. */
-  url: string
+  /** The module's instances (Modules). */
+  instances: ModuleInstances
   /** Users per set_profiles call. */
   batchSize: number
   /** The set_profiles entries of a batch of users, in the module's own shape. */
@@ -61,7 +62,7 @@ export function createProfileSync({
   retryMs = 500,
   maxRetryMs = 60_000,
 }: ProfileSyncOptions) {
-  const url = `${target.url.replace(/\/+$/, '')}/private/v1/set_profiles`
+  const url = `${target.instances.url.replace(/\/+$/, '')}/private/v1/set_profiles`
   const cursorKey = profileSyncCursor(target.module)
   const module = `the ${target.module} module`
   let timer: NodeJS.Timeout | undefined
@@ -75,7 +76,7 @@ export function createProfileSync({
 
   async function push(batch: User[]): Promise<void> {
     const body = JSON.stringify({ profiles: await target.describe(batch) })
-    const response = await fetch(url, {
+    const response = await target.instances.fetch(url, {
       method: 'POST',
       headers: signedHeaders(serviceSecret, 'POST', url, { 'content-type': 'application/json' }),
       body,

@@ -1,6 +1,7 @@
 import { ContactFlags, DISPLAY_NAME_PATTERN } from '@atrium/platform'
 import { parseScopes } from '../auth/caller.ts'
 import type { Federation } from '../federation/federation.repository.ts'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 import { type Contact, ContactKind, type User, type Users } from '../users/users.repository.ts'
 import type { ProfileTarget } from './profile-sync.ts'
 
@@ -20,10 +21,10 @@ const CHAT_MAX_SCOPES = 50
  * which Telegram widgets a person sees (docs/telegram-widgets.md). A scope change moves the user's
  * timetick_update, so the next sync carries it. The module takes up to 500 per call.
  */
-export function chatProfileTarget(url: string): ProfileTarget {
+export function chatProfileTarget(instances: ModuleInstances): ProfileTarget {
   return {
     module: 'chat',
-    url,
+    instances,
     batchSize: 200,
     async describe(users) {
       return users.map((user) => ({
@@ -57,12 +58,12 @@ function crmContact(contact: Contact): CrmContact | undefined {
  * Telegram account the person signs in with is verified, since Telegram signed the login.
  */
 export function crmProfileTarget(
-  url: string,
+  instances: ModuleInstances,
   { users, federation }: { users: Users; federation: Federation },
 ): ProfileTarget {
   return {
     module: 'crm',
-    url,
+    instances,
     // Up to 20 contacts of up to 254 characters each keep a call well under the CRM's 1 MiB body limit.
     batchSize: 100,
     async describe(batch: User[]) {

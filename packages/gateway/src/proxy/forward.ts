@@ -2,6 +2,7 @@ import { Readable } from 'node:stream'
 import { ApiError, drainUnreadBody, type ReplyView, sendError } from '@atrium/platform'
 import { Agent, type Dispatcher } from 'undici'
 import type { GatewayConfig } from '../config.ts'
+import type { ModuleDirectory } from './module-instances.ts'
 import type { ProxiedRequest } from './proxy.plugin.ts'
 
 type Headers = Record<string, string | string[] | undefined>
@@ -24,6 +25,8 @@ export interface UpstreamRequest {
 
 export interface ForwarderOptions {
   settings: GatewayConfig['Proxy']
+  /** The modules' instances: a request to a module goes to one of them (module-instances.ts). */
+  modules: ModuleDirectory
   /** The response headers the client gets from the module's (filtered, CORS added). */
   responseHeaders: (headers: Headers, request: ProxiedRequest) => Headers
   /** Told of every failed exchange whose client was still there (the upstream error metric). */
@@ -56,11 +59,12 @@ export function upstreamError(error: Error): ApiError {
  * the module's answer back through the reply, with Fastify's response hooks. Bodies stream both
  * ways and are never collected: the answer is sent with the module's first chunk, as that chunk
  * alone when it is the whole body (one write, no stream), otherwise as a stream paused while the
- * client is slower than the module. Connection failures and timeouts before anything was sent
- * answer BadGateway or GatewayTimeout; a failure in the middle of a streamed body cuts the
- * client's response. Nothing is retried.
+ * client is slower than the module. A request to a module with several instances that could not
+ * connect before it was handed to a connection goes to the next instance; once handed over it is
+ * never sent again. Failures answer BadGateway, timeouts GatewayTimeout; a failure in the middle of
+ * a streamed body cuts the client's response.
  */
-export function createForwarder({ settings, responseHeaders, onUpstreamError }: ForwarderOptions) {
+export function createForwarder({ settings, modules, responseHeaders, onUpstreamError }: ForwarderOptions) {
   const agent = new Agent({
     connections: settings.Connections,
     pipelining: 1,
@@ -74,7 +78,8 @@ export function createForwarder({ settings, responseHeaders, onUpstreamError }: 
   function forward(request: ProxiedRequest, reply: ReplyView, upstream: UpstreamRequest): ReplyView {
     const method = request.method
     const body = method === 'GET' || method === 'HEAD' ? null : clientBody(request)
-    agent.dispatch(
+    const dispatcher = modules.get(upstream.upstream)?.via(agent) ?? agent
+    dispatcher.dispatch(
       {
         origin: upstream.origin,
         path: upstream.path,

@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../config.ts'
 import { createClientAddress } from './client-address.ts'
 import { upstreamError } from './forward.ts'
 import { createForwardedHeaders, type ForwardedHeadersOptions } from './forwarded-headers.ts'
+import type { ModuleDirectory } from './module-instances.ts'
 import type { Routes } from './routes.repository.ts'
 import { createUpstreamTargets } from './upstream-target.ts'
 
@@ -30,7 +31,8 @@ export interface ModuleAnswer {
 
 export interface ModuleCallerOptions extends Omit<ForwardedHeadersOptions, 'project'> {
   routes: Routes
-  modules: GatewayConfig['Modules']
+  /** The modules and their instances: a call goes to one of them, as a proxied request does. */
+  modules: ModuleDirectory
   settings: GatewayConfig['Proxy']
   /** Largest answer body read; a longer one is a BadGateway. */
   maxAnswerBytes: number
@@ -90,7 +92,8 @@ export function createModuleCaller(options: ModuleCallerOptions) {
 
     let answer: Dispatcher.ResponseData
     try {
-      answer = await agent.request({ origin: target.origin, path, method: call.method, headers, body })
+      const dispatcher = target.instances?.via(agent) ?? agent
+      answer = await dispatcher.request({ origin: target.origin, path, method: call.method, headers, body })
     } catch (error) {
       throw upstreamError(error as Error)
     }

@@ -8,6 +8,7 @@ import type { Admission } from '../server/admission.ts'
 import { createClientAddress } from './client-address.ts'
 import { createForwarder } from './forward.ts'
 import { createForwardedHeaders } from './forwarded-headers.ts'
+import type { ModuleDirectory } from './module-instances.ts'
 import type { ProxyMetrics } from './proxy-metrics.ts'
 import { createResponseHeaders } from './response-headers.ts'
 import type { Route, Routes } from './routes.repository.ts'
@@ -23,8 +24,8 @@ declare module 'fastify' {
 export interface ProxyPluginOptions {
   routes: Routes
   cors: Cors
-  /** The Modules setting: module name to internal base URL. */
-  modules: GatewayConfig['Modules']
+  /** The modules of the Modules setting and their instances. */
+  modules: ModuleDirectory
   settings: GatewayConfig['Proxy']
   serviceSecret: string
   cookieName: string
@@ -97,6 +98,7 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
   const responseHeaders = createResponseHeaders(options.cookieName)
   const forwarder = createForwarder({
     settings,
+    modules: options.modules,
     onUpstreamError: options.metrics?.upstreamError,
     responseHeaders(headers, request) {
       const rewritten = responseHeaders(headers)
@@ -133,7 +135,8 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     const address = clientAddress(request.socket.remoteAddress, request.headers['x-forwarded-for'])
     const headers = forwardedHeaders(request, { caller, address, appId, url: path })
 
-    // Never retried: a request may not be idempotent, and a 503 is the module's answer to pass on.
+    // Never sent twice: a request may not be idempotent, and a 503 is the module's answer to pass on.
+    // Only a request no instance of the module received moves to another (module-instances.ts).
     const upstream = route.upstream.includes('/') ? target.origin : route.upstream
     return forwarder.forward(request, reply, { upstream, origin: target.origin, path, headers })
   }

@@ -1,9 +1,13 @@
 import { ApiError } from '@atrium/platform'
+import type { ModuleDirectory, ModuleInstances } from './module-instances.ts'
 
 /** Where a route's requests go: the origin of the module and a base path put before the request path. */
 export interface UpstreamTarget {
+  /** The origin requests are built with: a URL upstream's, or the module's first instance's. */
   origin: string
   basePath: string
+  /** The module's instances, which the request is sent to (see module-instances.ts); none for a URL upstream. */
+  instances?: ModuleInstances
 }
 
 /**
@@ -11,15 +15,17 @@ export interface UpstreamTarget {
  * target, once per distinct upstream. An upstream that names no configured module is a
  * BadGateway: the route exists but nothing serves it here.
  */
-export function createUpstreamTargets(modules: Readonly<Record<string, string>>) {
+export function createUpstreamTargets(modules: ModuleDirectory) {
   const resolved = new Map<string, UpstreamTarget>()
   return function upstreamTarget(upstream: string): UpstreamTarget {
     let target = resolved.get(upstream)
     if (target) return target
-    const base = /^https?:\/\//i.test(upstream) ? upstream : modules[upstream]
+    const isUrl = /^https?:\/\//i.test(upstream)
+    const instances = isUrl ? undefined : modules.get(upstream)
+    const base = isUrl ? upstream : instances?.url
     if (base === undefined) throw new ApiError('BadGateway', `module ${upstream} is not configured on this gateway`)
     const url = new URL(base)
-    target = { origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') }
+    target = { origin: url.origin, basePath: url.pathname.replace(/\/+$/, ''), instances }
     if (resolved.size > 1000) resolved.clear()
     resolved.set(upstream, target)
     return target

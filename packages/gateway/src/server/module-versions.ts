@@ -3,6 +3,7 @@ import { type Static, Type } from 'typebox'
 import { OPERATOR_SCOPE } from '../admin/admin-shell.ts'
 import { requireScope } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
+import { instanceUrls } from '../proxy/module-instances.ts'
 
 /** The health endpoint every module serves without a signature (platform service.ts). */
 const MODULE_HEALTH_PATH = '/private/v1/health'
@@ -11,6 +12,8 @@ const ModuleVersion = Type.Object({
   name: Type.String(),
   /** `up` when the module's health endpoint answered in time, with its version and build. */
   status: Type.Union([Type.Literal('up'), Type.Literal('down')]),
+  /** The instance's base URL, when the module has several (each may run another build during an upgrade). */
+  instance: Type.Optional(Type.String()),
   version: Type.Optional(Type.String()),
   build: Type.Optional(Type.String()),
 })
@@ -30,7 +33,12 @@ export interface ModuleVersions {
 }
 
 /** Asks one module's health endpoint for its version; `down` when it does not answer 2xx with one in time. */
-async function askModule(name: string, baseUrl: string, timeoutMs: number): Promise<ModuleVersion> {
+async function askModule(name: string, baseUrl: string, timeoutMs: number, several: boolean): Promise<ModuleVersion> {
+  const row = await askInstance(name, baseUrl, timeoutMs)
+  return several ? { ...row, instance: baseUrl } : row
+}
+
+async function askInstance(name: string, baseUrl: string, timeoutMs: number): Promise<ModuleVersion> {
   try {
     const response = await fetch(new URL(MODULE_HEALTH_PATH, baseUrl), { signal: AbortSignal.timeout(timeoutMs) })
     const body = (await response.json()) as { result?: { version?: unknown; build?: unknown } }
@@ -42,12 +50,15 @@ async function askModule(name: string, baseUrl: string, timeoutMs: number): Prom
   }
 }
 
-/** The versions of the gateway and its modules, each module asked within Readiness.TimeoutMs. */
+/** The versions of the gateway and its modules (each instance of one), each asked within Readiness.TimeoutMs. */
 export function createModuleVersions({ config, gateway }: ModuleVersionsOptions): ModuleVersions {
   return {
     async list() {
       const modules = await Promise.all(
-        Object.entries(config.Modules).map(([name, url]) => askModule(name, url, config.Readiness.TimeoutMs)),
+        Object.entries(config.Modules).flatMap(([name, setting]) => {
+          const urls = instanceUrls(setting)
+          return urls.map((url) => askModule(name, url, config.Readiness.TimeoutMs, urls.length > 1))
+        }),
       )
       return [{ name: 'gateway', status: 'up', ...gateway }, ...modules]
     },

@@ -9,6 +9,7 @@ import {
 import { OPERATOR_SCOPE } from '../admin/admin-shell.ts'
 import { requireScope } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
+import { isConnectionFailure, type ModuleDirectory } from '../proxy/module-instances.ts'
 import type { GatewayStore } from '../store.ts'
 
 /** The health endpoint every module serves without a signature (platform service.ts). */
@@ -32,30 +33,54 @@ export function gatewayMetricsOptions(config: Pick<GatewayConfig, 'Metrics'>): M
  */
 export function installOperatorSignals(
   app: Service,
-  { config, store }: { config: Pick<GatewayConfig, 'Modules' | 'Readiness'>; store: Pick<GatewayStore, 'database'> },
+  {
+    config,
+    store,
+    modules,
+  }: { config: Pick<GatewayConfig, 'Readiness'>; store: Pick<GatewayStore, 'database'>; modules: ModuleDirectory },
 ): void {
   installDatabaseMetrics(app.metrics.registry, store.database)
   installReadiness(app, {
     path: '/auth/v1/ready',
     timeoutMs: config.Readiness.TimeoutMs,
-    checks: { database: databaseCheck(store.database), ...moduleReadinessChecks(config) },
+    checks: { database: databaseCheck(store.database), ...moduleReadinessChecks(config, modules) },
   })
 }
 
 /**
  * A readiness check per module the gateway requires: every module in Modules but those listed in
- * Readiness.OptionalModules. A module is up when its health endpoint answers 2xx in time.
+ * Readiness.OptionalModules. A module is up when the health endpoint of one of its instances
+ * answers 2xx in time; every instance is asked, and what each did counts as it does for a request
+ * (an instance that refused the connection is skipped for a while, one that answered is back).
  */
-function moduleReadinessChecks(config: Pick<GatewayConfig, 'Modules' | 'Readiness'>): Record<string, ReadinessCheck> {
+function moduleReadinessChecks(
+  config: Pick<GatewayConfig, 'Readiness'>,
+  modules: ModuleDirectory,
+): Record<string, ReadinessCheck> {
   const optional = new Set(config.Readiness.OptionalModules)
   const checks: Record<string, ReadinessCheck> = {}
-  for (const [module, baseUrl] of Object.entries(config.Modules)) {
+  for (const module of modules.names()) {
     if (optional.has(module)) continue
-    const url = new URL(MODULE_HEALTH_PATH, baseUrl).toString()
+    const instances = modules.get(module)!
     checks[module] = async (signal) => {
-      const response = await fetch(url, { signal })
-      await response.body?.cancel()
-      if (!response.ok) throw new Error(`${module} health answered ${response.status}`)
+      const answers = await Promise.allSettled(
+        instances.states().map(async ({ origin }) => {
+          let response: Response
+          try {
+            response = await fetch(new URL(MODULE_HEALTH_PATH, origin), { signal })
+          } catch (error) {
+            if (isConnectionFailure((error as Error).cause)) instances.failed(origin)
+            throw error
+          }
+          await response.body?.cancel()
+          instances.answered(origin)
+          if (!response.ok) throw new Error(`${origin} health answered ${response.status}`)
+        }),
+      )
+      const failures = answers.filter((answer) => answer.status === 'rejected')
+      if (failures.length === answers.length) {
+        throw new Error(`${module}: ${failures.map((failure) => String(failure.reason)).join('; ')}`)
+      }
     }
   }
   return checks

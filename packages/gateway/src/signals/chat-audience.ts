@@ -1,11 +1,12 @@
 import { ApiError, signedHeaders } from '@atrium/platform'
+import type { ModuleInstances } from '../proxy/module-instances.ts'
 
 /** The most members a chat may have for typing and presence to be shown in it. */
 export const MAX_AUDIENCE = 500
 
 export interface ChatAudienceOptions {
-  /** The chat module's base URL (Modules.chat); '' when there is none. */
-  chatUrl: string
+  /** The chat module's instances (Modules.chat); undefined when there is none. */
+  chat: ModuleInstances | undefined
   serviceSecret: string
   timeoutMs: number
 }
@@ -15,14 +16,12 @@ export interface ChatAudienceOptions {
  * the gateway) at every call, so a member who was removed is refused at once. A chat with more
  * than MAX_AUDIENCE members is refused: typing and presence are for conversations, not channels.
  */
-export function createChatAudience({ chatUrl, serviceSecret, timeoutMs }: ChatAudienceOptions) {
-  const base = chatUrl.replace(/\/+$/, '')
-
+export function createChatAudience({ chat, serviceSecret, timeoutMs }: ChatAudienceOptions) {
   /** The members of the chat, when `crmId` is one of them; ChatNotFound otherwise (a non-member learns nothing). */
   return async function membersFor(chatId: string, crmId: number): Promise<number[]> {
-    if (!base) throw new ApiError('NotFound', 'no chat module is configured')
-    const url = `${base}/private/v1/get_chat_members?chat_id=${chatId}&limit=${MAX_AUDIENCE}`
-    const response = await fetch(url, {
+    if (!chat) throw new ApiError('NotFound', 'no chat module is configured')
+    const url = `${chat.url.replace(/\/+$/, '')}/private/v1/get_chat_members?chat_id=${chatId}&limit=${MAX_AUDIENCE}`
+    const response = await chat.fetch(url, {
       headers: signedHeaders(serviceSecret, 'GET', url),
       signal: AbortSignal.timeout(timeoutMs),
     })

@@ -44,15 +44,16 @@ export function createChatApi(client: ApiClient) {
     getChatMessages: (chatId: string, cursor: { before?: string; after?: string; limit?: number } = {}) =>
       client.get<MessagePage>(`${MSG}/get_chat_messages`, { chat_id: chatId, ...cursor }),
 
+    /** Sends a text message, once even when an answer is lost and it is sent again (client.postOnce). */
     sendMessage: (chatId: string, content: string) =>
-      client.post<MessageView>(`${MSG}/send_message`, { chat_id: chatId, content }),
+      client.postOnce<MessageView>(`${MSG}/send_message`, { chat_id: chatId, content }),
 
     /**
      * Sends the uploaded file named by `token` (the gateway's X-File-Token) as a message; `content`
      * is its caption and may be empty. With `replyTo` the message is a reply.
      */
     sendFile: (chatId: string, content: string, token: string, replyTo?: string) =>
-      client.post<MessageView>(`${MSG}/send_message`, {
+      client.postOnce<MessageView>(`${MSG}/send_message`, {
         chat_id: chatId,
         content,
         file: token,
@@ -125,7 +126,7 @@ export function createMessageActionsApi(client: ApiClient) {
   return {
     /** Sends `content` as a reply to `replyTo`, a message of the same chat. */
     sendReply: (chatId: string, content: string, replyTo: string) =>
-      client.post<MessageView>(`${MSG}/send_message`, { chat_id: chatId, content, reply_to: replyTo }),
+      client.postOnce<MessageView>(`${MSG}/send_message`, { chat_id: chatId, content, reply_to: replyTo }),
 
     /** Replaces the content of the caller's own message. */
     editMessage: (messageId: string, content: string) =>

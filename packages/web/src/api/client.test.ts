@@ -29,8 +29,9 @@ const INFO = { screen: '1280x720', timezone: 'Europe/Berlin', language: 'de-DE' 
 
 async function signedInClient(t: TestContext) {
   const world = await startSignInWorld(t, 'sqlite', { settings: { Proxy: { Routes: ROUTES } } })
-  async function signIn(email: string, deviceGuid: string) {
-    const client = createApiClient({ base: world.url, deviceGuid, fetch: browserFetch() })
+  /** Signs in through a client whose requests go through `wrap` (a network that loses answers, say). */
+  async function signIn(email: string, deviceGuid: string, wrap = (send: typeof fetch) => send) {
+    const client = createApiClient({ base: world.url, deviceGuid, fetch: wrap(browserFetch()) })
     const auth = createAuthApi(client)
     const { challengeId } = await auth.startEmail(email, '/chat/c/7', { ...INFO, deviceGuid })
     const signedIn = await auth.verifyEmail(challengeId, world.mailTo(email).code, { ...INFO, deviceGuid })
@@ -90,6 +91,36 @@ test('chat calls through the gateway carry the CSRF token; a stale token is re-r
   bob.client.setCsrf('stale-token-of-an-old-session')
   await assert.rejects(bob.chat.sendMessage(chat.id, 'after sign-out'), (error) =>
     isFailure(error, 'CsrfRejected', 'SessionRequired', 'Unauthenticated'),
+  )
+})
+
+test('a message whose answer was lost is sent again with its key and stored once', async (t) => {
+  const { signIn } = await signedInClient(t)
+  // Alice's network loses the answers of her first two sends: each reached the gateway and the chat
+  // module stored it, but the connection dropped on the way back.
+  const keys: string[] = []
+  let lose = 2
+  const lossy =
+    (send: typeof fetch): typeof fetch =>
+    async (input, init = {}) => {
+      const response = await send(input, init)
+      if (String(input).endsWith('/send_message')) {
+        keys.push(new Headers(init.headers).get('idempotency-key') ?? '')
+        if (lose-- > 0) throw new TypeError('fetch failed')
+      }
+      return response
+    }
+  const alice = await signIn('alice@example.com', 'device-guid-alice-01', lossy)
+  const bob = await signIn('bob@example.com', 'device-guid-bob-0001')
+  const { chat } = await alice.chat.createPrivateChat(bob.signedIn.user.crmId)
+  const sent = await alice.chat.sendMessage(chat.id, 'Sent once')
+  assert.equal(sent.content, 'Sent once')
+  assert.equal(keys.length, 3, 'sent three times')
+  assert.ok(keys[0] && keys.every((key) => key === keys[0]), 'with one key')
+  const { messages } = await bob.chat.getChatMessages(chat.id)
+  assert.deepEqual(
+    messages.map((message) => [message.id, message.content]),
+    [[sent.id, 'Sent once']],
   )
 })
 

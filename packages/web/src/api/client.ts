@@ -1,7 +1,19 @@
+import { randomGuid } from './device.ts'
 import { isFailure, RequestError, readEnvelope } from './envelope.ts'
 import { apiHeaders } from './request-headers.ts'
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
+
+/** Failures after which an operation sent with an Idempotency-Key is sent again: no answer, or the module failed or was going away. */
+const REPEATED_AFTER: ReadonlySet<string> = new Set([
+  'Network',
+  'BadResponse',
+  'BadGateway',
+  'GatewayTimeout',
+  'ShuttingDown',
+])
+/** Pauses before the repeats of `postOnce`, in ms. */
+const REPEAT_PAUSES_MS = [250, 1000]
 
 /** Query parameters of a GET; undefined values are left out. */
 export type Query = Record<string, string | number | boolean | undefined>
@@ -27,8 +39,8 @@ export function createApiClient({
 }: ApiClientOptions) {
   let csrf = ''
 
-  async function request<T>(method: Method, path: string, body?: object): Promise<T> {
-    const headers = apiHeaders(deviceGuid)
+  async function request<T>(method: Method, path: string, body?: object, extra?: Record<string, string>): Promise<T> {
+    const headers = { ...apiHeaders(deviceGuid), ...extra }
     if (body !== undefined) headers['content-type'] = 'application/json'
     if (method !== 'GET' && csrf) headers['x-csrf-token'] = csrf
     let response: Response
@@ -48,14 +60,19 @@ export function createApiClient({
   }
 
   /** A state-changing request, repeated once with a fresh CSRF token when the session changed under the page. */
-  async function change<T>(method: Exclude<Method, 'GET'>, path: string, body?: object): Promise<T> {
+  async function change<T>(
+    method: Exclude<Method, 'GET'>,
+    path: string,
+    body?: object,
+    extra?: Record<string, string>,
+  ): Promise<T> {
     try {
-      return await request<T>(method, path, body)
+      return await request<T>(method, path, body, extra)
     } catch (error) {
       if (!isFailure(error, 'CsrfRejected') || !csrf) throw error
       const before = csrf
       if ((await refreshCsrf()) === before || !csrf) throw error
-      return request<T>(method, path, body)
+      return request<T>(method, path, body, extra)
     }
   }
 
@@ -88,6 +105,25 @@ export function createApiClient({
      * call repeated.
      */
     post: <T>(path: string, body: object = {}) => change<T>('POST', path, body),
+
+    /**
+     * POSTs an operation that must happen once (send_message, docs/chat-api.md "Sending once") with
+     * a new Idempotency-Key, and sends it again with the same key, twice at most, while no answer
+     * came or the gateway says the module failed or was going away: the module answers a repeat of
+     * a stored operation with its first outcome, so a lost answer never makes a second message.
+     */
+    async postOnce<T>(path: string, body: object): Promise<T> {
+      const key = { 'idempotency-key': randomGuid() }
+      for (const pause of REPEAT_PAUSES_MS) {
+        try {
+          return await change<T>('POST', path, body, key)
+        } catch (error) {
+          if (!(error instanceof RequestError) || !REPEATED_AFTER.has(error.kind)) throw error
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause))
+      }
+      return change<T>('POST', path, body, key)
+    },
 
     /** PATCH `body` as JSON to `path`, as `post` does. */
     patch: <T>(path: string, body: object) => change<T>('PATCH', path, body),

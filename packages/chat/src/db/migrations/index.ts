@@ -18,6 +18,7 @@ import * as calls from './0017-calls.ts'
 import * as chatAdmin from './0018-chat-admin.ts'
 import * as telegramWidgets from './0019-telegram-widgets.ts'
 import * as fileDayCounters from './0020-file-day-counters.ts'
+import * as sendKeys from './0021-send-keys.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -40,4 +41,5 @@ export const chatMigrations: Migrations = {
   '0018-chat-admin': chatAdmin,
   '0019-telegram-widgets': telegramWidgets,
   '0020-file-day-counters': fileDayCounters,
+  '0021-send-keys': sendKeys,
 }

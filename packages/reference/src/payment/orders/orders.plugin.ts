@@ -1,6 +1,5 @@
-import { ApiError, readIdentity, type Service } from '@atrium/platform'
+import { ApiError, markReplayed, readIdempotencyKey, readIdentity, type Service } from '@atrium/platform'
 import type { PaymentConfig } from '../../config.ts'
-import { markReplayed, readIdempotencyKey } from '../../idempotency.ts'
 import { OrderStartBody, OrderView, toOrderView } from './orders.schema.ts'
 import { type OrderStarter, startOrder } from './start-order.ts'
 import { quote } from './tariff.ts'

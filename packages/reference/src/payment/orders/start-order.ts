@@ -1,6 +1,6 @@
 import type { Database, TimetickGenerator } from '@atrium/platform'
+import { fingerprintOf, isUniqueViolation, keyCutoff, requireSameRequest } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
-import { fingerprintOf, isUniqueViolation, keyCutoff, requireSameRequest } from '../../idempotency.ts'
 import type { PaymentDatabase } from '../db/schema.ts'
 import { createOrdersRepository, type OrderRow } from './orders.repository.ts'
 import type { Quote } from './tariff.ts'

@@ -1,4 +1,4 @@
-import { fingerprintOf, isUniqueViolation, keyCutoff, requireSameRequest } from '../../idempotency.ts'
+import { fingerprintOf, isUniqueViolation, keyCutoff, requireSameRequest } from '@atrium/platform'
 import { type TransferInput, transfer } from '../ledger.ts'
 import type { WalletStore } from '../store.ts'
 import { type BalanceView, type TransactionView, toBalanceView, toTransactionView } from '../views.ts'

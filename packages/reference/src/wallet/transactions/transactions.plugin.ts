@@ -1,6 +1,5 @@
-import { type Service, TIMETICK_PATTERN } from '@atrium/platform'
+import { markReplayed, readIdempotencyKey, type Service, TIMETICK_PATTERN } from '@atrium/platform'
 import { Type } from 'typebox'
-import { markReplayed, readIdempotencyKey } from '../../idempotency.ts'
 import { Amount, Currency, toMinorUnits } from '../../money.ts'
 import { requireUser } from '../caller.ts'
 import type { WalletStore } from '../store.ts'

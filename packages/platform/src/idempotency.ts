@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto'
-import { ApiError } from '@atrium/platform'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ApiError } from './errors.ts'
 
 /**
  * Idempotent writes (the IETF httpapi "Idempotency-Key" draft and Stripe's convention): a client
  * names an operation with a key, and a repeat of the key answers the first outcome instead of
- * performing the operation again. Shared by the wallet's send and the payment module's order start.
+ * performing the operation again. Shared by the chat module's send_message, the wallet's send and
+ * the payment module's order start.
  */
 
 /** The request header naming an operation (lower-case, as Node delivers it). */
