@@ -271,6 +271,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     presence,
     metrics: eventMetrics,
     resolveGuest,
+    admission,
   })
   app.register(signalsPlugin, {
     prefix: '/auth/v1',

@@ -62,8 +62,16 @@ export interface FrontHandler {
    * leaves it to Fastify. Asked before anything is counted or sent. Default: every request.
    */
   claims?: (request: FrontRequest) => boolean
-  /** Answers the request; route parameters as Fastify would give them. A thrown or rejected error is answered in the envelope. */
-  answer: (request: FrontRequest, reply: FrontReply, params: Record<string, string | undefined>) => unknown
+  /**
+   * Answers the request, with the route parameters and the parsed query string as Fastify would
+   * give them (unvalidated). A thrown or rejected error is answered in the envelope.
+   */
+  answer: (
+    request: FrontRequest,
+    reply: FrontReply,
+    params: Record<string, string | undefined>,
+    query: Record<string, unknown>,
+  ) => unknown
 }
 
 function lastEntry(value: string): string {
@@ -154,6 +162,8 @@ export class FrontReply implements ReplyView {
   readonly raw: ServerResponse
   statusCode = 200
   sent = false
+  /** Set by `hijack`: the handler writes the raw response itself and counts and logs it itself. */
+  hijacked = false
   private fields: Record<string, unknown> = {}
   private readonly runtime: FrontRuntime
 
@@ -193,6 +203,17 @@ export class FrontReply implements ReplyView {
   removeHeader(name: string): this {
     delete this.fields[name.toLowerCase()]
     return this
+  }
+
+  /** The headers set so far (lower-case names), for a handler that writes the raw response itself. */
+  getHeaders(): Record<string, unknown> {
+    return { ...this.fields }
+  }
+
+  /** Hands the raw response to the handler, as Fastify's `reply.hijack()`: no send hooks, metrics or access log. */
+  hijack(): void {
+    this.sent = true
+    this.hijacked = true
   }
 
   type(contentType: string): this {
@@ -296,7 +317,7 @@ export function createFrontDoor(app: FastifyInstance, options: FrontDoorOptions)
     request: FrontRequest,
     reply: FrontReply,
     handler: FrontHandler,
-    params: Record<string, string | undefined>,
+    { params, searchParams }: { params: Record<string, string | undefined>; searchParams: Record<string, unknown> },
   ) {
     const fail = (error: unknown) => {
       const apiError = toApiError(error as Error)
@@ -306,7 +327,7 @@ export function createFrontDoor(app: FastifyInstance, options: FrontDoorOptions)
       else reply.raw.destroy()
     }
     try {
-      const result = handler.answer(request, reply, params)
+      const result = handler.answer(request, reply, params, searchParams)
       if (result instanceof Promise) result.catch(fail)
     } catch (error) {
       fail(error)
@@ -331,13 +352,14 @@ export function createFrontDoor(app: FastifyInstance, options: FrontDoorOptions)
     reply.header('x-request-id', request.id)
     if (runtime.logRequests) request.log.info({ req: request }, 'incoming request')
     response.once('close', () => {
+      if (reply.hijacked) return
       const seconds = (performance.now() - request.startedAt) / 1000
       runtime.observe(request.method, request.metricsRoute || store.url, reply.statusCode, seconds)
       if (runtime.logRequests) {
         request.log.info({ res: { statusCode: reply.statusCode }, responseTime: seconds * 1000 }, 'request completed')
       }
     })
-    runWithRequestId(request.id, () => answer(request, reply, handler, found.params))
+    runWithRequestId(request.id, () => answer(request, reply, handler, found))
     return true
   }
 

@@ -122,3 +122,4 @@ export {
 export { REFUSED_CONTROL } from './text.ts'
 export * from './timetick.ts'
 export { drainUnreadBody, UNREAD_BODY_DRAIN_MS } from './unread-body.ts'
+export { compileQueryCheck } from './validation.ts'

@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
+import { ApiError } from './errors.ts'
 
 const shared: Options = { useDefaults: true, removeAdditional: false, allErrors: false }
 
@@ -13,3 +14,22 @@ const textParts = addFormats.default(new Ajv({ ...shared, coerceTypes: 'array' }
 /** Fastify's validator compiler for every Atrium service. */
 export const compileValidator: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? bodies : textParts).compile(schema as object)
+
+/**
+ * Validates a parsed query string against a route's querystring schema as Fastify does (text
+ * coerced to the declared types), for requests answered at the front door: throws the same
+ * InvalidRequest the envelope gives a Fastify validation failure.
+ */
+export function compileQueryCheck(schema: object): (query: Record<string, unknown>) => void {
+  const validate = textParts.compile(schema)
+  return function checkQuery(query) {
+    if (validate(query)) return
+    const details = (validate.errors ?? []).map((issue) => ({
+      in: 'querystring',
+      path: issue.instancePath || '/',
+      message: issue.message ?? 'is invalid',
+    }))
+    const first = details[0]
+    throw new ApiError('InvalidRequest', first ? `${first.in}${first.path} ${first.message}` : undefined, details)
+  }
+}

@@ -1,17 +1,20 @@
-import type { OutgoingHttpHeaders } from 'node:http'
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import {
   ApiError,
+  compileQueryCheck,
   DEVICE_GUID_PATTERN,
   MAX_TIMETICK,
   parseTimetick,
   type Service,
   timetickTime,
 } from '@atrium/platform'
-import { Type } from 'typebox'
+import { type Static, Type } from 'typebox'
 import type { Apps } from '../apps/apps.repository.ts'
+import type { GatewayRequest } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import type { GuestResolver } from '../guests/guest-resolver.ts'
 import type { SentMeter } from '../rate-limit/rate-limits.ts'
+import type { Admission } from '../server/admission.ts'
 import type { Presence } from '../signals/presence.ts'
 import type { EventHub } from './event-hub.ts'
 import type { EventMetrics } from './event-metrics.ts'
@@ -34,6 +37,15 @@ export interface EventsPluginOptions {
   metrics?: Pick<EventMetrics, 'streamOpened' | 'streamClosed' | 'delivered'>
   /** Resolves a guest's invite code and device to the guest (the chat module); absent without a chat module. */
   resolveGuest?: GuestResolver
+  /** The gateway's request checks, which the front door runs for the streams it opens. */
+  admission: Admission
+}
+
+/** What opening a stream uses of a reply: Fastify's and the front door's both hand over the raw response. */
+interface StreamReply {
+  readonly raw: ServerResponse
+  hijack(): void
+  getHeaders(): Record<string, unknown>
 }
 
 const subscribeSchema = {
@@ -74,6 +86,8 @@ const subscribeSchema = {
   },
 }
 
+type SubscribeQuery = Static<typeof subscribeSchema.querystring>
+
 /** The tick to resume after: the larger of `since` and a well-formed Last-Event-ID. */
 function resumeTick(since: number | undefined, lastEventId: string | string[] | undefined): number | undefined {
   const resumed = typeof lastEventId === 'string' ? parseTimetick(lastEventId.trim()) : undefined
@@ -88,133 +102,148 @@ function resumeTick(since: number | undefined, lastEventId: string | string[] | 
  */
 export default async function eventsPlugin(
   app: Service,
-  { hub, apps, settings, meterSent, now, presence, metrics, resolveGuest }: EventsPluginOptions,
+  { hub, apps, settings, meterSent, now, presence, metrics, resolveGuest, admission }: EventsPluginOptions,
 ) {
   const heartbeats = createHeartbeats(settings.HeartbeatSeconds * 1000)
+
+  // Streams open at the front door (docs/architecture.md); Fastify's route serves `inject`.
+  const checkQuery = compileQueryCheck(subscribeSchema.querystring)
+  app.frontDoor.handle('subscribe', {
+    async answer(request, reply, _params, query) {
+      const admitted = await admission.admit(request, reply, {})
+      if (!admitted) return
+      checkQuery(query)
+      await subscribe(admitted, query as SubscribeQuery, reply)
+    },
+  })
   app.get(
     '/subscribe',
-    { schema: subscribeSchema, exposeHeadRoute: false, config: { envelope: false } },
-    async function subscribe(request, reply) {
-      const { caller, query } = request
-      const guestCredentials = guestCredentialsOf(request, query)
-      if (caller.keyType === '' && !guestCredentials) {
-        throw new ApiError(
-          'SessionRequired',
-          'Subscribing to events needs a signed-in session, an API key, or a guest’s invite code and device.',
-        )
-      }
-      if (caller.keyType !== '' && (query.code !== undefined || query.device_guid !== undefined)) {
-        throw new ApiError(
-          'InvalidRequest',
-          'a signed-in stream follows its session; code and device_guid are for guests',
-        )
-      }
-      if ((query.code === undefined) !== (query.device_guid === undefined)) {
-        throw new ApiError('InvalidRequest', 'a guest subscribes with both code and device_guid')
-      }
-      // A guest has exactly one subject, `code:<guest id>`, which the chat module derives (issue 22).
-      const guest =
-        caller.keyType === '' && guestCredentials
-          ? { credentials: guestCredentials, ...(await guestSubjectOf(resolveGuest, guestCredentials, request.log)) }
-          : undefined
-      const requested = resumeTick(request.query.since, request.headers['last-event-id'])
-      const tooOld = requested !== undefined && timetickTime(requested) < now() - settings.ReplayMaxAgeSeconds * 1000
-      const since = tooOld ? undefined : requested
-      const all = guest ? [guest.subject] : await subjectsOf(caller, apps)
-      // One subscriber's subjects share one long-poll, so its events of a module stay in cursor order.
-      if (all.length > settings.ChunkSubjects) {
-        request.log.warn(
-          { subjects: all.length },
-          'events: more subjects than Events.ChunkSubjects; the rest are not streamed',
-        )
-      }
-      const subjects = all.slice(0, settings.ChunkSubjects)
-
-      // The frames go straight into the response (issue 5): a stream in between cost a buffer, a
-      // pipe and a pass through it for every frame of every subscriber.
-      const response = reply.raw
-      // Only a replay has work to stop.
-      const stopped = since === undefined ? undefined : new AbortController()
-      let leave = () => {}
-      let unwatch = () => {}
-      const subscriber = createSubscriber({
-        response,
-        subjects,
-        frameOf: hub.frameOf,
-        maxQueued: settings.MaxQueuedEvents,
-        heartbeats,
-        countSent: meterSent(request),
-        onDelivered: metrics?.delivered,
-        onClose: () => {
-          stopped?.abort()
-          unwatch()
-          leave()
-        },
-      })
-      // Fastify's own access log line, which a hijacked reply does not get. The listener holds the
-      // logger rather than the request and reply, so those can go once the stream is open.
-      const { log } = request
-      let openedAt = 0
-      let gone = false
-      response.once('close', () => {
-        gone = true
-        subscriber.close()
-        if (openedAt > 0) metrics?.streamClosed()
-        if (openedAt > 0)
-          log.info({ res: { statusCode: 200 }, responseTime: performance.now() - openedAt }, 'request completed')
-      })
-      // Without since, each module's events count from the head it had when the stream opened.
-      const joined = await hub.subscribe(subscriber, (_module, membership) => since ?? membership.head)
-      leave = joined.leave
-      if (subscriber.closed) leave()
-
-      // Hijacked, the reply passes no onSend hook: the headers the onRequest hooks set (X-Request-Id)
-      // are taken along here, and the bandwidth hook's counting is done by countSent.
-      reply.hijack()
-      // The client left while its subjects joined: there is nobody to answer.
-      if (gone) return reply
-      openedAt = performance.now()
-      metrics?.streamOpened()
-      if (presence && caller.crmId !== 0) {
-        presence.connected(caller.crmId)
-        response.once('close', () => presence.disconnected(caller.crmId))
-      }
-      response.writeHead(200, {
-        ...(reply.getHeaders() as OutgoingHttpHeaders),
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        'x-accel-buffering': 'no',
-      })
-      subscriber.open()
-      if (guest && resolveGuest && !subscriber.closed) {
-        unwatch = watchGuest({
-          resolveGuest,
-          credentials: guest.credentials,
-          guest: guest.guest,
-          everyMs: settings.GuestCheckSeconds * 1000,
-          close: subscriber.close,
-          log,
-        })
-      }
-      if (tooOld) {
-        const heads = [...joined.memberships.values()].map((membership) => membership.head)
-        subscriber.resync('too-old', Math.max(0, ...heads))
-      } else {
-        // The first bytes send the headers, so the client knows its subjects are polled from here on.
-        subscriber.comment('subscribed')
-      }
-      if (since === undefined) subscriber.goLive(new Map())
-      else {
-        const { signal } = stopped!
-        replayMissed(subscriber, since, joined.memberships, signal).catch((error) => {
-          if (signal.aborted) return
-          log.error({ err: error }, 'events: replay failed')
-          subscriber.close()
-        })
-      }
+    { schema: subscribeSchema, exposeHeadRoute: false, config: { envelope: false, frontDoor: 'subscribe' } },
+    async (request, reply) => {
+      await subscribe(request, request.query, reply)
       return reply
     },
   )
+
+  async function subscribe(request: GatewayRequest, query: SubscribeQuery, reply: StreamReply): Promise<void> {
+    const { caller } = request
+    const guestCredentials = guestCredentialsOf(request, query)
+    if (caller.keyType === '' && !guestCredentials) {
+      throw new ApiError(
+        'SessionRequired',
+        'Subscribing to events needs a signed-in session, an API key, or a guest’s invite code and device.',
+      )
+    }
+    if (caller.keyType !== '' && (query.code !== undefined || query.device_guid !== undefined)) {
+      throw new ApiError(
+        'InvalidRequest',
+        'a signed-in stream follows its session; code and device_guid are for guests',
+      )
+    }
+    if ((query.code === undefined) !== (query.device_guid === undefined)) {
+      throw new ApiError('InvalidRequest', 'a guest subscribes with both code and device_guid')
+    }
+    // A guest has exactly one subject, `code:<guest id>`, which the chat module derives (issue 22).
+    const guest =
+      caller.keyType === '' && guestCredentials
+        ? { credentials: guestCredentials, ...(await guestSubjectOf(resolveGuest, guestCredentials, request.log)) }
+        : undefined
+    const requested = resumeTick(query.since, request.headers['last-event-id'])
+    const tooOld = requested !== undefined && timetickTime(requested) < now() - settings.ReplayMaxAgeSeconds * 1000
+    const since = tooOld ? undefined : requested
+    const all = guest ? [guest.subject] : await subjectsOf(caller, apps)
+    // One subscriber's subjects share one long-poll, so its events of a module stay in cursor order.
+    if (all.length > settings.ChunkSubjects) {
+      request.log.warn(
+        { subjects: all.length },
+        'events: more subjects than Events.ChunkSubjects; the rest are not streamed',
+      )
+    }
+    const subjects = all.slice(0, settings.ChunkSubjects)
+
+    // The frames go straight into the response (issue 5): a stream in between cost a buffer, a
+    // pipe and a pass through it for every frame of every subscriber.
+    const response = reply.raw
+    // Only a replay has work to stop.
+    const stopped = since === undefined ? undefined : new AbortController()
+    let leave = () => {}
+    let unwatch = () => {}
+    const subscriber = createSubscriber({
+      response,
+      subjects,
+      frameOf: hub.frameOf,
+      maxQueued: settings.MaxQueuedEvents,
+      heartbeats,
+      countSent: meterSent(request),
+      onDelivered: metrics?.delivered,
+      onClose: () => {
+        stopped?.abort()
+        unwatch()
+        leave()
+      },
+    })
+    // Fastify's own access log line, which a hijacked reply does not get. The listener holds the
+    // logger rather than the request and reply, so those can go once the stream is open.
+    const { log } = request
+    let openedAt = 0
+    let gone = false
+    response.once('close', () => {
+      gone = true
+      subscriber.close()
+      if (openedAt > 0) metrics?.streamClosed()
+      if (openedAt > 0)
+        log.info({ res: { statusCode: 200 }, responseTime: performance.now() - openedAt }, 'request completed')
+    })
+    // Without since, each module's events count from the head it had when the stream opened.
+    const joined = await hub.subscribe(subscriber, (_module, membership) => since ?? membership.head)
+    leave = joined.leave
+    if (subscriber.closed) leave()
+
+    // Hijacked, the reply passes no onSend hook: the headers the onRequest hooks set (X-Request-Id)
+    // are taken along here, and the bandwidth hook's counting is done by countSent.
+    reply.hijack()
+    // The client left while its subjects joined: there is nobody to answer.
+    if (gone) return
+    openedAt = performance.now()
+    metrics?.streamOpened()
+    if (presence && caller.crmId !== 0) {
+      presence.connected(caller.crmId)
+      response.once('close', () => presence.disconnected(caller.crmId))
+    }
+    response.writeHead(200, {
+      ...(reply.getHeaders() as OutgoingHttpHeaders),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    })
+    subscriber.open()
+    if (guest && resolveGuest && !subscriber.closed) {
+      unwatch = watchGuest({
+        resolveGuest,
+        credentials: guest.credentials,
+        guest: guest.guest,
+        everyMs: settings.GuestCheckSeconds * 1000,
+        close: subscriber.close,
+        log,
+      })
+    }
+    if (tooOld) {
+      const heads = [...joined.memberships.values()].map((membership) => membership.head)
+      subscriber.resync('too-old', Math.max(0, ...heads))
+    } else {
+      // The first bytes send the headers, so the client knows its subjects are polled from here on.
+      subscriber.comment('subscribed')
+    }
+    if (since === undefined) subscriber.goLive(new Map())
+    else {
+      const { signal } = stopped!
+      replayMissed(subscriber, since, joined.memberships, signal).catch((error) => {
+        if (signal.aborted) return
+        log.error({ err: error }, 'events: replay failed')
+        subscriber.close()
+      })
+    }
+  }
 
   async function replayMissed(
     subscriber: Subscriber,

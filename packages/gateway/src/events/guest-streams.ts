@@ -1,5 +1,5 @@
-import { ApiError, subjectOf } from '@atrium/platform'
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
+import { ApiError, type RequestView, subjectOf } from '@atrium/platform'
+import type { FastifyBaseLogger } from 'fastify'
 import type { GuestResolver } from '../guests/guest-resolver.ts'
 
 /** A guest's capability: the invite code and the device that joined it (spec: "Authentication" 6). */
@@ -14,7 +14,7 @@ export interface GuestCredentials {
  * guest request sends. Undefined when neither pair is complete.
  */
 export function guestCredentialsOf(
-  request: FastifyRequest,
+  request: RequestView,
   query: { code?: string; device_guid?: string },
 ): GuestCredentials | undefined {
   if (query.code !== undefined && query.device_guid !== undefined) {
