@@ -1,6 +1,6 @@
 /**
  * nginx for the gateway proxy benchmark (bench/proxy.ts): a configuration per target written into
- * the benchmark's temp directory and nginx run as a foreground child (`daemon off`, one worker,
+ * the benchmark's temp directory and nginx run as a foreground child (`daemon off`, one worker by default,
  * `-p <dir> -c <conf> -e <log>`), so no system configuration or log is touched.
  */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -69,7 +69,7 @@ function locations(target: NginxKind): string {
 }
 
 /** The whole nginx.conf of one target listening on `port`, with its state under `dir`. */
-export function nginxConfig(target: NginxKind, port: number, dir: string): string {
+export function nginxConfig(target: NginxKind, port: number, dir: string, workers = 1): string {
   const upstreams = [
     target.kind !== 'static' ? upstreamBlock('app', target.upstream) : '',
     target.kind === 'auth' ? upstreamBlock('auth', target.auth) : '',
@@ -79,7 +79,7 @@ export function nginxConfig(target: NginxKind, port: number, dir: string): strin
     .join('\n  ')
   return `daemon off;
 master_process on;
-worker_processes 1;
+worker_processes ${workers};
 pid ${join(dir, 'nginx.pid')};
 error_log ${join(dir, 'error.log')} warn;
 events {
@@ -114,30 +114,30 @@ export function freePort(): Promise<number> {
   })
 }
 
-async function waitForWorker(master: Pinned, ms: number): Promise<number[]> {
+async function waitForWorkers(master: Pinned, count: number, ms: number): Promise<number[]> {
   const deadline = Date.now() + ms
   for (;;) {
     if (master.child.exitCode !== null) throw new Error(`nginx exited: ${master.stderr()}`)
     const workers = childrenOf(master.pid)
-    if (workers.length > 0) return workers
+    if (workers.length >= count) return workers
     if (Date.now() > deadline) throw new Error(`nginx started no worker: ${master.stderr()}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
 
 /** Starts nginx for `target` in `dir` (created; readable by the unprivileged worker) pinned to `cpu`. */
-export async function startNginx(target: NginxKind, dir: string, cpu: string): Promise<Nginx> {
+export async function startNginx(target: NginxKind, dir: string, cpu: string, workers = 1): Promise<Nginx> {
   mkdirSync(join(dir, 'temp'), { recursive: true })
   chmodSync(dir, 0o755)
   const port = await freePort()
   const conf = join(dir, 'nginx.conf')
-  writeFileSync(conf, nginxConfig(target, port, dir))
+  writeFileSync(conf, nginxConfig(target, port, dir, workers))
   const log = join(dir, 'error.log')
   const master = spawnPinned(cpu, 'nginx', ['-p', dir, '-c', conf, '-e', log])
-  const workers = await waitForWorker(master, 10_000)
+  const started = await waitForWorkers(master, workers, 10_000)
   return {
     port,
-    pids: () => [master.pid, ...workers],
+    pids: () => [master.pid, ...started],
     errors: () => {
       try {
         return readFileSync(log, 'utf8').slice(-4000)

@@ -87,6 +87,8 @@ export function plan({ dataDir, port }: StartSettings): ProcessPlan[] {
       env: {
         Host: 'localhost',
         Port: String(port),
+        // One gateway process on a developer's machine; production runs one per core (Workers: 0).
+        Workers: '1',
         // Links in mail and the sign-in origin check follow the port; 8080 keeps the configured origin.
         ...(port === 8080 ? {} : { PublicOrigin: `http://localhost:${port}` }),
         GatewayDB: `sqlite:${dataDir}/gateway.db`,

@@ -45,11 +45,12 @@ import { createCallerLimits, createConnectionLimit } from './rate-limit/rate-lim
 import { createAdmission } from './server/admission.ts'
 import type { InvalidationRelay } from './server/invalidations.ts'
 import { createModuleVersions, installModuleVersions } from './server/module-versions.ts'
+import { createNodeMessages, type NodeBroadcast, type NodeMessages } from './server/node-messages.ts'
 import { gatewayMetricsOptions, installOperatorSignals } from './server/operator-signals.ts'
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
 import { createChatAudience } from './signals/chat-audience.ts'
-import { createPresence } from './signals/presence.ts'
+import { createPresence, shareWithWorkers } from './signals/presence.ts'
 import signalsPlugin from './signals/signals.plugin.ts'
 import { createFrontPage } from './static/front-page.ts'
 import { loadFrontends } from './static/frontends.ts'
@@ -82,6 +83,8 @@ export interface GatewayWorker {
   index: number
   /** Carries cache invalidations to the other workers. */
   relay: InvalidationRelay
+  /** Sends node messages (typing, presence, limit usage) to the other workers. */
+  broadcast: NodeBroadcast
 }
 
 export interface Gateway extends Service {
@@ -96,6 +99,8 @@ export interface Gateway extends Service {
   mailPort(): number
   /** The embedded STUN responder; `stun.listening()` settles once its sockets are bound after listen. */
   stun: StunResponder
+  /** Messages from the node's other workers are handed in here (server/workers.ts). */
+  nodeMessages: NodeMessages
 }
 
 /** Builds the gateway with every capability registered and its database migrated; the caller listens. */
@@ -113,6 +118,8 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   const tls = readTlsFiles(config.Tls)
   const frontends = await loadFrontends(config.Static)
   const store = await openGatewayStore(config, { node: nodeNumber }, now, worker?.relay)
+  // Typing, presence and limit usage shared with the node's other workers (server/node-messages.ts).
+  const nodeMessages = createNodeMessages(worker?.broadcast)
   const lookupCountry = await loadCountryLookup()
   const version = processVersion(gatewayPackage, 'gateway')
   const cors = createCors({ apps: store.apps, publicOrigin: config.PublicOrigin })
@@ -175,7 +182,8 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   admission.add(async (request) => {
     request.caller = await authenticate(request)
   })
-  const callerLimits = createCallerLimits(rateLimits)
+  const callerLimits = createCallerLimits(rateLimits, nodeMessages)
+  app.addHook('onClose', async () => callerLimits.close?.())
   admission.add(callerLimits.check)
   const { countBody, countReply, meterSent } = callerLimits
   if (countBody) app.addHook('preParsing', async (request, _reply, payload) => countBody(request, payload))
@@ -260,7 +268,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   // Before the server waits for open connections: SSE streams never end by themselves.
   app.addHook('preClose', () => events.close())
   // Presence and typing live in memory beside the streams (docs/events.md, "Typing and presence").
-  const presence = createPresence()
+  const presence = shareWithWorkers(createPresence(), nodeMessages)
   app.register(eventsPlugin, {
     prefix: '/auth/v1',
     hub: events,
@@ -277,6 +285,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     prefix: '/auth/v1',
     hub: events,
     presence,
+    node: nodeMessages,
     membersFor: createChatAudience({
       chat,
       serviceSecret: config.ServiceSecret,
@@ -407,5 +416,6 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     },
     mailPort: () => mailBridge?.port() ?? 0,
     stun,
+    nodeMessages,
   }) as Gateway
 }

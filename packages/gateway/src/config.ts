@@ -150,11 +150,11 @@ export const gatewaySettings = Type.Object(
     ...mcpSettings,
     ...callsSettings,
     Workers: Type.Integer({
-      default: 1,
+      default: 0,
       minimum: 0,
       maximum: 31,
       description:
-        'Gateway processes serving the port together (SO_REUSEPORT); 0: one per core. 1 by default: rate limits, typing and presence are still per worker. Worker w writes ids as NodeNumber + w, so space node numbers by Workers.',
+        'Gateway processes serving the port together (SO_REUSEPORT); 0 (the default): one per core. `npm start` runs 1. Rate limits, typing and presence are shared by the workers of a node. Worker w writes ids as NodeNumber + w, so space node numbers by Workers.',
     }),
     PushSending: Type.Boolean({
       default: true,

@@ -226,22 +226,11 @@ export class FrontReply implements ReplyView {
       return this
     }
     this.sent = true
-    let body = this.platformOnSend(payload)
+    applyConnectionRules(this.request.raw, this, this.runtime.closing())
+    let body = payload
     for (const hook of this.runtime.onSend) body = hook(this.request, this, body)
     this.write(body)
     return this
-  }
-
-  /** The service's own response rules (service.ts): `Connection: close` while closing, and an unread body drained. */
-  private platformOnSend(payload: unknown): unknown {
-    const raw = this.request.raw
-    if (raw.httpVersionMajor !== 1) return payload
-    if (this.runtime.closing()) this.header('connection', 'close')
-    else if (!raw.complete) {
-      this.removeHeader('connection')
-      this.raw.once('finish', () => drainUnreadBody(raw))
-    }
-    return payload
   }
 
   private write(payload: unknown): void {
@@ -265,6 +254,24 @@ export class FrontReply implements ReplyView {
     }
     response.writeHead(this.statusCode, fields as Record<string, string>)
     response.end(body)
+  }
+}
+
+/**
+ * The service's rules for an HTTP/1.1 answer (Fastify's onSend hook in service.ts and the front
+ * door's replies): a keep-alive connection whose request was in flight at the stop signal gets
+ * `Connection: close`, so it does not hold the close until the drain timeout (HTTP/2 forbids the
+ * header; its sessions get a GOAWAY instead). An answer sent before the whole body arrived (an
+ * early 413, or a module that answered first) keeps the connection and reads the rest once it is
+ * written: closing while the peer still sends resets the connection, and the peer (the gateway)
+ * can lose this answer (docs/security.md).
+ */
+export function applyConnectionRules(request: IncomingMessage, reply: ReplyView, closing: boolean): void {
+  if (request.httpVersionMajor !== 1) return
+  if (closing) reply.header('connection', 'close')
+  else if (!request.complete) {
+    reply.removeHeader('connection')
+    reply.raw.once('finish', () => drainUnreadBody(request))
   }
 }
 

@@ -14,11 +14,10 @@ import { readConfigSection } from './config.ts'
 import { createDomainGuard, type DomainGuardOptions, installDomainGuard } from './domain-guard.ts'
 import { handleClientError, installEnvelope, requestIdFor, sendError } from './envelope.ts'
 import { ApiError } from './errors.ts'
-import { createFrontDoor, type FrontDoor } from './front-door.ts'
+import { applyConnectionRules, createFrontDoor, type FrontDoor } from './front-door.ts'
 import { createPrettyLogStream } from './log-format.ts'
 import { installMetrics, type MetricsOptions } from './metrics.ts'
 import { installRequestContext } from './request-context.ts'
-import { drainUnreadBody } from './unread-body.ts'
 import { compileValidator } from './validation.ts'
 
 declare module 'fastify' {
@@ -188,19 +187,10 @@ export function createService(options: ServiceOptions): Service {
   app.addHook('onRequest', async (_request, reply) => {
     if (closing) return sendError(reply, new ApiError('ShuttingDown'))
   })
-  // A keep-alive connection whose request was in flight at the signal would otherwise stay open
-  // after its response and hold the close until the drain timeout. HTTP/2 forbids the header;
-  // its sessions get a GOAWAY from the closing server instead.
+  // Connection: close while closing; an early answer's unread body drained (Fastify's 413 says
+  // `Connection: close`, which this removes).
   app.addHook('onSend', async (request, reply) => {
-    if (request.raw.httpVersionMajor !== 1) return
-    if (closing) reply.header('connection', 'close')
-    else if (!request.raw.complete) {
-      // An answer before the whole body (Fastify's 413 says `Connection: close`): closing while
-      // the peer still sends resets the connection, and the peer (the gateway) can lose this
-      // answer. Read the rest and keep the connection instead (docs/security.md).
-      reply.removeHeader('connection')
-      reply.raw.once('finish', () => drainUnreadBody(request.raw))
-    }
+    applyConnectionRules(request.raw, reply, closing)
   })
 
   const build = buildLabel()

@@ -6,7 +6,13 @@ export const MAX_KEYS_PER_WINDOW = 500_000
  * key's window ends at the same moment and the whole map is dropped then. Memory is bounded by
  * the keys seen in one window (and MAX_KEYS_PER_WINDOW).
  */
-export function createFixedWindow<K>(limit: number, windowSeconds: number, now: () => number) {
+export function createFixedWindow<K>(
+  limit: number,
+  windowSeconds: number,
+  now: () => number,
+  /** Told of every use counted here (not of `addFrom`), for sharing with other processes. */
+  counted?: (key: K, amount: number) => void,
+) {
   const windowMs = windowSeconds * 1000
   let windowEnd = 0
   let used = new Map<K, number>()
@@ -15,6 +21,11 @@ export function createFixedWindow<K>(limit: number, windowSeconds: number, now: 
     if (at < windowEnd) return
     windowEnd = (Math.floor(at / windowMs) + 1) * windowMs
     used = new Map()
+  }
+
+  function count(key: K, amount: number) {
+    const total = used.get(key)
+    if (total !== undefined || used.size < MAX_KEYS_PER_WINDOW) used.set(key, (total ?? 0) + amount)
   }
 
   return {
@@ -26,20 +37,32 @@ export function createFixedWindow<K>(limit: number, windowSeconds: number, now: 
       const at = now()
       roll(at)
       const total = used.get(key)
-      if (total === undefined) {
-        if (used.size < MAX_KEYS_PER_WINDOW) used.set(key, amount)
-        return 0
-      }
-      if (total >= limit) return Math.ceil((windowEnd - at) / 1000)
-      used.set(key, total + amount)
+      if (total !== undefined && total >= limit) return Math.ceil((windowEnd - at) / 1000)
+      count(key, amount)
+      counted?.(key, amount)
       return 0
     },
 
     /** Adds to the key's total without a check (bytes that flowed after the request was admitted). */
     add(key: K, amount: number): void {
       roll(now())
-      const total = used.get(key)
-      if (total !== undefined || used.size < MAX_KEYS_PER_WINDOW) used.set(key, (total ?? 0) + amount)
+      count(key, amount)
+      counted?.(key, amount)
+    },
+
+    /**
+     * Adds uses another process counted in the window ending at `end`; ignored once that window
+     * is over here (their window and ours are the same clock-aligned one).
+     */
+    addFrom(end: number, key: K, amount: number): void {
+      roll(now())
+      if (end === windowEnd) count(key, amount)
+    },
+
+    /** When the current window ends (epoch ms): the window's name across processes. */
+    windowEnd(): number {
+      roll(now())
+      return windowEnd
     },
 
     /** Keys counted in the current window. */

@@ -2,6 +2,7 @@ import { pipeline, type Readable, Transform } from 'node:stream'
 import { ApiError, type ReplyView, type RequestView, sendError } from '@atrium/platform'
 import type { GatewayRequest } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
+import type { NodeMessages } from '../server/node-messages.ts'
 import { createConnectionWindow, createFixedWindow, type FixedWindow } from './fixed-window.ts'
 
 export interface RateLimitOptions {
@@ -117,6 +118,8 @@ export interface CallerLimits {
   countBody?: (request: GatewayRequest, payload: Readable) => Readable
   countReply?: (request: MaybeAuthenticated, reply: ReplyView, payload: unknown) => unknown
   meterSent: SentMeter
+  /** Stops reporting usage to the node's other workers. */
+  close?: () => void
 }
 
 /**
@@ -126,12 +129,22 @@ export interface CallerLimits {
  * bytes count as they flow, so the request that crosses the bandwidth limit finishes and the next
  * one in that window is refused. `meterSent` counts replies that routes write themselves.
  */
-export function createCallerLimits({ settings, now }: RateLimitOptions): CallerLimits {
+export function createCallerLimits({ settings, now }: RateLimitOptions, node?: NodeMessages): CallerLimits {
   const { Session, ApiKey, Bandwidth } = settings
-  const session = Session.Requests > 0 ? createFixedWindow<string>(Session.Requests, Session.WindowSeconds, now) : null
-  const apiKey = ApiKey.Requests > 0 ? createFixedWindow<number>(ApiKey.Requests, ApiKey.WindowSeconds, now) : null
+  const usage = node?.shared ? shareUsage(node) : undefined
+  const session =
+    Session.Requests > 0
+      ? createFixedWindow<string>(Session.Requests, Session.WindowSeconds, now, usage?.counter('session'))
+      : null
+  const apiKey =
+    ApiKey.Requests > 0
+      ? createFixedWindow<number>(ApiKey.Requests, ApiKey.WindowSeconds, now, usage?.counter('apiKey'))
+      : null
   const bandwidth =
-    Bandwidth.Bytes > 0 ? createFixedWindow<string>(Bandwidth.Bytes, Bandwidth.WindowSeconds, now) : null
+    Bandwidth.Bytes > 0
+      ? createFixedWindow<string>(Bandwidth.Bytes, Bandwidth.WindowSeconds, now, usage?.counter('bandwidth'))
+      : null
+  usage?.count({ session, apiKey, bandwidth })
   if (!session && !apiKey && !bandwidth) return { meterSent: () => uncounted }
 
   function check(request: GatewayRequest, reply: ReplyView): ReplyView | undefined {
@@ -149,14 +162,67 @@ export function createCallerLimits({ settings, now }: RateLimitOptions): CallerL
       if (retryAfter > 0) return refuse(reply, 'bandwidth', retryAfter)
     }
   }
-  if (!bandwidth) return { check, meterSent: () => uncounted }
+  const close = usage?.close
+  if (!bandwidth) return { check, meterSent: () => uncounted, close }
   return {
     check,
+    close,
     countBody: (request, payload) => countBody(bandwidth, request, payload),
     countReply: (request, reply, payload) => countReply(bandwidth, request, reply, payload),
     meterSent(request) {
       const key = bandwidthKeyOf(request)
       return (bytes) => bandwidth.add(key, bytes)
     },
+  }
+}
+
+/** How often a worker tells the others what it counted: the most a node-wide limit can be overrun by is this much of the node's traffic. */
+export const USAGE_REPORT_MS = 100
+
+/**
+ * Node-wide limits with several workers (docs/operations.md, "Workers"): each worker counts its
+ * own requests at once and tells the others what it counted every USAGE_REPORT_MS; theirs are
+ * added to its windows (clock-aligned, so every worker's window is the same one). A key is thus
+ * refused once the node's total reaches its limit, give or take one report interval.
+ */
+function shareUsage(node: NodeMessages) {
+  const windows = new Map<string, FixedWindow<string | number>>()
+  const pending = new Map<string, { end: number; uses: Map<string | number, number> }>()
+
+  function send(scope: string, batch: { end: number; uses: Map<string | number, number> }) {
+    if (batch.uses.size > 0) node.publish({ kind: 'usage', scope, windowEnd: batch.end, uses: [...batch.uses] })
+  }
+  const timer = setInterval(() => {
+    for (const [scope, batch] of pending) send(scope, batch)
+    pending.clear()
+  }, USAGE_REPORT_MS)
+  timer.unref()
+  node.on('usage', ({ scope, windowEnd, uses }) => {
+    const window = windows.get(scope)
+    if (window) for (const [key, amount] of uses) window.addFrom(windowEnd, key, amount)
+  })
+
+  return {
+    /** The `counted` callback of one scope's window. */
+    counter(scope: string) {
+      return (key: string | number, amount: number) => {
+        if (amount === 0) return
+        const end = windows.get(scope)?.windowEnd() ?? 0
+        let batch = pending.get(scope)
+        if (batch?.end !== end) {
+          if (batch) send(scope, batch)
+          batch = { end, uses: new Map() }
+          pending.set(scope, batch)
+        }
+        batch.uses.set(key, (batch.uses.get(key) ?? 0) + amount)
+      }
+    },
+    /** The windows other workers' uses are added to. */
+    count(scopes: Record<string, FixedWindow<string> | FixedWindow<number> | null>) {
+      for (const [scope, window] of Object.entries(scopes)) {
+        if (window) windows.set(scope, window as FixedWindow<string | number>)
+      }
+    },
+    close: () => clearInterval(timer),
   }
 }

@@ -98,9 +98,10 @@ function startPrimary(t: TestContext, env: Record<string, string>, cwd: string):
   return { child, port, pids, exited }
 }
 
-test('Workers: one process by default, 0 for one per core; the workers need node numbers below the CLI', () => {
+test('Workers: one per core by default (0), or the number set; the workers need node numbers below the CLI', () => {
   const base = { GatewayDB: 'sqlite::memory:', ServiceSecret: SECRET }
-  assert.equal(workerCount(loadGatewayConfig(base, {}), 8), 1)
+  assert.equal(workerCount(loadGatewayConfig(base, {}), 8), 8)
+  assert.equal(workerCount(loadGatewayConfig({ ...base, Workers: 1 }, {}), 8), 1)
   assert.equal(workerCount(loadGatewayConfig({ ...base, Workers: 0 }, {}), 8), 8)
   assert.equal(workerCount(loadGatewayConfig({ ...base, Workers: 0, NodeNumber: 27 }, {}), 8), 4)
   assert.equal(workerCount(loadGatewayConfig({ ...base, Workers: 3 }, {}), 8), 3)
@@ -210,5 +211,62 @@ forEachDialect(
     primary.child.kill('SIGTERM')
     assert.deepEqual(await primary.exited, [0, null])
     for (const pid of workerPids) assert.throws(() => process.kill(pid, 0), /ESRCH/, `worker ${pid} is gone`)
+  },
+)
+
+forEachDialect(
+  'two workers share a session’s rate limit: the node admits about the limit, not twice it',
+  async (t, dialect) => {
+    const dir = await mkdtemp(join(tmpdir(), 'atrium-workers-'))
+    t.after(() => rm(dir, { recursive: true, force: true }))
+    let primary: Primary | undefined
+    t.after(async () => {
+      if (!primary || primary.child.exitCode !== null || primary.child.signalCode !== null) return
+      primary.child.kill('SIGTERM')
+      await primary.exited
+    })
+    const limit = 30
+    const env = {
+      GatewayDB: await createTestDatabaseUrl(t, dialect),
+      LocalFileStoragePath: join(dir, 'files'),
+      LogLevel: 'info',
+      RateLimits__Session__Requests: String(limit),
+      RateLimits__Session__WindowSeconds: '3600',
+    }
+    const config = loadGatewayConfig({}, { ...env, ServiceSecret: SECRET })
+    const store = await openGatewayStore(config, { node: 30 })
+    t.after(() => store.close())
+    const user = await store.users.create({ name: 'Busy' })
+    const { token } = await store.sessions.create({
+      crmId: user.crm_id,
+      method: 'test',
+      ip: '127.0.0.1',
+      userAgent: 't',
+    })
+    primary = startPrimary(t, env, dir)
+    const port = await primary.port
+
+    // One request per poll (every 20 ms), each on a new connection, until both workers refuse.
+    const admitted = new Map<string, number>()
+    const refusedBy = new Set<string>()
+    await until(
+      async () => {
+        const answer = await send(port, 'GET', '/auth/v1/session', { authorization: `Bearer ${token}` })
+        if (answer.status === 200) admitted.set(answer.worker, (admitted.get(answer.worker) ?? 0) + 1)
+        else {
+          assert.equal(answer.status, 429, answer.body)
+          refusedBy.add(answer.worker)
+        }
+        return refusedBy.size === 2
+      },
+      'both workers refusing the session',
+      60_000,
+    )
+    const total = [...admitted.values()].reduce((sum, count) => sum + count, 0)
+    // Each worker counts its own at once and the other's every 100 ms: a few requests of slack, not
+    // the limit again (per-worker windows would admit up to twice the limit).
+    assert.ok(total >= limit, `admitted ${total}, at least the limit ${limit}`)
+    assert.ok(total <= limit + 10, `admitted ${total} for a limit of ${limit} across ${admitted.size} workers`)
+    assert.equal(admitted.size, 2, 'both workers admitted some of them')
   },
 )

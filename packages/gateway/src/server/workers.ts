@@ -4,6 +4,7 @@ import { createPrettyLogStream, exitOnStartupError, readConfigSection, serve } f
 import { buildGateway } from '../app.ts'
 import { CLI_NODE_NUMBER, type GatewayConfig, loadGatewayConfig } from '../config.ts'
 import type { Invalidation } from './invalidations.ts'
+import type { NodeMessage } from './node-messages.ts'
 
 /** The environment variable that tells a forked gateway process its worker index. */
 export const WORKER_ENV = 'ATRIUM_GATEWAY_WORKER'
@@ -21,9 +22,11 @@ type WorkerMessage =
   | { type: 'invalidate'; id: number; invalidation: Invalidation }
   | { type: 'applied'; id: number }
   | { type: 'relayed'; id: number }
+  /** A node message (node-messages.ts): from a worker to the primary, then to every other worker with `from`. */
+  | { type: 'broadcast'; message: NodeMessage; from?: number }
 
 /**
- * How many gateway processes serve this node: the Workers setting (1 by default), or when it is 0
+ * How many gateway processes serve this node: the Workers setting, or when it is 0 (the default)
  * one per core, never past the node numbers left below the CLI's.
  */
 export function workerCount(config: GatewayConfig, cores = availableParallelism()): number {
@@ -94,13 +97,14 @@ async function runWorker(
     })
   const app = await buildGateway(config, {
     logger: { level: config.LogLevel, base: { pid: process.pid, worker: index }, ...(stream && { stream }) },
-    worker: { index, relay },
+    worker: { index, relay, broadcast: (message) => send({ type: 'broadcast', message }) },
   })
   process.on('message', (message: WorkerMessage) => {
     if (message.type === 'invalidate') {
       app.store.invalidations.apply(message.invalidation)
       send({ type: 'applied', id: message.id })
     } else if (message.type === 'relayed') waiting.get(message.id)?.()
+    else if (message.type === 'broadcast') app.nodeMessages.receive({ ...message.message, from: message.from ?? -1 })
   })
   // Without its primary the worker would serve on unsupervised: it drains and stops instead.
   let closing = false
@@ -166,6 +170,14 @@ function superviseWorkers(config: GatewayConfig, count: number, log: PrimaryLog)
     if (others.length === 0) finish(relayId)
   }
 
+  /** Hands a worker's node message to every other worker, naming the sender. */
+  function broadcast(from: number, message: NodeMessage) {
+    for (const [index, worker] of workers.entries()) {
+      if (index === from || !worker?.connected) continue
+      worker.send({ type: 'broadcast', message, from } satisfies WorkerMessage)
+    }
+  }
+
   function start(index: number) {
     const child = fork(process.argv[1]!, process.argv.slice(2), {
       env: { ...process.env, [WORKER_ENV]: String(index), Port: String(port) },
@@ -184,11 +196,14 @@ function superviseWorkers(config: GatewayConfig, count: number, log: PrimaryLog)
         }
         if (!started && workers.every((worker) => worker)) started = true
       } else if (message.type === 'invalidate') relay(child, message.id, message.invalidation)
+      else if (message.type === 'broadcast') broadcast(index, message.message)
       else if (message.type === 'applied') applied(message.id, child)
     })
     child.on('exit', (code, signal) => {
       workers[index] = undefined
       for (const relayId of [...pending.keys()]) applied(relayId, child)
+      // Its streams are gone: the others drop the presence it reported.
+      broadcast(index, { kind: 'gone' })
       if (stopping) {
         // A worker still starting has no handler yet: SIGTERM ends it at once, which is a clean stop too.
         if (code !== 0 && signal !== 'SIGTERM') exitCode = 1

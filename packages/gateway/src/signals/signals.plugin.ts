@@ -2,6 +2,7 @@ import { ApiError, type Service, TIMETICK_PATTERN } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { EventHub } from '../events/event-hub.ts'
 import { toChunk } from '../events/sse-chunks.ts'
+import type { NodeMessages } from '../server/node-messages.ts'
 import type { ChatAudience } from './chat-audience.ts'
 import type { Presence } from './presence.ts'
 
@@ -21,6 +22,8 @@ export interface SignalsPluginOptions {
   presence: Presence
   membersFor: ChatAudience
   now?: () => number
+  /** The node's other workers, whose streams get the typing frames too. */
+  node?: NodeMessages
 }
 
 const ChatId = Type.String({ pattern: TIMETICK_PATTERN, description: 'A chat id as a decimal string.' })
@@ -28,7 +31,7 @@ const ChatId = Type.String({ pattern: TIMETICK_PATTERN, description: 'A chat id 
 const typing = {
   summary: 'Tell the other members of a chat that the caller is typing',
   description:
-    'Sends an `event: typing` frame to the live streams of the chat’s other members on this gateway; ' +
+    'Sends an `event: typing` frame to the live streams of the chat’s other members on this gateway node; ' +
     'nothing is stored. At most three signals per chat every 6 s. See docs/events.md.',
   body: Type.Object({ chat_id: ChatId }, { additionalProperties: false }),
   response: {
@@ -55,8 +58,9 @@ const presenceSchema = {
  */
 export default async function signalsPlugin(
   app: Service,
-  { hub, presence, membersFor, now = Date.now }: SignalsPluginOptions,
+  { hub, presence, membersFor, now = Date.now, node }: SignalsPluginOptions,
 ) {
+  node?.on('typing', ({ members, chunk }) => hub.signal(members, toChunk(chunk)))
   const recentTyping = new Map<string, number[]>()
 
   // Before the schema, so that an anonymous caller is told to sign in rather than what is missing.
@@ -87,10 +91,11 @@ export default async function signalsPlugin(
       }
     }
     const data = { chat_id, user: String(crmId), expires_ms: TYPING_EXPIRES_MS }
-    hub.signal(
-      members.filter((member) => member !== crmId),
-      toChunk(`event: typing\ndata: ${JSON.stringify(data)}\n\n`),
-    )
+    const others = members.filter((member) => member !== crmId)
+    const frame = `event: typing\ndata: ${JSON.stringify(data)}\n\n`
+    hub.signal(others, toChunk(frame))
+    // The members' streams may be held by the node's other workers.
+    node?.publish({ kind: 'typing', members: others, chunk: frame })
     return { chat_id, expires_ms: TYPING_EXPIRES_MS }
   })
 
