@@ -98,6 +98,28 @@ function startPrimary(t: TestContext, env: Record<string, string>, cwd: string):
   return { child, port, pids, exited }
 }
 
+/**
+ * A directory for one node's files, removed after the test, and the start of its primary there,
+ * stopped after the test (registered before the database's removal, so the processes stop first).
+ */
+async function nodeDirectory(t: TestContext) {
+  const dir = await mkdtemp(join(tmpdir(), 'atrium-workers-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  let primary: Primary | undefined
+  t.after(async () => {
+    if (!primary || primary.child.exitCode !== null || primary.child.signalCode !== null) return
+    primary.child.kill('SIGTERM')
+    await primary.exited
+  })
+  return {
+    dir,
+    start(env: Record<string, string>): Primary {
+      primary = startPrimary(t, env, dir)
+      return primary
+    },
+  }
+}
+
 test('Workers: one per core by default (0), or the number set; the workers need node numbers below the CLI', () => {
   const base = { GatewayDB: 'sqlite::memory:', ServiceSecret: SECRET }
   assert.equal(workerCount(loadGatewayConfig(base, {}), 8), 8)
@@ -115,15 +137,8 @@ test('Workers: one per core by default (0), or the number set; the workers need 
 forEachDialect(
   'two workers share one port; sign-out and revocation hold in both at once; only worker 0 sends',
   async (t, dialect) => {
-    const dir = await mkdtemp(join(tmpdir(), 'atrium-workers-'))
-    t.after(() => rm(dir, { recursive: true, force: true }))
-    // Registered before the database's removal, so the processes stop first.
-    let primary: Primary | undefined
-    t.after(async () => {
-      if (!primary || primary.child.exitCode !== null || primary.child.signalCode !== null) return
-      primary.child.kill('SIGTERM')
-      await primary.exited
-    })
+    const node = await nodeDirectory(t)
+    const dir = node.dir
     const url = await createTestDatabaseUrl(t, dialect)
     const push = webPushSettings()
     const env = {
@@ -154,7 +169,7 @@ forEachDialect(
       name: 'metrics',
     })
 
-    primary = startPrimary(t, env, dir)
+    const primary = node.start(env)
     const port = await primary.port
     const health = await fromBothWorkers(port, 'GET', '/auth/v1/health')
     assert.ok(health.every((answer) => answer.status === 200))
@@ -203,7 +218,7 @@ forEachDialect(
     // A worker that dies is replaced, on the same port.
     const killed = primary.pids.get(1)!
     process.kill(killed, 'SIGKILL')
-    await until(() => primary!.pids.get(1) !== killed, 'worker 1 restarted', 30_000)
+    await until(() => primary.pids.get(1) !== killed, 'worker 1 restarted', 30_000)
     await fromBothWorkers(port, 'GET', '/auth/v1/health')
 
     // SIGTERM to the primary stops every worker and the primary with 0.
@@ -217,14 +232,8 @@ forEachDialect(
 forEachDialect(
   'two workers share a session’s rate limit: the node admits about the limit, not twice it',
   async (t, dialect) => {
-    const dir = await mkdtemp(join(tmpdir(), 'atrium-workers-'))
-    t.after(() => rm(dir, { recursive: true, force: true }))
-    let primary: Primary | undefined
-    t.after(async () => {
-      if (!primary || primary.child.exitCode !== null || primary.child.signalCode !== null) return
-      primary.child.kill('SIGTERM')
-      await primary.exited
-    })
+    const node = await nodeDirectory(t)
+    const dir = node.dir
     const limit = 30
     const env = {
       GatewayDB: await createTestDatabaseUrl(t, dialect),
@@ -243,7 +252,7 @@ forEachDialect(
       ip: '127.0.0.1',
       userAgent: 't',
     })
-    primary = startPrimary(t, env, dir)
+    const primary = node.start(env)
     const port = await primary.port
 
     // One request per poll (every 20 ms), each on a new connection, until both workers refuse.
