@@ -1,4 +1,4 @@
-import { Ajv, type Options } from 'ajv'
+import { Ajv, type ErrorObject, type Options } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import { ApiError } from './errors.ts'
@@ -24,7 +24,7 @@ export function compileQueryCheck(schema: object): (query: Record<string, unknow
   const validate = textParts.compile(schema)
   return function checkQuery(query) {
     if (validate(query)) return
-    const details = (validate.errors ?? []).map((issue) => ({
+    const details = (validate.errors ?? []).map((issue: ErrorObject) => ({
       in: 'querystring',
       path: issue.instancePath || '/',
       message: issue.message ?? 'is invalid',
