@@ -77,7 +77,11 @@ async function runWorker(
   index: number,
   stream: ReturnType<typeof createPrettyLogStream> | undefined,
 ) {
-  const send = (message: WorkerMessage) => process.send?.(message)
+  // Node messages keep coming while the worker closes (a stream's presence, a limit report), after
+  // the channel may be gone: sending on a closed channel would end the worker with an error.
+  const send = (message: WorkerMessage) => {
+    if (process.connected) process.send?.(message)
+  }
   const waiting = new Map<number, () => void>()
   let nextId = 0
   const relay = (invalidation: Invalidation) =>
@@ -184,6 +188,8 @@ function superviseWorkers(config: GatewayConfig, count: number, log: PrimaryLog)
       execArgv: process.execArgv,
     })
     workers[index] = child
+    // A message sent just as the worker's channel closed fails here, not in the primary's flow.
+    child.on('error', (error) => log.error({ worker: index, error: error.message }, 'gateway worker channel error'))
     const startedAt = Date.now()
     let listening = false
     child.on('message', (message: WorkerMessage) => {
