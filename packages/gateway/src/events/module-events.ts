@@ -1,4 +1,5 @@
 import { type EventBatch, parseEventBatch, signedHeaders } from '@atrium/platform'
+import { getGlobalDispatcher, request } from 'undici'
 import type { ModuleInstances } from '../proxy/module-instances.ts'
 
 /** One call of a module's `GET /private/v1/events` (spec: "Module events endpoint"). */
@@ -32,41 +33,45 @@ export interface ModuleEventsOptions {
   timeoutMs: number
 }
 
+/** undici's errors for a module that did not answer (or finish answering) in time. */
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
+
 /**
  * Returns the function that calls one module's events endpoint as the gateway: signed like every
  * hop (ARCHITECTURE.md step 7) with no user, since the poller acts for every subscriber at once.
+ * The call is undici's `request` on its keep-alive pool (through the module's instances), with
+ * undici's own timeouts: a long-poll is made for every batch, so it costs no `fetch` objects and
+ * no timer signal of its own.
  */
 export function createModuleEvents({ instances, serviceSecret, timeoutMs }: ModuleEventsOptions) {
   const base = instances.url.replace(/\/+$/, '')
+  const dispatcher = instances.via(getGlobalDispatcher())
 
   return async function fetchEvents(query: EventsQuery, signal: AbortSignal): Promise<EventBatch> {
     // Subjects are [a-z:0-9] only, so they go unencoded: a chunk of 200 stays well inside URL limits.
     const url =
       `${base}/private/v1/events?since=${query.since}&subjects=${query.subjects.join(',')}` +
       `&limit=${query.limit}&wait=${query.wait}`
-    const timeout = AbortSignal.timeout(query.wait + timeoutMs)
-    let response: Response
-    try {
-      response = await instances.fetch(url, {
-        headers: signedHeaders(serviceSecret, 'GET', url),
-        signal: AbortSignal.any([signal, timeout]),
-      })
-    } catch (error) {
-      throw failed(error, signal, timeout)
-    }
     let body: { result?: unknown }
     try {
-      if (response.status === 404) {
-        await response.body?.cancel()
+      const response = await request(url, {
+        dispatcher,
+        headers: signedHeaders(serviceSecret, 'GET', url),
+        signal,
+        headersTimeout: query.wait + timeoutMs,
+        bodyTimeout: timeoutMs,
+      })
+      if (response.statusCode === 404) {
+        await response.body.dump()
         throw new EventsCallError('missing', 'the module has no events endpoint (404)')
       }
-      if (response.status !== 200) {
-        const text = await response.text()
-        throw new EventsCallError('status', `the module answered ${response.status}: ${text.slice(0, 200)}`)
+      if (response.statusCode !== 200) {
+        const text = await response.body.text()
+        throw new EventsCallError('status', `the module answered ${response.statusCode}: ${text.slice(0, 200)}`)
       }
-      body = (await response.json()) as { result?: unknown }
+      body = (await response.body.json()) as { result?: unknown }
     } catch (error) {
-      throw failed(error, signal, timeout)
+      throw failed(error, signal)
     }
     try {
       return parseEventBatch(body?.result)
@@ -78,10 +83,12 @@ export function createModuleEvents({ instances, serviceSecret, timeoutMs }: Modu
 
 export type FetchEvents = ReturnType<typeof createModuleEvents>
 
-function failed(error: unknown, signal: AbortSignal, timeout: AbortSignal): unknown {
+function failed(error: unknown, signal: AbortSignal): unknown {
   if (error instanceof EventsCallError) return error
   if (signal.aborted) return signal.reason
-  if (timeout.aborted) return new EventsCallError('timeout', 'the module did not answer in time', { cause: error })
+  if (TIMEOUT_CODES.has((error as { code?: string }).code ?? '')) {
+    return new EventsCallError('timeout', 'the module did not answer in time', { cause: error })
+  }
   if (error instanceof SyntaxError) return new EventsCallError('invalid', 'the module answered invalid JSON')
   return new EventsCallError('unreachable', 'the module could not be reached', { cause: error })
 }

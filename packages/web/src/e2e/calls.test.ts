@@ -215,8 +215,14 @@ test('a guest of a personal invite calls the person who invited them, through th
   guest.page.on('request', (request) => {
     if (request.url().includes('/msg/v1/call/events')) longPolls.push(request.url())
   })
+  // The stream answers once its subjects are polled: events from then on reach the guest. Under a
+  // loaded CI machine a call placed before that could answer before the stream saw it.
+  const streamLive = guest.page.waitForResponse(
+    (response) => response.url().includes('/auth/v1/subscribe') && response.status() === 200,
+  )
   await guest.page.goto(link)
   await guest.page.getByRole('heading', { name: 'Alice' }).waitFor()
+  await streamLive
   await guest.page.getByRole('button', { name: 'Call', exact: true }).click()
 
   const ring = alice.page.getByRole('alertdialog', { name: /is calling$/ })
