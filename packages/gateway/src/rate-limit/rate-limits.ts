@@ -177,7 +177,7 @@ export function createCallerLimits({ settings, now }: RateLimitOptions, node?: N
 }
 
 /** How often a worker tells the others what it counted: the most a node-wide limit can be overrun by is this much of the node's traffic. */
-export const USAGE_REPORT_MS = 100
+const USAGE_REPORT_MS = 100
 
 /**
  * Node-wide limits with several workers (docs/operations.md, "Workers"): each worker counts its
