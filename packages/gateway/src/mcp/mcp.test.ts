@@ -27,16 +27,21 @@ forEachDialect('an assistant with a session token sees and calls only its grante
   assert.deepEqual(balance.structuredContent, { currency: 'USD', balance: 42.5, hold: 0, available: 42.5 })
 })
 
+/** Creates a group chat with the caller as its only member, through the proxy; its id. */
+async function teamChat(url: string, browser: Record<string, string>): Promise<string> {
+  const created = await fetch(`${url}/msg/v1/create_chat`, {
+    method: 'POST',
+    headers: browser,
+    body: JSON.stringify({ type: 2, name: 'Team', members: [] }),
+  })
+  return (await json(created)).result.chat.id as string
+}
+
 forEachDialect('chat_send posts as the caller and chat_messages reads it back', async (t, dialect) => {
   const stack = await startMcpStack(t, dialect)
   const ann = await stack.user('Ann')
   await stack.allow('user', ann.crmId, ['chat_send', 'chat_messages'])
-  const created = await fetch(`${stack.url}/msg/v1/create_chat`, {
-    method: 'POST',
-    headers: ann.browser,
-    body: JSON.stringify({ type: 2, name: 'Team', members: [] }),
-  })
-  const chatId = (await json(created)).result.chat.id as string
+  const chatId = await teamChat(stack.url, ann.browser)
   const client = await connectMcp(t, stack.url, ann.bearer)
 
   const content = `Release notes are ready (${Date.now()})`
@@ -213,12 +218,7 @@ forEachDialect('chat_send refuses NUL and other control characters before the ch
   const stack = await startMcpStack(t, dialect)
   const ann = await stack.user('Ann')
   await stack.allow('user', ann.crmId, ['chat_send'])
-  const created = await fetch(`${stack.url}/msg/v1/create_chat`, {
-    method: 'POST',
-    headers: ann.browser,
-    body: JSON.stringify({ type: 2, name: 'Team', members: [] }),
-  })
-  const chatId = (await json(created)).result.chat.id as string
+  const chatId = await teamChat(stack.url, ann.browser)
   const client = await connectMcp(t, stack.url, ann.bearer)
 
   for (const content of ['a\u0000b', 'bell\u0007', '']) {
@@ -242,12 +242,7 @@ forEachDialect('a tool call skips an instance of its module that is down', async
   const stack = await startMcpStack(t, dialect, { chatInstancesBefore: [await downUpstreamUrl()] })
   const ann = await stack.user('Ann')
   await stack.allow('user', ann.crmId, ['chat_send'])
-  const created = await fetch(`${stack.url}/msg/v1/create_chat`, {
-    method: 'POST',
-    headers: ann.browser,
-    body: JSON.stringify({ type: 2, name: 'Team', members: [] }),
-  })
-  const chatId = (await json(created)).result.chat.id as string
+  const chatId = await teamChat(stack.url, ann.browser)
   const client = await connectMcp(t, stack.url, ann.bearer)
   for (const content of ['first', 'second', 'third']) {
     const sent = await client.callTool({ name: 'chat_send', arguments: { chat_id: chatId, content } })
@@ -267,12 +262,7 @@ forEachDialect('a module that is down or answers too much fails the tool with Ba
   const stack = await startMcpStack(t, dialect, { settings: { Mcp: { MaxAnswerBytes: 2048 } } })
   const ann = await stack.user('Ann')
   await stack.allow('user', ann.crmId, ['chat_send', 'chat_messages', 'user_info'])
-  const created = await fetch(`${stack.url}/msg/v1/create_chat`, {
-    method: 'POST',
-    headers: ann.browser,
-    body: JSON.stringify({ type: 2, name: 'Team', members: [] }),
-  })
-  const chatId = (await json(created)).result.chat.id as string
+  const chatId = await teamChat(stack.url, ann.browser)
   const client = await connectMcp(t, stack.url, ann.bearer)
   const codeOf = (result: unknown) =>
     JSON.parse((result as { content: { text: string }[] }).content[0]!.text).error.code as number
