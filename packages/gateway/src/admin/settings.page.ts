@@ -43,8 +43,8 @@ export default async function settingsPage(app: FastifyInstance, { config, modul
       current: PAGE,
       body: html`
         <h2>Processes</h2>
-        <p class="muted">The build each process runs, from its health endpoint. Another build is activated with
-          <code>atrium release activate</code> (docs/operations.md, “Releases and rollback”).</p>
+        <p class="muted">The build each process runs, from its health endpoint. Another build is activated
+          with <code>atrium release activate</code> (docs/operations.md, “Releases and rollback”).</p>
         <table>
           <thead><tr><th>Process</th><th>Version</th><th>Build</th><th>Status</th></tr></thead>
           <tbody>${processes.map(
@@ -62,8 +62,8 @@ export default async function settingsPage(app: FastifyInstance, { config, modul
           [redacted].</p>
         <p class="muted">What changes while the gateway runs is data, not settings: the route map
           (<a href=${`${ADMIN_ROOT}/Routes`}>Routes</a>), apps with their flags, origins and secrets
-          (<a href=${`${ADMIN_ROOT}/Apps`}>Apps</a>), <a href=${`${ADMIN_ROOT}/Domains`}>Domains</a>,
-          <a href=${`${ADMIN_ROOT}/Partners`}>Federation partners</a> and users’ scopes
+          (<a href=${`${ADMIN_ROOT}/Apps`}>Apps</a>), <a href=${`${ADMIN_ROOT}/Domains`}>Domains</a>, <a
+            href=${`${ADMIN_ROOT}/Partners`}>Federation partners</a> and users’ scopes
           (<a href=${`${ADMIN_ROOT}/Users`}>Users</a>). Every gateway node follows route and app changes within
           Proxy.RouteReloadMs.</p>
         <table>
