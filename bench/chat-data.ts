@@ -6,6 +6,7 @@
 import { createDatabase, createTimetickGenerator, timetickAt } from '@atrium/platform'
 import { type Kysely, sql } from 'kysely'
 import type { ChatDatabase } from '../packages/chat/src/db/schema.ts'
+import { indexPendingMessages } from '../packages/chat/src/search/search-index.ts'
 
 /** Deterministic pseudo-random numbers in [0, 1) (mulberry32), so kept databases and runs are alike. */
 export function seededRandom(seed: number): () => number {
@@ -165,6 +166,8 @@ export async function bulkLoad(url: string, options: LoadOptions): Promise<void>
           await trx.insertInto('chat_mess').values(messages).execute()
           await trx.insertInto('chat_events').values(events).execute()
         }
+        // As the module's own writes do: the transaction's messages enter the search index together.
+        if (database.dialect === 'sqlite') await indexPendingMessages(trx)
       })
       if (done - reported >= count / 10 || done === count) {
         reported = done

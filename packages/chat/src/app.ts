@@ -46,6 +46,7 @@ import messageActionsPlugin from './messages/message-actions.plugin.ts'
 import messagesPlugin from './messages/messages.plugin.ts'
 import { internalProfilesPlugin, profilesPlugin } from './profiles/profiles.plugin.ts'
 import searchPlugin from './search/search.plugin.ts'
+import { indexLeftovers } from './search/search-index.ts'
 import { createStore } from './store.ts'
 import supportPlugin, { internalSupportPlugin } from './support/support.plugin.ts'
 import telegramPlugin from './telegram/telegram.plugin.ts'
@@ -75,8 +76,10 @@ export async function buildChat(
 ): Promise<Service> {
   const database = createDatabase<ChatDatabase>(config.ChatDB)
   let newerSchema: string[] = []
+  let indexed = 0
   try {
     await migrateToLatest(database, chatMigrations, { onNewerSchema: (names) => (newerSchema = names) })
+    if (database.dialect === 'sqlite') indexed = await indexLeftovers(database.db)
   } catch (error) {
     await database.destroy()
     throw error
@@ -93,6 +96,7 @@ export async function buildChat(
     metrics: { path: '/private/v1/metrics', listener: config.Metrics },
   })
   warnNewerSchema(app.log, newerSchema)
+  if (indexed > 0) app.log.info({ indexed }, 'messages written while the module was stopped are now searchable')
   installServiceAuth(app, { secret: config.ServiceSecret, exempt: [HEALTH_PATH, READY_PATH, OPENAPI_PATH] })
   installDatabaseMetrics(app.metrics.registry, database)
   installReadiness(app, {

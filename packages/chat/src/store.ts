@@ -17,6 +17,7 @@ import { createMessagesRepository, type MessageRow } from './messages/messages.r
 import { createSendKeysRepository } from './messages/send-keys.repository.ts'
 import { createProfilesRepository } from './profiles/profiles.repository.ts'
 import { createSearchRepository } from './search/search.repository.ts'
+import { indexPendingMessages } from './search/search-index.ts'
 import { createEscalationsRepository } from './support/escalations.repository.ts'
 
 function repositories(db: Kysely<ChatDatabase>, dialect: DatabaseDialect) {
@@ -53,7 +54,7 @@ export function createStore(database: Database<ChatDatabase>, nextTick: Timetick
   const events: EventFeed = createEventFeed(database, nextTick)
   const runTransaction =
     database.dialect === 'sqlite'
-      ? createSharedTransactions(database.db)
+      ? createSharedTransactions(database.db, indexPendingMessages)
       : <T>(work: (trx: Kysely<ChatDatabase>) => Promise<T>) => database.db.transaction().execute(work)
 
   async function transact<T>(work: (unit: Unit) => Promise<T>): Promise<T> {

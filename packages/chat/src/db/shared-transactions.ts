@@ -17,9 +17,13 @@ const MAX_BATCH = 64
  * request could join it. Work is therefore gathered until the event loop has read the requests
  * already received, then runs in one transaction, each piece in its own savepoint: a piece that
  * fails rolls back alone, while the commit (the WAL pages of every touched index, and one FTS5
- * segment) is paid once per batch. A piece's result is delivered after the commit.
+ * segment written by `beforeCommit`) is paid once per batch. A piece's result is delivered after the commit.
  */
-export function createSharedTransactions(db: Kysely<ChatDatabase>) {
+export function createSharedTransactions(
+  db: Kysely<ChatDatabase>,
+  /** Runs once per batch after its pieces, inside the transaction (the search index's queue). */
+  beforeCommit: (trx: Kysely<ChatDatabase>) => Promise<void> = async () => {},
+) {
   let queue: Job[] = []
   let draining = false
 
@@ -38,6 +42,7 @@ export function createSharedTransactions(db: Kysely<ChatDatabase>) {
             outcomes.push({ ok: false, value: error })
           }
         }
+        await beforeCommit(trx)
       })
     } catch (error) {
       for (const job of batch) job.reject(error)

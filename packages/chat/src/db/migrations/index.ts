@@ -19,6 +19,7 @@ import * as chatAdmin from './0018-chat-admin.ts'
 import * as telegramWidgets from './0019-telegram-widgets.ts'
 import * as fileDayCounters from './0020-file-day-counters.ts'
 import * as sendKeys from './0021-send-keys.ts'
+import * as searchIndexQueue from './0022-search-index-queue.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -42,4 +43,5 @@ export const chatMigrations: Migrations = {
   '0019-telegram-widgets': telegramWidgets,
   '0020-file-day-counters': fileDayCounters,
   '0021-send-keys': sendKeys,
+  '0022-search-index-queue': searchIndexQueue,
 }
