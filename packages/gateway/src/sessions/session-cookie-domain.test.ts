@@ -82,10 +82,14 @@ forEachDialect(
 )
 
 test('Sessions.CookieDomain must be a domain name that holds the host of PublicOrigin', () => {
-  function problems(domain: string, publicOrigin = 'https://p1.example.com'): string {
+  function problems(domain: string, publicOrigin = 'https://p1.example.com', cookieName = NAME): string {
     try {
       loadGatewayConfig(
-        { ServiceSecret: SERVICE_SECRET, PublicOrigin: publicOrigin, Sessions: { CookieDomain: domain } },
+        {
+          ServiceSecret: SERVICE_SECRET,
+          PublicOrigin: publicOrigin,
+          Sessions: { CookieDomain: domain, CookieName: cookieName },
+        },
         {},
       )
       return ''
@@ -114,4 +118,11 @@ test('Sessions.CookieDomain must be a domain name that holds the host of PublicO
   // A suffix that is not a whole label does not cover the host.
   assert.match(problems('ample.com'), /must be ample\.com or end with \.ample\.com/)
   assert.match(problems('p2.example.com'), /must be p2\.example\.com/)
+  // A __Host- cookie takes no Domain; without one the prefix is fine.
+  assert.match(
+    problems('example.com', 'https://p1.example.com', '__Host-atrium_session'),
+    /Sessions\.CookieDomain: browsers refuse a __Host- cookie with a Domain/,
+  )
+  assert.equal(problems('', 'https://p1.example.com', '__Host-atrium_session'), '')
+  assert.equal(problems('example.com', 'https://p1.example.com', '__Secure-atrium_session'), '')
 })

@@ -47,11 +47,17 @@ const NUMERIC_LABEL = /(^|\.)\d+$/
 
 /**
  * Sessions.CookieDomain is a host name (no scheme, port or leading dot), and the gateway's own host
- * lies within it: a browser refuses a cookie whose Domain does not cover the host that set it.
+ * lies within it: a browser refuses a cookie whose Domain does not cover the host that set it, or
+ * a `__Host-` cookie with any Domain (RFC 6265bis, "Cookie Name Prefixes").
  */
 export function checkSessions({ Sessions, PublicOrigin }: GatewayConfig): string[] {
   const domain = Sessions.CookieDomain
   if (domain === '') return []
+  if (Sessions.CookieName.toLowerCase().startsWith('__host-')) {
+    return [
+      'Sessions.CookieDomain: browsers refuse a __Host- cookie with a Domain; name the cookie without that prefix, or leave CookieDomain empty',
+    ]
+  }
   if (!HOSTNAME.test(domain) || NUMERIC_LABEL.test(domain)) {
     return [
       `Sessions.CookieDomain: ${JSON.stringify(domain)} is not a domain name like example.com (no scheme, port, path or leading dot)`,
