@@ -193,6 +193,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   }
   const cookie = createSessionCookie({
     name: config.Sessions.CookieName,
+    domain: config.Sessions.CookieDomain,
     publicOrigin: config.PublicOrigin,
     maxAgeSeconds: config.Sessions.AbsoluteSeconds,
   })

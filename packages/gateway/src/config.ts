@@ -6,6 +6,7 @@ import { checkFileStorage, fileSettings } from './files/file-settings.ts'
 import { checkMailBridge, mailSettings } from './mail/mail-settings.ts'
 import { mcpSettings } from './mcp/mcp-settings.ts'
 import { checkWebPush, pushSettings } from './notifications/push-settings.ts'
+import { checkSessions, sessionSettings } from './sessions/session-settings.ts'
 import { stunSettings } from './stun/stun-settings.ts'
 import { webhookSettings } from './webhooks/webhook-settings.ts'
 
@@ -38,38 +39,7 @@ export const gatewaySettings = Type.Object(
       description:
         'Origin users reach this gateway at (scheme, host, port). Links in mail and every return address are built from it, never from request headers.',
     }),
-    Sessions: Type.Object(
-      {
-        CookieName: Type.String({
-          default: 'atrium_session',
-          pattern: '^[A-Za-z0-9_-]+$',
-          description: 'Name of the session cookie (HttpOnly, SameSite=Lax; Secure outside development).',
-        }),
-        IdleSeconds: Type.Integer({
-          default: 604_800,
-          minimum: 60,
-          description: 'A session unused this long ends (exactly at last use + IdleSeconds).',
-        }),
-        AbsoluteSeconds: Type.Integer({
-          default: 2_592_000,
-          minimum: 60,
-          description: 'A session ends this long after sign-in, however active.',
-        }),
-        MaxPerUser: Type.Integer({
-          default: 10,
-          minimum: 1,
-          maximum: 1000,
-          description: 'Sessions one user (or one app, through AppLogin) may hold; one more sign-in ends the oldest.',
-        }),
-        SweepSeconds: Type.Integer({
-          default: 300,
-          minimum: 1,
-          description:
-            'Interval of the sweep that deletes expired sessions, sign-in challenges and unfinished uploads.',
-        }),
-      },
-      { default: {}, additionalProperties: false },
-    ),
+    ...sessionSettings,
     Otp: Type.Object(
       {
         CodeTtlSeconds: Type.Integer({
@@ -454,6 +424,7 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
     file,
     env,
     refine: (config) => [
+      ...checkSessions(config),
       ...checkWebPush(config),
       ...checkServing(config),
       ...checkNodeNumber(config),

@@ -97,7 +97,7 @@ forEachDialect(
 forEachDialect('audit rows take the country of the IP and bound every client field', async (t, dialect) => {
   const world = await startSignInWorld(t, dialect)
   const loginAudit = createLoginAudit(world.store.db, world.store.nextTick)
-  const cookie = createSessionCookie({ name: 's', publicOrigin: 'http://localhost', maxAgeSeconds: 60 })
+  const cookie = createSessionCookie({ name: 's', domain: '', publicOrigin: 'http://localhost', maxAgeSeconds: 60 })
   const signIn = createSignIn({ ...world.store, cookie, loginAudit, lookupCountry: await loadCountryLookup() })
   const request = { ip: '8.8.8.8', headers: { 'user-agent': 'u'.repeat(2000), 'accept-language': 'fr-CH, fr;q=0.9' } }
 

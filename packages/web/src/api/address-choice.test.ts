@@ -1,47 +1,7 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { type TestContext, test } from 'node:test'
+import { test } from 'node:test'
 import { ADDRESS_KEPT_MS, ADDRESS_KEY, candidateOrigins, chooseAddress, onProjectDomain } from './address-choice.ts'
-
-function memoryStorage() {
-  const items = new Map<string, string>()
-  return {
-    getItem: (key: string) => items.get(key) ?? null,
-    setItem: (key: string, value: string) => void items.set(key, value),
-    items,
-  }
-}
-
-/**
- * A stand-in for one pN gateway on a loopback port: its health endpoint answers after `delayMs`
- * with `status`; `hits` counts the probes; `set` changes how it answers; `close` stops it.
- */
-async function startAddress(t: TestContext, delayMs = 0, status = 200) {
-  const state = { delayMs, status, hits: 0 }
-  const server = createServer((request, response) => {
-    if (request.url === '/auth/v1/health') state.hits++
-    const timer = setTimeout(() => {
-      response.writeHead(request.url === '/auth/v1/health' ? state.status : 404)
-      response.end('{}')
-    }, state.delayMs)
-    response.on('close', () => clearTimeout(timer))
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
-  t.after(close)
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  return {
-    origin,
-    state,
-    set: (next: { delayMs?: number; status?: number }) => Object.assign(state, next),
-    close,
-  }
-}
+import { memoryStorage, startAddress } from './address-stand-in.ts'
 
 const PROJECT = { hostname: 'example.com', origin: 'https://example.com' }
 

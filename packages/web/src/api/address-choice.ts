@@ -5,8 +5,9 @@
  * endpoint, remembers the fastest (with an expiry) and moves the whole page there before anything
  * else happens. From then on the API, the event stream and the session cookie are all on that one
  * origin: no cross-origin requests, no CORS, and the cookie the gateway sets at sign-in is sent to
- * the gateway that set it. A page already on a pN address stays where it is. In development (no
- * domain built in, or the page on localhost or an IP address) nothing is probed.
+ * the gateway that set it. A page already on a pN address stays where it is while its gateway
+ * answers (address-move.ts moves it when the gateway goes away). In development (no domain built
+ * in, or the page on localhost or an IP address) nothing is probed.
  */
 
 /** Non-secret: the address the project domain's page moves to, `{"origin": …, "expires": …}`. */
@@ -84,7 +85,8 @@ function remembered(storage: ChoiceStorage | undefined, now: number): string | u
   }
 }
 
-function remember(storage: ChoiceStorage | undefined, origin: string, now: number): void {
+/** Keeps `origin` as the chosen address for ADDRESS_KEPT_MS from `now`. */
+export function rememberAddress(storage: Pick<Storage, 'setItem'> | undefined, origin: string, now: number): void {
   try {
     storage?.setItem(ADDRESS_KEY, JSON.stringify({ origin, expires: now + ADDRESS_KEPT_MS }))
   } catch {
@@ -106,6 +108,6 @@ export async function chooseAddress(options: AddressChoiceOptions): Promise<stri
   const kept = remembered(storage, now())
   if (kept !== undefined && (await fastestOrigin([kept], send, timeoutMs)) === kept) return kept
   const fastest = await fastestOrigin(options.candidates ?? candidateOrigins(domain), send, timeoutMs)
-  if (fastest !== undefined) remember(storage, fastest, now())
+  if (fastest !== undefined) rememberAddress(storage, fastest, now())
   return fastest === location.origin ? undefined : fastest
 }

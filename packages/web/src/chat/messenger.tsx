@@ -1,5 +1,6 @@
 import type { JSX } from 'preact'
 import { useEffect, useLayoutEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks'
+import { watchAddress } from '../api/address-move.ts'
 import type { UserView } from '../api/auth-api.ts'
 import type { ChatView } from '../api/chat-types.ts'
 import { failureText, isFailure } from '../api/envelope.ts'
@@ -195,6 +196,9 @@ export function Messenger({
       setStatus('offline')
       return
     }
+    // On a pN address, a stream that stays down because the gateway went away moves the page to
+    // another address (api/address-move.ts); meanwhile the status below says it is reconnecting.
+    const away = watchAddress({ location, domain: import.meta.env.ATRIUM_DOMAIN ?? '', storage: localStorageOrNone() })
     const live = openLiveEvents({
       url: services.subscribeUrl,
       storage: ticks,
@@ -212,10 +216,16 @@ export function Messenger({
         dispatch({ type: 'resync' })
         bus.publish('resync')
       },
-      onStatus: setStatus,
+      onStatus(status) {
+        setStatus(status)
+        away.status(status)
+      },
       onTyping: typing.add,
     })
-    return () => live.close()
+    return () => {
+      live.close()
+      away.close()
+    }
   }, [services.subscribeUrl, me.crmId, bus, online, ticks, typing, names])
 
   // A chat the list does not hold (yet): ask for it once, so a shared link or a fresh chat opens.
