@@ -86,7 +86,7 @@ function remembered(storage: ChoiceStorage | undefined, now: number): string | u
 }
 
 /** Keeps `origin` as the chosen address for ADDRESS_KEPT_MS from `now`. */
-export function rememberAddress(storage: Pick<Storage, 'setItem'> | undefined, origin: string, now: number): void {
+function rememberAddress(storage: Pick<Storage, 'setItem'> | undefined, origin: string, now: number): void {
   try {
     storage?.setItem(ADDRESS_KEY, JSON.stringify({ origin, expires: now + ADDRESS_KEPT_MS }))
   } catch {

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { type TestContext, test } from 'node:test'
 import { until } from '@atrium/platform/testing'
-import { ADDRESS_KEPT_MS, ADDRESS_KEY } from './address-choice.ts'
 import { DOWN_MS, onGatewayAddress, watchAddress } from './address-move.ts'
-import { memoryStorage, startAddress } from './address-stand-in.ts'
+import { startAddress } from './address-stand-in.ts'
 
 /**
  * A page on p1.example.com whose own gateway is `own` (a stand-in on a loopback port), watching with
@@ -11,8 +10,6 @@ import { memoryStorage, startAddress } from './address-stand-in.ts'
  */
 function watchedPage(t: TestContext, own: string, candidates: string[], retry = { minMs: 20, maxMs: 80 }) {
   const moves: string[] = []
-  const storage = memoryStorage()
-  const now = 7_000_000
   const location = {
     hostname: 'p1.example.com',
     origin: own,
@@ -24,15 +21,13 @@ function watchedPage(t: TestContext, own: string, candidates: string[], retry = 
   const watcher = watchAddress({
     location,
     domain: 'example.com',
-    storage,
     candidates,
-    now: () => now,
     timeoutMs: 500,
     downMs: 30,
     retry,
   })
   t.after(() => watcher.close())
-  return { watcher, moves, storage, now }
+  return { watcher, moves }
 }
 
 test('only a page on p1, p2 or p3 of a built deployment watches its gateway', (t: TestContext) => {
@@ -58,7 +53,7 @@ test('only a page on p1, p2 or p3 of a built deployment watches its gateway', (t
       hash: '',
       replace: (url: string | URL) => void moves.push(String(url)),
     }
-    const watcher = watchAddress({ location, domain, storage: memoryStorage(), fetch: counting })
+    const watcher = watchAddress({ location, domain, fetch: counting })
     t.after(() => watcher.close())
     watcher.status('offline')
     t.mock.timers.tick(DOWN_MS)
@@ -91,10 +86,6 @@ test('a page whose gateway fails twice moves to the fastest other address, with 
   assert.deepEqual(page.moves, [`${fast.origin}/chat/c/42?tab=files#m5`])
   assert.equal(own.state.hits, 2, 'two failed probes of its own gateway, and no more')
   assert.deepEqual([slow.state.hits, fast.state.hits], [1, 1], 'the others probed once, together')
-  assert.deepEqual(JSON.parse(page.storage.items.get(ADDRESS_KEY)!), {
-    origin: fast.origin,
-    expires: page.now + ADDRESS_KEPT_MS,
-  })
 })
 
 test('a page stays while its own gateway answers, and counts failures afresh after the stream came back', async (t) => {
@@ -129,7 +120,6 @@ test('when no other address answers the page stays and asks again until one does
   page.watcher.status('offline')
   await until(() => other.state.hits >= 3, 'the other address asked again and again')
   assert.deepEqual(page.moves, [])
-  assert.equal(page.storage.items.size, 0)
   other.set({ status: 200 })
   await until(() => page.moves.length > 0, 'the move')
   assert.deepEqual(page.moves, [`${other.origin}/chat/c/42?tab=files#m5`])

@@ -3,22 +3,16 @@
  * A page on a pN address of a built deployment follows its live stream: once the stream has been
  * down (or still connecting) for DOWN_MS, the page asks its own gateway's health endpoint, and when that fails
  * OWN_FAILURES times in a row it probes the other pN addresses as the first choice does
- * (address-choice.ts), keeps the fastest in `atrium.address` and moves the whole page there, to
- * the same path, query and hash. With the gateways' Sessions.CookieDomain the browser sends the
+ * (address-choice.ts) and moves the whole page to the fastest, to the same path, query and hash.
+ * (Nothing is remembered: local storage belongs to each origin, and only the project domain's page
+ * reads the remembered address.) With the gateways' Sessions.CookieDomain the browser sends the
  * session cookie there too, so the person stays signed in; without it they see sign-in. While no
  * address answers, the page asks again after a growing pause. Nothing moves in development (no
  * domain built in, localhost or an IP address) or on the project domain itself.
  */
 
 import { backoffMs, type LiveStatus } from '../live-events.ts'
-import {
-  ADDRESS_NAMES,
-  candidateOrigins,
-  fastestOrigin,
-  PROBE_TIMEOUT_MS,
-  probe,
-  rememberAddress,
-} from './address-choice.ts'
+import { ADDRESS_NAMES, candidateOrigins, fastestOrigin, PROBE_TIMEOUT_MS, probe } from './address-choice.ts'
 
 /** How long the live stream is down before the page asks whether its own gateway is still there. */
 export const DOWN_MS = 3000
@@ -39,9 +33,7 @@ export interface AddressMoveOptions {
   location: Pick<Location, 'hostname' | 'origin' | 'pathname' | 'search' | 'hash' | 'replace'>
   /** The project domain the build embeds; '' in development builds. */
   domain: string
-  storage: Pick<Storage, 'setItem'> | undefined
   fetch?: typeof fetch
-  now?: () => number
   timeoutMs?: number
   /** The origins a page may move to (its own is left out); by default `https://pN.<domain>`. */
   candidates?: string[]
@@ -64,10 +56,9 @@ const NOT_WATCHING: AddressMove = { status() {}, close() {} }
 
 /** Watches the page's gateway through its live stream's status (see above); a no-op off a pN address. */
 export function watchAddress(options: AddressMoveOptions): AddressMove {
-  const { location, domain, storage } = options
+  const { location, domain } = options
   if (!onGatewayAddress(location, domain)) return NOT_WATCHING
   const send = options.fetch ?? ((...args) => fetch(...args))
-  const now = options.now ?? Date.now
   const timeoutMs = options.timeoutMs ?? PROBE_TIMEOUT_MS
   const retry = options.retry ?? CHECK_RETRY
   const own = location.origin
@@ -94,7 +85,6 @@ export function watchAddress(options: AddressMoveOptions): AddressMove {
       const next = await fastestOrigin(others, send, timeoutMs)
       if (current !== watch) return
       if (next !== undefined) {
-        rememberAddress(storage, next, now())
         location.replace(`${next}${location.pathname}${location.search}${location.hash}`)
         return
       }

@@ -198,7 +198,7 @@ export function Messenger({
     }
     // On a pN address, a stream that stays down because the gateway went away moves the page to
     // another address (api/address-move.ts); meanwhile the status below says it is reconnecting.
-    const away = watchAddress({ location, domain: import.meta.env.ATRIUM_DOMAIN ?? '', storage: localStorageOrNone() })
+    const away = watchAddress({ location, domain: import.meta.env.ATRIUM_DOMAIN ?? '' })
     const live = openLiveEvents({
       url: services.subscribeUrl,
       storage: ticks,
