@@ -2,15 +2,20 @@ import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { once } from 'node:events'
+import { statSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { after, before, suite, type TestContext, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { build } from 'esbuild'
 import { buildAll, embedBuildInfo, parseBuildArgs, ROOT, UsageError } from './build.ts'
 import { readCommit } from './processes.ts'
+
+/** Far more than the few pages of a new database before its first checkpoint; the chat migrations write more. */
+const CHECKPOINTED_BYTES = 64 * 1024
 
 interface Started {
   port: number
@@ -327,6 +332,12 @@ suite('built bundles', () => {
     assert.equal(own.body.result?.version, built.processes.chat?.version)
     assert.equal(own.body.result!.build, `${built.processes.chat?.version} for example.test`)
     assertMisdirected(await getWithHost(chat.port, '/private/v1/health', 'example.com'), 'example.com')
+    // The bundle's own SQLite checkpoint thread copies the migrations' log into the file, which the
+    // writing connection never does itself (it would only at 1,000 log pages, or when closing).
+    const file = join(dir, 'c.db')
+    const deadline = Date.now() + 10_000
+    while (statSync(file).size < CHECKPOINTED_BYTES && Date.now() < deadline) await sleep(50)
+    assert.ok(statSync(file).size >= CHECKPOINTED_BYTES, `c.db holds ${statSync(file).size} bytes while chat runs`)
     assert.deepEqual(await stopProcess(chat), [0, null])
   })
 })

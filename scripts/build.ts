@@ -19,10 +19,16 @@ const PROCESS_DATA: Partial<Record<ProcessName, { dir: string; files: string[] }
 
 /**
  * Scripts a process starts as worker threads, bundled beside its main.mjs under these names: a
- * module finds its worker's bundle as `./<name>` next to main.mjs (stun-threads.ts).
+ * module finds its worker's bundle as `./<name>` next to main.mjs (stun-threads.ts; every process
+ * with a database: the platform's SQLite checkpoint thread, database/sqlite-checkpoints.ts).
  */
-const PROCESS_WORKERS: Partial<Record<ProcessName, Record<string, string>>> = {
-  gateway: { 'stun-worker.mjs': 'packages/gateway/src/stun/stun-worker.ts' },
+const SQLITE_CHECKPOINTER = { 'sqlite-checkpointer.mjs': 'packages/platform/src/database/sqlite-checkpointer.ts' }
+const PROCESS_WORKERS: Record<ProcessName, Record<string, string>> = {
+  gateway: { 'stun-worker.mjs': 'packages/gateway/src/stun/stun-worker.ts', ...SQLITE_CHECKPOINTER },
+  chat: SQLITE_CHECKPOINTER,
+  wallet: SQLITE_CHECKPOINTER,
+  crm: SQLITE_CHECKPOINTER,
+  payment: SQLITE_CHECKPOINTER,
 }
 
 const BUILD_INFO_MODULE = 'packages/platform/src/build-info.ts'
@@ -212,7 +218,7 @@ export async function buildProcess({
     plugins: [embedBuildInfo(info, buildInfoPath), scriptsNamedDotNode()],
   })
   // Worker threads' scripts, each its own bundle beside main.mjs (they hold no build information).
-  const workers = Object.entries(PROCESS_WORKERS[name] ?? {})
+  const workers = Object.entries(PROCESS_WORKERS[name])
   const workerPaths = await Promise.all(
     workers.map(async ([file, entry]) => {
       const workerFile = join(dir, file)

@@ -5,6 +5,7 @@ import { type Dialect, Kysely, type LogEvent, PostgresDialect } from 'kysely'
 import { Pool, types } from 'pg'
 import { createNodeSqliteDialect } from './node-sqlite-dialect.ts'
 import { createCurrentSchemaIntrospector } from './postgres-introspector.ts'
+import { checkpointInBackground } from './sqlite-checkpoints.ts'
 
 /** The SQL dialects a database URL can select. */
 export type DatabaseDialect = 'sqlite' | 'postgres'
@@ -77,6 +78,7 @@ function openSqlite<DB>(url: string): Database<DB> {
     pragma synchronous = NORMAL;
     pragma foreign_keys = ON;
   `)
+  const stopCheckpoints = location === ':memory:' ? async () => {} : checkpointInBackground(sqlite, location)
   const errorListeners = new Set<(error: unknown) => void>()
   const db = new Kysely<DB>({ dialect: createNodeSqliteDialect(sqlite), log: queryErrorLog(errorListeners) })
   return {
@@ -86,6 +88,7 @@ function openSqlite<DB>(url: string): Database<DB> {
     poolStats: () => undefined,
     onQueryError: (listener) => errorListeners.add(listener),
     async destroy() {
+      await stopCheckpoints()
       await db.destroy()
       // Kysely closes the database only if a query ever ran.
       if (sqlite.isOpen) sqlite.close()
