@@ -18,7 +18,8 @@ export interface StreamSpec {
 }
 
 export type ClientMessage =
-  | { type: 'connect'; port: number; streams: StreamSpec[]; concurrency: number }
+  /** `localAddress`: the loopback address the streams come from, so each process has its own ephemeral ports. */
+  | { type: 'connect'; port: number; streams: StreamSpec[]; concurrency: number; localAddress: string }
   | { type: 'mark'; from: number }
   | { type: 'report'; until: number }
   | { type: 'close' }
@@ -51,9 +52,9 @@ let ended = 0
 const epochNow = () => performance.timeOrigin + performance.now()
 
 /** Opens one stream; resolves with an error text when it did not answer 200. */
-function open(port: number, stream: StreamSpec): Promise<string | undefined> {
+function open(port: number, localAddress: string, stream: StreamSpec): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port })
+    const socket = connect({ host: '127.0.0.1', port, localAddress })
     socket.setNoDelay(true)
     let head = ''
     let rest = ''
@@ -99,25 +100,31 @@ function open(port: number, stream: StreamSpec): Promise<string | undefined> {
   })
 }
 
-async function openAll(port: number, streams: StreamSpec[], concurrency: number): Promise<ClientConnected> {
+async function openAll({ port, localAddress, streams, concurrency }: ClientMessage & { type: 'connect' }) {
   let next = 0
   let failed = 0
   let firstError: string | undefined
   async function loop() {
     while (next < streams.length) {
-      const error = await open(port, streams[next++]!)
+      const error = await open(port, localAddress, streams[next++]!)
       if (error === undefined) continue
       failed++
       firstError ??= error
     }
   }
   await Promise.all(Array.from({ length: concurrency }, loop))
-  return { type: 'connected', connected: sockets.length, failed, ...(firstError ? { firstError } : {}) }
+  const connected: ClientConnected = {
+    type: 'connected',
+    connected: sockets.length,
+    failed,
+    ...(firstError ? { firstError } : {}),
+  }
+  return connected
 }
 
 process.on('message', async (message: ClientMessage) => {
   if (message.type === 'connect') {
-    process.send!(await openAll(message.port, message.streams, message.concurrency))
+    process.send!(await openAll(message))
   } else if (message.type === 'mark') {
     from = message.from
     kept = []

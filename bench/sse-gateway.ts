@@ -6,11 +6,16 @@
  * and prints one JSON line (SseGatewayReady). SIGUSR2 starts the V8 CPU profiler and the next
  * SIGUSR2 writes the profile to `profile` (what `--cpu-prof` records, but only the window under load);
  * SIGHUP collects garbage (with --expose-gc) and writes the memory use to `memoryFile`; SIGTERM closes the gateway.
+ * With `workers` above 1 the gateway is instead started as `npm start` starts it
+ * (packages/gateway/src/main.ts with `Workers`, a primary and its workers on one port) once the
+ * users exist; this process then only waits for it, and the benchmark reads the whole tree.
  */
+import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { text } from 'node:stream/consumers'
 import { buildBenchGateway, listenOnLoopback } from './bench-gateway.ts'
 import { profileOnSignal, stopWithParent, writeFileAtomically } from './child-process.ts'
+import { childrenOf, freePort } from './sse-processes.ts'
 
 export interface SseGatewaySpec {
   /** Database URL of the gateway. */
@@ -25,6 +30,10 @@ export interface SseGatewaySpec {
   profile: string
   /** Events.* settings to override (the defaults otherwise). */
   events: Record<string, number>
+  /** Gateway processes on the port: 1 serves in this process; more run main.ts with `Workers`. */
+  workers: number
+  /** Where the config file of the workers' gateway goes. */
+  configFile: string
 }
 
 export interface SseGatewayReady {
@@ -33,15 +42,59 @@ export interface SseGatewayReady {
 }
 
 const CREATE_CONCURRENCY = 16
+const NO_LIMIT = 1_000_000_000_000
+const START_TIMEOUT_MS = 120_000
+
+/**
+ * Starts main.ts with `Workers` on the prepared database and resolves with its port once it answers
+ * and every worker is up; the gateway stops with this process.
+ */
+async function startWorkers(spec: SseGatewaySpec, settings: Record<string, unknown>): Promise<number> {
+  const port = await freePort()
+  const limits = {
+    Connection: { Requests: NO_LIMIT },
+    Session: { Requests: NO_LIMIT },
+    ApiKey: { Requests: NO_LIMIT },
+    Bandwidth: { Bytes: NO_LIMIT },
+  }
+  const gateway = { ...settings, Host: '127.0.0.1', Port: port, Workers: spec.workers, RateLimits: limits }
+  writeFileSync(
+    spec.configFile,
+    JSON.stringify({ gateway: { ...gateway, LogLevel: 'silent', Stun: { Enabled: false } } }),
+  )
+  const main = new URL('../packages/gateway/src/main.ts', import.meta.url).pathname
+  const child = spawn(process.execPath, [main], {
+    env: { ...process.env, ATRIUM_CONFIG: spec.configFile },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  stopWithParent(async () => {
+    if (child.exitCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGTERM')
+    await exited
+  })
+  const deadline = Date.now() + START_TIMEOUT_MS
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode})`)
+    const up = await fetch(`http://127.0.0.1:${port}/auth/v1/health`).then(
+      (answer) => answer.ok,
+      () => false,
+    )
+    if (up && childrenOf(child.pid!).length >= spec.workers) return port
+    if (Date.now() > deadline) throw new Error('the gateway with workers did not start in time')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
 
 async function main() {
   const spec = JSON.parse(await text(process.stdin)) as SseGatewaySpec
-  const { app, config } = await buildBenchGateway({
+  const settings = {
     GatewayDB: spec.db,
     ServiceSecret: spec.serviceSecret,
     Modules: { chat: spec.chat },
     Events: spec.events,
-  })
+  }
+  const { app, config } = await buildBenchGateway(settings)
   const users: { crmId: number; token: string }[] = new Array(spec.users)
   let next = 0
   async function createLoop() {
@@ -55,6 +108,12 @@ async function main() {
   }
   await Promise.all(Array.from({ length: CREATE_CONCURRENCY }, createLoop))
   writeFileSync(spec.usersFile, JSON.stringify(users))
+  if (spec.workers > 1) {
+    await app.close()
+    const ready: SseGatewayReady = { port: await startWorkers(spec, settings), cookieName: config.Sessions.CookieName }
+    process.stdout.write(`${JSON.stringify(ready)}\n`)
+    return
+  }
   const port = await listenOnLoopback(app)
   profileOnSignal(spec.profile)
   // bench/sse.ts reads the memory after a collection (the process runs with --expose-gc).

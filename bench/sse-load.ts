@@ -47,7 +47,15 @@ export function startSubscribers(processes: number): Subscribers {
       const answers = await Promise.all(
         children.map((child, index) => {
           const share = streams.filter((_, i) => i % children.length === index)
-          return ask<ClientConnected>(child, { type: 'connect', port, streams: share, concurrency: 64 }, 'connected')
+          // Each process connects from its own loopback address: one address has about 28,000 ephemeral ports.
+          const connect: ClientMessage = {
+            type: 'connect',
+            port,
+            streams: share,
+            concurrency: 64,
+            localAddress: `127.0.0.${index + 2}`,
+          }
+          return ask<ClientConnected>(child, connect, 'connected')
         }),
       )
       const firstError = answers.find((answer) => answer.firstError)?.firstError

@@ -94,6 +94,11 @@ export function childrenOf(pid: number): number[] {
   return children
 }
 
+/** `pid` and every process under it (the gateway's primary and workers under the benchmark's gateway process). */
+export function treeOf(pid: number): number[] {
+  return [pid, ...childrenOf(pid).flatMap(treeOf)]
+}
+
 /** A free loopback port (bound and released; nginx takes it a moment later). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

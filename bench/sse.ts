@@ -3,7 +3,7 @@
  * chat module through its events endpoint, side by side with nginx + nchan in the same run.
  *   npm exec -- node bench/sse.ts [--subscribers 10000] [--fanout 10] [--rates 50,500]
  *     [--seconds 15] [--warmup 3] [--clients 2] [--db sqlite|postgres] [--targets gateway,nchan]
- *     [--profile] [--chunk-subjects 200] [--nchan-module /usr/lib/nginx/modules/ngx_nchan_module.so]
+ *     [--workers 1] [--profile] [--chunk-subjects 200] [--nchan-module /usr/lib/nginx/modules/ngx_nchan_module.so]
  * Targets: `gateway`, `nchan`, and the runtime's floor `node-response` / `node-socket` (bench/sse-node.ts:
  * bare node:http with nchan's publish protocol, writing through the response or straight to the socket).
  * Gateway side: the chat module (bench/sse-module.ts) and the gateway (bench/sse-gateway.ts) each in
@@ -17,7 +17,12 @@
  * the gateway process's (nginx worker's) from /proc over the measured window; memory per connection
  * is the RSS with every stream open minus the RSS before they opened, divided by their number.
  * The gateway and nginx each hold every stream, so `ulimit -n` must exceed --subscribers (plus a
- * few hundred). `--db postgres` takes DATABASE_URL. The figures are a measurement: the exit code is 0 either way.
+ * few hundred), and each client process holds its share. Beyond one process's file limit, `--workers N`
+ * runs the gateway as `npm start` does with `Workers` = N (the kernel spreads the streams over the
+ * workers by SO_REUSEPORT); its CPU and memory are then the sum over the primary and its workers,
+ * with no garbage collection before the memory reading (`--profile` needs one process). Each
+ * client process connects from its own loopback address (127.0.0.2, 127.0.0.3, …) for the ports.
+ * `--db postgres` takes DATABASE_URL. The figures are a measurement: the exit code is 0 either way.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -30,7 +35,7 @@ import type { StreamSpec } from './sse-client.ts'
 import type { SseGatewayReady, SseGatewaySpec } from './sse-gateway.ts'
 import { marker, publish, startSubscribers } from './sse-load.ts'
 import { startNchan } from './sse-nchan.ts'
-import { cpuMicros, freePort, rssBytes, startNodeServer } from './sse-processes.ts'
+import { cpuMicros, freePort, rssBytes, startNodeServer, treeOf } from './sse-processes.ts'
 import { summariseProfile } from './sse-profile.ts'
 import { type Memory, number, printTables, type Row } from './sse-report.ts'
 
@@ -44,6 +49,7 @@ const { values: args } = parseArgs({
     clients: { type: 'string', default: '2' },
     db: { type: 'string', default: 'sqlite' },
     targets: { type: 'string', default: 'gateway,nchan' },
+    workers: { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
     'chunk-subjects': { type: 'string', default: '' },
     'nchan-module': { type: 'string', default: '/usr/lib/nginx/modules/ngx_nchan_module.so' },
@@ -54,9 +60,11 @@ const fanout = Number(args.fanout)
 const rates = args.rates.split(',').map(Number)
 const seconds = Number(args.seconds)
 const warmup = Number(args.warmup)
+const workers = Number(args.workers)
 const dialect = args.db
 if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error('--db must be sqlite or postgres')
 if (subscribers % fanout !== 0) throw new Error('--subscribers must be a multiple of --fanout')
+if (!Number.isInteger(workers) || workers < 1) throw new Error('--workers must be a whole number above 0')
 const groups = subscribers / fanout
 /** The member who posts every message; nobody subscribes as them, so their own items are never polled. */
 const PUBLISHER = 9_000_000_001
@@ -68,8 +76,8 @@ const IDLE_SECONDS = 5
 
 interface Target {
   name: string
-  /** The process whose CPU and memory are measured. */
-  pid: number
+  /** The processes whose CPU and memory are measured. */
+  pids(): number[]
   port: number
   streams: StreamSpec[]
   send(index: number): Promise<void>
@@ -115,6 +123,8 @@ async function startGatewayTarget(dir: string): Promise<Target> {
     memoryFile: join(dir, 'memory.json'),
     profile: join(dir, 'gateway.cpuprofile'),
     events,
+    workers,
+    configFile: join(dir, 'gateway-workers.json'),
   }
   const started = performance.now()
   const gateway = await startNodeServer<SseGatewayReady>(
@@ -145,7 +155,7 @@ async function startGatewayTarget(dir: string): Promise<Target> {
   const cookie = (token: string) => `cookie: ${gateway.ready.cookieName}=${token}`
   return {
     name: 'gateway',
-    pid: gateway.pid,
+    pids: () => treeOf(gateway.pid),
     port: gateway.ready.port,
     streams: users.map((user) => ({ path: '/auth/v1/subscribe', headers: [cookie(user.token)] })),
     async send(index) {
@@ -154,9 +164,11 @@ async function startGatewayTarget(dir: string): Promise<Target> {
       if (answer.status !== 200) throw new Error(`send_message: ${answer.status} ${answer.error}`)
     },
     modulePid: chat.pid,
-    collectGarbage: () => collectGarbage(gateway.pid, spec.memoryFile),
-    toggleProfile: () => process.kill(gateway.pid, 'SIGUSR2'),
-    profilePath: spec.profile,
+    ...(workers === 1 && {
+      collectGarbage: () => collectGarbage(gateway.pid, spec.memoryFile),
+      toggleProfile: () => process.kill(gateway.pid, 'SIGUSR2'),
+      profilePath: spec.profile,
+    }),
     async stop() {
       await gateway.stop()
       await chat.stop()
@@ -190,7 +202,7 @@ function channelTarget(name: string, port: number): Pick<Target, 'name' | 'port'
 async function startNchanTarget(dir: string): Promise<Target> {
   const port = await freePort()
   const nchan = await startNchan(args['nchan-module'], port, dir, HEARTBEAT_SECONDS)
-  return { ...channelTarget('nchan', port), pid: nchan.worker, stop: () => nchan.stop() }
+  return { ...channelTarget('nchan', port), pids: () => [nchan.worker], stop: () => nchan.stop() }
 }
 
 /** The bare node:http floor (bench/sse-node.ts), published to like nchan. */
@@ -205,7 +217,7 @@ async function startNodeTarget(dir: string, mode: 'response' | 'socket'): Promis
   )
   return {
     ...channelTarget(`node-${mode}`, server.ready.port),
-    pid: server.pid,
+    pids: () => [server.pid],
     collectGarbage: () => collectGarbage(server.pid, memoryFile),
     stop: () => server.stop(),
   }
@@ -219,11 +231,14 @@ function startTarget(name: string, dir: string): Promise<Target> {
   throw new Error(`unknown target ${name}: gateway, nchan, node-response or node-socket`)
 }
 
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
+const targetCpu = (target: Target) => sum(target.pids().map(cpuMicros))
+
 /** The target's RSS (and V8 heap in use, 0 when unknown) after a garbage collection, when it can be asked for one. */
 async function settledMemory(target: Target): Promise<{ rss: number; heap: number }> {
   const heap = (await target.collectGarbage?.()) ?? 0
   await sleep(1000)
-  return { rss: rssBytes(target.pid), heap }
+  return { rss: sum(target.pids().map(rssBytes)), heap }
 }
 
 async function measureTarget(target: Target): Promise<void> {
@@ -248,9 +263,9 @@ async function measureTarget(target: Target): Promise<void> {
       heapPerConnection: (connected.heap - idle.heap) / streams,
       connectSeconds,
     })
-    const idleCpu = cpuMicros(target.pid)
+    const idleCpu = targetCpu(target)
     await sleep(IDLE_SECONDS * 1000)
-    const idlePerSecond = (cpuMicros(target.pid) - idleCpu) / IDLE_SECONDS
+    const idlePerSecond = (targetCpu(target) - idleCpu) / IDLE_SECONDS
     console.log(`${target.name}: idle with every stream open: ${(idlePerSecond / 1e4).toFixed(1)}% of a core`)
     for (const [index, rate] of rates.entries()) {
       const profiling = args.profile && target.toggleProfile && index === rates.length - 1
@@ -260,11 +275,11 @@ async function measureTarget(target: Target): Promise<void> {
       // each once, however late it arrives within the grace period after it.
       clients.mark(epochNow())
       if (profiling) target.toggleProfile!()
-      const cpuBefore = cpuMicros(target.pid)
+      const cpuBefore = targetCpu(target)
       const moduleBefore = target.modulePid ? cpuMicros(target.modulePid) : 0
       const windowStart = performance.now()
       await sleep(seconds * 1000)
-      const cpu = cpuMicros(target.pid) - cpuBefore
+      const cpu = targetCpu(target) - cpuBefore
       const windowSeconds = (performance.now() - windowStart) / 1000
       const moduleCpu = target.modulePid ? (cpuMicros(target.modulePid) - moduleBefore) / windowSeconds / 1e4 : 0
       const until = epochNow()
