@@ -13,13 +13,12 @@
  * workers; nginx master and workers plus the auth service). The targets are measured in
  * interleaved rounds; the exit code says nothing about the figures.
  */
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { RouteFlags } from '@atrium/platform'
-import { benchSessionToken, buildBenchGateway } from './bench-gateway.ts'
+import { benchSessionToken, buildBenchGateway, startGatewayWorkers } from './bench-gateway.ts'
 import { freePort, startNginx } from './proxy-nginx.ts'
 import { childrenOf, cpuMicros, firstJsonLine, spawnPinned } from './proxy-processes.ts'
 import { median } from './proxy-report.ts'
@@ -50,7 +49,6 @@ const here = (file: string) => new URL(file, import.meta.url).pathname
 const dir = mkdtempSync(join(tmpdir(), 'atrium-proxy-workers-'))
 const stoppers: (() => Promise<void>)[] = []
 const SECRET = 'proxy-bench-service-secret'.padEnd(40, '-')
-const NO_LIMIT = 1_000_000_000_000
 
 async function startHelper(argv: string[], input?: string) {
   const server = spawnPinned('', node, argv, input)
@@ -75,52 +73,11 @@ async function prepareGateway(upstreamPort: number) {
 
 /** Starts packages/gateway/src/main.ts with `Workers` processes and waits until it answers. */
 async function startGateway(database: string) {
-  const port = await freePort()
-  const file = join(dir, 'atrium.json')
-  const limits = {
-    Connection: { Requests: NO_LIMIT },
-    Session: { Requests: NO_LIMIT },
-    ApiKey: { Requests: NO_LIMIT },
-    Bandwidth: { Bytes: NO_LIMIT },
-  }
-  const gateway = {
-    Host: '127.0.0.1',
-    Port: port,
-    Workers: workers,
-    GatewayDB: database,
-    ServiceSecret: SECRET,
-    LogLevel: 'silent',
-    RateLimits: limits,
-    Stun: { Enabled: false },
-  }
-  writeFileSync(file, JSON.stringify({ gateway }))
-  const main = here('../packages/gateway/src/main.ts')
-  const child = spawn(node, [main], {
-    env: { ...process.env, ATRIUM_CONFIG: file },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  let errors = ''
-  child.stderr.on('data', (chunk: Buffer) => {
-    errors = (errors + chunk.toString('utf8')).slice(-4000)
-  })
-  stoppers.push(async () => {
-    if (child.exitCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await exited
-  })
-  const deadline = Date.now() + 60_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited: ${errors}`)
-    const up = await fetch(`http://127.0.0.1:${port}/auth/v1/health`).then(
-      (answer) => answer.ok,
-      () => false,
-    )
-    if (up && childrenOf(child.pid!).length >= workers) break
-    if (Date.now() > deadline) throw new Error(`the gateway did not start: ${errors}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  return { port, pids: () => [child.pid!, ...childrenOf(child.pid!)] }
+  const settings = { GatewayDB: database, ServiceSecret: SECRET }
+  const options = { workers, port: await freePort(), configFile: join(dir, 'atrium.json'), childrenOf }
+  const gateway = await startGatewayWorkers(settings, options)
+  stoppers.push(() => gateway.stop())
+  return { port: gateway.port, pids: () => [gateway.pid, ...childrenOf(gateway.pid)] }
 }
 
 interface Side {

@@ -10,10 +10,9 @@
  * (packages/gateway/src/main.ts with `Workers`, a primary and its workers on one port) once the
  * users exist; this process then only waits for it, and the benchmark reads the whole tree.
  */
-import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { text } from 'node:stream/consumers'
-import { buildBenchGateway, listenOnLoopback } from './bench-gateway.ts'
+import { buildBenchGateway, listenOnLoopback, startGatewayWorkers } from './bench-gateway.ts'
 import { profileOnSignal, stopWithParent, writeFileAtomically } from './child-process.ts'
 import { childrenOf, freePort } from './sse-processes.ts'
 
@@ -42,48 +41,12 @@ export interface SseGatewayReady {
 }
 
 const CREATE_CONCURRENCY = 16
-const NO_LIMIT = 1_000_000_000_000
-const START_TIMEOUT_MS = 120_000
-
-/**
- * Starts main.ts with `Workers` on the prepared database and resolves with its port once it answers
- * and every worker is up; the gateway stops with this process.
- */
+/** Starts main.ts with `Workers` on the prepared database; the gateway stops with this process. */
 async function startWorkers(spec: SseGatewaySpec, settings: Record<string, unknown>): Promise<number> {
-  const port = await freePort()
-  const limits = {
-    Connection: { Requests: NO_LIMIT },
-    Session: { Requests: NO_LIMIT },
-    ApiKey: { Requests: NO_LIMIT },
-    Bandwidth: { Bytes: NO_LIMIT },
-  }
-  const gateway = { ...settings, Host: '127.0.0.1', Port: port, Workers: spec.workers, RateLimits: limits }
-  writeFileSync(
-    spec.configFile,
-    JSON.stringify({ gateway: { ...gateway, LogLevel: 'silent', Stun: { Enabled: false } } }),
-  )
-  const main = new URL('../packages/gateway/src/main.ts', import.meta.url).pathname
-  const child = spawn(process.execPath, [main], {
-    env: { ...process.env, ATRIUM_CONFIG: spec.configFile },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  })
-  stopWithParent(async () => {
-    if (child.exitCode !== null) return
-    const exited = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGTERM')
-    await exited
-  })
-  const deadline = Date.now() + START_TIMEOUT_MS
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited (${child.exitCode})`)
-    const up = await fetch(`http://127.0.0.1:${port}/auth/v1/health`).then(
-      (answer) => answer.ok,
-      () => false,
-    )
-    if (up && childrenOf(child.pid!).length >= spec.workers) return port
-    if (Date.now() > deadline) throw new Error('the gateway with workers did not start in time')
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
+  const options = { workers: spec.workers, port: await freePort(), configFile: spec.configFile, childrenOf }
+  const gateway = await startGatewayWorkers(settings, options)
+  stopWithParent(() => gateway.stop())
+  return gateway.port
 }
 
 async function main() {
