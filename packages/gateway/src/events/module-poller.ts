@@ -36,6 +36,8 @@ export interface ModulePollerOptions {
   now?: () => number
   /** Counts received events, their lag and failed polls; nothing when omitted. */
   metrics?: Pick<EventMetrics, 'received' | 'pollFailed'>
+  /** How long new subjects wait for their chunk's restart (RESTART_COALESCE_MS). */
+  restartCoalesceMs?: number
 }
 
 interface Chunk {
@@ -49,6 +51,10 @@ interface Chunk {
   /** The cursor came from the module (a probe or a batch), not from the clock: it may be saved. */
   confirmed: boolean
   call: AbortController | undefined
+  /** The version the pending call asked with. */
+  callVersion: number
+  /** Set while a restart for new subjects is due (see restartSoon). */
+  restart: NodeJS.Timeout | undefined
   stop: AbortController
 }
 
@@ -91,6 +97,13 @@ function eventTicks(batch: EventBatch): number[] {
 }
 
 const CURSOR_SAVE_MS = 1000
+/**
+ * New subjects restart their chunk's pending call within this long, so the subscribers that open
+ * in a burst (they fill one chunk after another) share one restart instead of one module call
+ * each. Their events are not lost meanwhile: the cursor stays where it was until a call that
+ * asked for them answers.
+ */
+const RESTART_COALESCE_MS = 20
 /** An empty answer faster than this came from a module that does not long-poll: pause before asking again. */
 const NO_WAIT_MS = 50
 
@@ -112,6 +125,7 @@ export function createModulePoller({
   log,
   now = Date.now,
   metrics,
+  restartCoalesceMs = RESTART_COALESCE_MS,
 }: ModulePollerOptions) {
   const chunks = new Set<Chunk>()
   let nextChunkId = 1
@@ -168,7 +182,7 @@ export function createModulePoller({
     }
     if (added) {
       chunk.version++
-      chunk.call?.abort()
+      restartSoon(chunk)
     }
     let left = false
     return {
@@ -188,7 +202,17 @@ export function createModulePoller({
     }
   }
 
+  /** Restarts the chunk's pending call, once for the subjects added within restartCoalesceMs. */
+  function restartSoon(chunk: Chunk) {
+    if (chunk.restart) return
+    chunk.restart = setTimeout(() => {
+      chunk.restart = undefined
+      if (chunk.callVersion !== chunk.version) chunk.call?.abort()
+    }, restartCoalesceMs)
+  }
+
   function stopChunk(chunk: Chunk) {
+    clearTimeout(chunk.restart)
     chunk.stop.abort()
     chunk.call?.abort()
     chunks.delete(chunk)
@@ -204,6 +228,7 @@ export function createModulePoller({
       const version = chunk.version
       const call = new AbortController()
       chunk.call = call
+      chunk.callVersion = version
       const started = Date.now()
       let batch: EventBatch
       try {
@@ -277,8 +302,8 @@ export function createModulePoller({
 
     /**
      * Adds subjects to a chunk (one with them all or with room, else a new one) and returns the
-     * membership. New subjects restart the chunk's pending call, so every event after `cursor`
-     * that is addressed to them is handed over live. Subjects past `ChunkSubjects` are not polled.
+     * membership. New subjects restart the chunk's pending call (within RESTART_COALESCE_MS), so
+     * every event after `cursor` that is addressed to them is handed over live. Subjects past `ChunkSubjects` are not polled.
      */
     async join(requested: readonly string[]): Promise<Membership> {
       if (closed) throw new Error('the events poller is closed')
@@ -296,6 +321,8 @@ export function createModulePoller({
         version: 0,
         confirmed: position.confirmed,
         call: undefined,
+        callVersion: 0,
+        restart: undefined,
         stop: new AbortController(),
       }
       if (!chunks.has(chunk)) {
@@ -315,6 +342,7 @@ export function createModulePoller({
       closed = true
       const final = lowestCursor()
       for (const chunk of chunks) {
+        clearTimeout(chunk.restart)
         chunk.stop.abort()
         chunk.call?.abort()
       }
