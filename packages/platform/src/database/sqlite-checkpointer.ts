@@ -5,6 +5,7 @@
  * log still holds RESTART_FRAMES pages after that, a RESTART checkpoint waits for the writer to
  * finish its transaction and lets the next one start the log from its beginning, which bounds it.
  */
+import { existsSync } from 'node:fs'
 import { DatabaseSync } from 'node:sqlite'
 import { parentPort } from 'node:worker_threads'
 import type { FromCheckpointer, ToCheckpointer } from './sqlite-checkpoints.ts'
@@ -30,6 +31,8 @@ function checkpoint(connection: DatabaseSync) {
 port.on('message', (message: ToCheckpointer) => {
   if (message.kind === 'add') {
     try {
+      // Opening would create an empty database where the file went away (a closing test's directory).
+      if (!existsSync(message.path)) throw new Error(`${message.path} no longer exists`)
       const connection = new DatabaseSync(message.path)
       connection.exec(`pragma busy_timeout = ${RESTART_WAIT_MS}`)
       connections.set(message.id, connection)

@@ -111,7 +111,9 @@ async function provisionTestDatabase(dialect: DatabaseDialect): Promise<TestData
     const directory = await mkdtemp(join(tmpdir(), 'atrium-test-'))
     return {
       url: `sqlite:${join(directory, 'test.db')}`,
-      remove: () => rm(directory, { recursive: true, force: true }),
+      // Retried: a SQLite checkpoint thread (database/sqlite-checkpoints.ts) of a database the test
+      // has not closed yet may write the file's log while the directory is removed.
+      remove: () => rm(directory, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
     }
   }
   const serverUrl = postgresTestUrl()
