@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { buildGateway } from '../packages/gateway/src/app.ts'
 import { loadGatewayConfig } from '../packages/gateway/src/config.ts'
+import { childrenOf } from './proxy-processes.ts'
 
 const NO_LIMIT = 1_000_000_000_000
 const LIMITS = {
@@ -60,16 +61,11 @@ export interface GatewayWorkers {
  * Starts the gateway as `npm start` does (packages/gateway/src/main.ts with `Workers` = `workers`,
  * a primary and its workers on one port) from `settings` (config-file shape, written to
  * `configFile`) on `port`, with the benchmarks' silent logs and unreachable limits, and resolves
- * once it answers and `childrenOf` shows every worker.
+ * once it answers and every worker is up.
  */
 export async function startGatewayWorkers(
   settings: Record<string, unknown>,
-  {
-    workers,
-    port,
-    configFile,
-    childrenOf,
-  }: { workers: number; port: number; configFile: string; childrenOf: (pid: number) => number[] },
+  { workers, port, configFile }: { workers: number; port: number; configFile: string },
 ): Promise<GatewayWorkers> {
   const gateway = { LogLevel: 'silent', RateLimits: LIMITS, Stun: { Enabled: false }, ...settings }
   writeFileSync(

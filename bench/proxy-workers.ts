@@ -74,7 +74,7 @@ async function prepareGateway(upstreamPort: number) {
 /** Starts packages/gateway/src/main.ts with `Workers` processes and waits until it answers. */
 async function startGateway(database: string) {
   const settings = { GatewayDB: database, ServiceSecret: SECRET }
-  const options = { workers, port: await freePort(), configFile: join(dir, 'atrium.json'), childrenOf }
+  const options = { workers, port: await freePort(), configFile: join(dir, 'atrium.json') }
   const gateway = await startGatewayWorkers(settings, options)
   stoppers.push(() => gateway.stop())
   return { port: gateway.port, pids: () => [gateway.pid, ...childrenOf(gateway.pid)] }

@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs'
 import { text } from 'node:stream/consumers'
 import { buildBenchGateway, listenOnLoopback, startGatewayWorkers } from './bench-gateway.ts'
 import { profileOnSignal, stopWithParent, writeFileAtomically } from './child-process.ts'
-import { childrenOf, freePort } from './sse-processes.ts'
+import { freePort } from './sse-processes.ts'
 
 export interface SseGatewaySpec {
   /** Database URL of the gateway. */
@@ -43,7 +43,7 @@ export interface SseGatewayReady {
 const CREATE_CONCURRENCY = 16
 /** Starts main.ts with `Workers` on the prepared database; the gateway stops with this process. */
 async function startWorkers(spec: SseGatewaySpec, settings: Record<string, unknown>): Promise<number> {
-  const options = { workers: spec.workers, port: await freePort(), configFile: spec.configFile, childrenOf }
+  const options = { workers: spec.workers, port: await freePort(), configFile: spec.configFile }
   const gateway = await startGatewayWorkers(settings, options)
   stopWithParent(() => gateway.stop())
   return gateway.port

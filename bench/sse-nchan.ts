@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { childrenOf } from './sse-processes.ts'
+import { childrenOf } from './proxy-processes.ts'
 
 export interface Nchan {
   port: number

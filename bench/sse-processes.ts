@@ -3,9 +3,10 @@
  * line is their address, and the CPU time and resident memory of a process read from /proc.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { createInterface } from 'node:readline'
+import { childrenOf } from './proxy-processes.ts'
 
 /** Clock ticks per second of /proc/<pid>/stat times. */
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
@@ -78,20 +79,6 @@ export function rssBytes(pid: number): number {
     .split('\n')
     .find((row) => row.startsWith('VmRSS:'))
   return Number(line?.match(/(\d+)/)?.[1] ?? 0) * 1024
-}
-
-/** Pids whose parent is `pid` (the nginx worker under its master). */
-export function childrenOf(pid: number): number[] {
-  const children: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      if (Number(statFields(Number(name))[1]) === pid) children.push(Number(name))
-    } catch {
-      // The process ended while the list was read.
-    }
-  }
-  return children
 }
 
 /** `pid` and every process under it (the gateway's primary and workers under the benchmark's gateway process). */
