@@ -179,8 +179,14 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   const rateLimits = { settings: config.RateLimits, now: store.now }
   admission.add(createConnectionLimit(rateLimits))
   const authenticate = createAuthenticator({ ...store, cookieName: config.Sessions.CookieName })
-  admission.add(async (request) => {
-    request.caller = await authenticate(request)
+  admission.add((request) => {
+    const caller = authenticate(request)
+    if (caller instanceof Promise) {
+      return caller.then((found) => {
+        request.caller = found
+      })
+    }
+    request.caller = caller
   })
   const callerLimits = createCallerLimits(rateLimits, nodeMessages)
   app.addHook('onClose', async () => callerLimits.close?.())

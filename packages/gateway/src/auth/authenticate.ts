@@ -1,9 +1,9 @@
 import { ApiError, type RequestView } from '@atrium/platform'
 import type { Apps } from '../apps/apps.repository.ts'
-import type { Sessions } from '../sessions/sessions.repository.ts'
+import type { Session, Sessions } from '../sessions/sessions.repository.ts'
 import type { Users } from '../users/users.repository.ts'
 import type { ApiKeys } from './api-keys.repository.ts'
-import { ANONYMOUS, type Caller, parseScopes } from './caller.ts'
+import { ANONYMOUS, type Awaitable, type Caller, parseScopes } from './caller.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -59,10 +59,15 @@ export function createAuthenticator({ sessions, apiKeys, apps, users, cookieName
     if (invalidation.kind === 'user') userScopes.delete(invalidation.crmId)
   })
 
-  async function scopesOf(crmId: number): Promise<string[]> {
-    const at = Date.now()
+  /** The user's scopes: at once from the cache while it is trusted, else read. */
+  function scopesOf(crmId: number): string[] | Promise<string[]> {
     const cached = userScopes.get(crmId)
-    if (cached && at - cached.readAt < USER_CACHE_TRUST_MS) return cached.scopes
+    if (cached && Date.now() - cached.readAt < USER_CACHE_TRUST_MS) return cached.scopes
+    return readScopes(crmId)
+  }
+
+  async function readScopes(crmId: number): Promise<string[]> {
+    const at = Date.now()
     const user = await users.get(crmId)
     const scopes = user ? parseScopes(user.scopes) : []
     userScopes.set(crmId, { scopes, readAt: at })
@@ -109,16 +114,35 @@ export function createAuthenticator({ sessions, apiKeys, apps, users, cookieName
     }
   }
 
-  async function fromSession(token: string, viaCookie: boolean): Promise<Caller | undefined> {
-    const session = await sessions.resolve(token)
+  /**
+   * The caller of a session token, undefined when it names no live session. Answered at once,
+   * without a promise, when the session and its user's scopes are cached (most requests).
+   */
+  function fromSession(token: string, viaCookie: boolean): Awaitable<Caller | undefined> {
+    const session = sessions.resolve(token)
+    return session instanceof Promise
+      ? session.then((found) => callerOf(found, viaCookie))
+      : callerOf(session, viaCookie)
+  }
+
+  function callerOf(session: Session | undefined, viaCookie: boolean): Awaitable<Caller | undefined> {
     if (!session) return undefined
-    if (session.app_id !== 0) {
-      const pkeyCrm = (await ownerOf(session.app_id)) ?? 0
-      return { ...ANONYMOUS, keyType: 'app', appId: session.app_id, pkeyCrm, sessionId: session.id, viaCookie }
-    }
+    if (session.app_id !== 0) return appCaller(session, viaCookie)
+    const scopes = scopesOf(session.crm_id)
+    return scopes instanceof Promise
+      ? scopes.then((read) => userCaller(session, read, viaCookie))
+      : userCaller(session, scopes, viaCookie)
+  }
+
+  async function appCaller(session: Session, viaCookie: boolean): Promise<Caller> {
+    const pkeyCrm = (await ownerOf(session.app_id)) ?? 0
+    return { ...ANONYMOUS, keyType: 'app', appId: session.app_id, pkeyCrm, sessionId: session.id, viaCookie }
+  }
+
+  function userCaller(session: Session, scopes: string[], viaCookie: boolean): Caller {
     return {
       crmId: session.crm_id,
-      scopes: await scopesOf(session.crm_id),
+      scopes,
       keyType: 'session',
       appId: 0,
       pkeyCrm: 0,
@@ -129,18 +153,23 @@ export function createAuthenticator({ sessions, apiKeys, apps, users, cookieName
     }
   }
 
-  return async function authenticate(request: RequestView): Promise<Caller> {
+  async function fromBearer(token: string): Promise<Caller> {
+    const caller = await fromSession(token, false)
+    if (!caller) throw new ApiError('InvalidCredentials', 'the bearer token is not valid or expired')
+    return caller
+  }
+
+  /** The caller of a request; at once, without a promise, for a cookie whose session is cached. */
+  return function authenticate(request: RequestView): Awaitable<Caller> {
     const headerKey = request.headers[API_KEY_HEADER]
     if (typeof headerKey === 'string') return fromApiKey(headerKey)
     const bearer = bearerOf(request)
     if (bearer?.startsWith('atr_')) return fromApiKey(bearer)
-    if (bearer) {
-      const caller = await fromSession(bearer, false)
-      if (!caller) throw new ApiError('InvalidCredentials', 'the bearer token is not valid or expired')
-      return caller
-    }
+    if (bearer) return fromBearer(bearer)
     const cookie = readCookie(request.headers.cookie, cookieName)
-    return (cookie && (await fromSession(cookie, true))) || ANONYMOUS
+    if (!cookie) return ANONYMOUS
+    const caller = fromSession(cookie, true)
+    return caller instanceof Promise ? caller.then((found) => found ?? ANONYMOUS) : (caller ?? ANONYMOUS)
   }
 }
 

@@ -27,6 +27,9 @@ export interface Caller {
   viaCookie: boolean
 }
 
+/** A value now, or a promise of it: the request checks answer at once when nothing needs reading. */
+export type Awaitable<T> = T | Promise<T>
+
 export const ANONYMOUS: Caller = Object.freeze({
   crmId: 0,
   scopes: [],

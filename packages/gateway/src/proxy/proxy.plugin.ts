@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { GatewayRequest } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import { type Cors, corsResponseHeaders } from '../cors/cors.ts'
-import type { Admission } from '../server/admission.ts'
+import { type Admission, whenAdmitted } from '../server/admission.ts'
 import { createClientAddress } from './client-address.ts'
 import { createForwarder } from './forward.ts'
 import { createForwardedHeaders } from './forwarded-headers.ts'
@@ -150,14 +150,14 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
       const type = request.headers['content-type']
       return type === undefined || CONTENT_TYPE.test(type)
     },
-    async answer(request, reply) {
-      const admitted = await options.admission.admit(request, reply, { corsLayer: true })
-      if (!admitted) return
-      // Matched again after the checks: the route map may have been reloaded meanwhile.
-      const route = routes.table.match(request.target.path)
-      if (!route) throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
-      if (hasBody(request)) admitted.body = options.countBody ? options.countBody(admitted, request.raw) : request.raw
-      proxy(Object.assign(admitted, { corsOrigin: '' }), reply, route)
+    answer(request, reply) {
+      return whenAdmitted(options.admission.admit(request, reply, { corsLayer: true }), (admitted) => {
+        // Matched again after the checks: the route map may have been reloaded meanwhile.
+        const route = routes.table.match(request.target.path)
+        if (!route) throw new ApiError('NotFound', `No route for ${request.method} ${request.url.split('?')[0]}`)
+        if (hasBody(request)) admitted.body = options.countBody ? options.countBody(admitted, request.raw) : request.raw
+        proxy(Object.assign(admitted, { corsOrigin: '' }), reply, route)
+      })
     },
   })
 

@@ -52,12 +52,19 @@ export function createConnectionLimit({ settings, now }: RateLimitOptions): Conn
 /** A request whose caller may not be known yet (a reply sent before authentication). */
 type MaybeAuthenticated = RequestView & { caller?: GatewayRequest['caller'] }
 
-/** Who bandwidth is counted for: the session, else the API key, else the client address. */
-function bandwidthKeyOf(request: MaybeAuthenticated): string {
+/**
+ * Who bandwidth is counted for: the session (its id, 64 hex digits), else the API key (its
+ * number), else the client address (which has a dot or a colon), so no two can be the same key.
+ * The session's id is the cached session's own string, whose hash the map has already computed:
+ * a key built anew for each request would be hashed anew, twice per request.
+ */
+type BandwidthKey = string | number
+
+function bandwidthKeyOf(request: MaybeAuthenticated): BandwidthKey {
   const caller = request.caller
-  if (caller?.sessionId) return `s:${caller.sessionId}`
-  if (caller?.apiKeyId) return `k:${caller.apiKeyId}`
-  return `ip:${request.ip}`
+  if (caller?.sessionId) return caller.sessionId
+  if (caller?.apiKeyId) return caller.apiKeyId
+  return request.ip
 }
 
 /**
@@ -76,7 +83,7 @@ function counted(source: Readable, count: (bytes: number) => void): Readable {
 }
 
 /** Counts a request body as it arrives: by its declared length, or chunk by chunk (chunked, HTTP/2). */
-function countBody(bandwidth: FixedWindow<string>, request: GatewayRequest, payload: Readable): Readable {
+function countBody(bandwidth: FixedWindow<BandwidthKey>, request: GatewayRequest, payload: Readable): Readable {
   if (request.method === 'GET' || request.method === 'HEAD') return payload
   const declared = request.headers['content-length']
   if (declared !== undefined) {
@@ -88,7 +95,7 @@ function countBody(bandwidth: FixedWindow<string>, request: GatewayRequest, payl
 }
 
 /** Counts a reply's body: its length, or chunk by chunk for a stream of unknown length. */
-function countReply(bandwidth: FixedWindow<string>, request: MaybeAuthenticated, reply: ReplyView, payload: unknown) {
+function countReply(bandwidth: FixedWindow<BandwidthKey>, request: MaybeAuthenticated, reply: ReplyView, payload: unknown) {
   if (request.method === 'HEAD' || payload === null || payload === undefined) return payload
   if (typeof payload === 'string') bandwidth.add(bandwidthKeyOf(request), Buffer.byteLength(payload))
   else if (payload instanceof Uint8Array) bandwidth.add(bandwidthKeyOf(request), payload.byteLength)
@@ -142,7 +149,7 @@ export function createCallerLimits({ settings, now }: RateLimitOptions, node?: N
       : null
   const bandwidth =
     Bandwidth.Bytes > 0
-      ? createFixedWindow<string>(Bandwidth.Bytes, Bandwidth.WindowSeconds, now, usage?.counter('bandwidth'))
+      ? createFixedWindow<BandwidthKey>(Bandwidth.Bytes, Bandwidth.WindowSeconds, now, usage?.counter('bandwidth'))
       : null
   usage?.count({ session, apiKey, bandwidth })
   if (!session && !apiKey && !bandwidth) return { meterSent: () => uncounted }

@@ -104,3 +104,32 @@ forEachDialect(
     assert.equal(await store.sessions.resolve(three.token), undefined)
   },
 )
+
+forEachDialect(
+  'a cached session resolves at once; reading, writing its last use or deleting it takes a promise',
+  async (t, dialect) => {
+    const clock = createClock()
+    const { store } = await startGateway(t, dialect, { settings: { Sessions: limits }, now: clock.now })
+    const { token, session: created } = await store.sessions.create(session(5))
+    // Created here, so cached: the proxy and static paths take no microtask for it.
+    const cached = store.sessions.resolve(token)
+    assert.ok(!(cached instanceof Promise), 'a cached session is answered without a promise')
+    assert.equal(cached?.id, created.id)
+    // Idle 600 s: its last use is written at most once a minute (a tenth of it), with a promise.
+    clock.advance(60_000)
+    const touched = store.sessions.resolve(token)
+    assert.ok(touched instanceof Promise, 'a due write of the last use is awaited')
+    assert.equal((await touched)?.id, created.id)
+    const [row] = await store.db.selectFrom('sessions').select('last_seen').execute()
+    assert.equal(row?.last_seen, created.created + 60_000, 'the write happened')
+    assert.ok(!(store.sessions.resolve(token) instanceof Promise), 'then it is answered at once again')
+    // Past the cache's trust (5 s) without a use, it is read again; expired, deleted.
+    clock.advance(599_999)
+    const read = store.sessions.resolve(token)
+    assert.ok(read instanceof Promise, 'a session cached too long is read again')
+    assert.equal((await read)?.id, created.id)
+    clock.advance(600_000)
+    assert.equal(await store.sessions.resolve(token), undefined)
+    assert.equal(store.sessions.resolve('x'.repeat(10)), undefined, 'a malformed token is refused at once')
+  },
+)

@@ -83,6 +83,33 @@ export function createSessions(
     await invalidations.publish({ kind: 'sessions', ids })
   }
 
+  /** The cached session in use now, or undefined once it expired (deleted), writing its last use when due. */
+  function use(id: string, entry: Cached, at: number): Session | undefined | Promise<Session | undefined> {
+    const { session } = entry
+    if (expired(session, at)) return deleteIds([id]).then(() => undefined)
+    session.last_seen = at
+    if (at - entry.stored < touchMs) return session
+    entry.stored = at
+    return db
+      .updateTable('sessions')
+      .set({ last_seen: at })
+      .where('id', '=', id)
+      .execute()
+      .then(() => session)
+  }
+
+  /** Reads the session from the database (not cached, or cached too long), then uses it. */
+  async function readAndUse(id: string, token: string, at: number, entry: Cached | undefined) {
+    const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst()
+    if (!row) {
+      forget(id)
+      return undefined
+    }
+    if (entry) row.last_seen = Math.max(row.last_seen, entry.session.last_seen)
+    remember(row, at, token)
+    return use(id, cache.get(id)!, at)
+  }
+
   // Sessions ended by this or another worker of the node (server/invalidations.ts).
   invalidations.on((invalidation) => {
     if (invalidation.kind === 'sessions') for (const id of invalidation.ids) forget(id)
@@ -130,33 +157,18 @@ export function createSessions(
       return { token, session }
     },
 
-    /** The live session of a cookie token, its last use moved to now; undefined when unknown or expired (then deleted). */
-    async resolve(token: string): Promise<Session | undefined> {
+    /**
+     * The live session of a cookie token, its last use moved to now; undefined when unknown or
+     * expired (then deleted). Answered at once, without a promise, while the cached session is
+     * trusted and its last use needs no write: the proxy and static paths then take no microtask.
+     */
+    resolve(token: string): Session | undefined | Promise<Session | undefined> {
       if (token.length < 20 || token.length > 128) return undefined
       const id = tokenIds.get(token) ?? hashSecret(token)
       const at = now()
-      let entry = cache.get(id)
-      if (!entry || at - entry.readAt >= CACHE_TRUST_MS) {
-        const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst()
-        if (!row) {
-          forget(id)
-          return undefined
-        }
-        if (entry) row.last_seen = Math.max(row.last_seen, entry.session.last_seen)
-        remember(row, at, token)
-        entry = cache.get(id)!
-      }
-      const { session } = entry
-      if (expired(session, at)) {
-        await deleteIds([id])
-        return undefined
-      }
-      session.last_seen = at
-      if (at - entry.stored >= touchMs) {
-        entry.stored = at
-        await db.updateTable('sessions').set({ last_seen: at }).where('id', '=', id).execute()
-      }
-      return session
+      const entry = cache.get(id)
+      if (!entry || at - entry.readAt >= CACHE_TRUST_MS) return readAndUse(id, token, at, entry)
+      return use(id, entry, at)
     },
 
     /** Ends one session. */

@@ -1,6 +1,6 @@
 import { ApiError, type ReplyView, type RequestView } from '@atrium/platform'
 import type { FastifyInstance } from 'fastify'
-import type { Admission } from '../server/admission.ts'
+import { type Admission, whenAdmitted } from '../server/admission.ts'
 import { extensionOf } from './content-types.ts'
 import type { Frontend, LoadedFrontends } from './frontends.ts'
 import { createNegotiator, type Negotiate, sendFile } from './send-file.ts'
@@ -36,8 +36,8 @@ function routeFrontend(app: FastifyInstance, { mount, files }: Frontend, negotia
   // Served at the front door, after the gateway's checks; Fastify's route serves `inject`.
   const frontDoor = `static:${mount}`
   app.frontDoor.handle(frontDoor, {
-    async answer(request, reply, params) {
-      if (await admission.admit(request, reply, {})) serve(params['*'] ?? '', request, reply)
+    answer(request, reply, params) {
+      return whenAdmitted(admission.admit(request, reply, {}), () => serve(params['*'] ?? '', request, reply))
     },
   })
   app.get(`${mount}*`, { ...routeOptions, config: { envelope: false, frontDoor } }, async (request, reply) =>
