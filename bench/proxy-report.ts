@@ -87,11 +87,30 @@ function summarise(name: string, runs: Run[]): Row {
 
 /** Ratios printed under the table: [numerator, denominator, label]. */
 const RATIOS = [
-  ['gateway', 'nginx-auth', 'gateway / nginx auth_request + proxy_pass (target: throughput ≥ 1×)'],
+  ['gateway', 'node-proxy', 'gateway / the bare node:http proxy floor (target: CPU per request ≤ 1.25×)'],
+  ['gateway', 'nginx-auth', 'gateway / nginx auth_request + proxy_pass'],
   ['gateway', 'nginx', 'gateway / nginx proxy_pass'],
   ['gateway-auth', 'nginx-auth', 'gateway answering itself / nginx auth_request + proxy_pass'],
-  ['static-gateway', 'static-nginx', 'gateway static / nginx gzip_static (target: throughput ≥ 0.5×)'],
+  ['static-gateway', 'static-node', 'gateway static / the bare node:http static floor (target: throughput ≥ 0.8×)'],
+  ['static-gateway', 'static-nginx', 'gateway static / nginx gzip_static'],
 ] as const
+
+/** The suffix of a target measured on the --baseline checkout's gateway. */
+export const BASELINE = '@baseline'
+
+/**
+ * A ratio within each round (its two runs are minutes apart at most, so drift on a shared
+ * machine moves both), as the median and the range over the rounds.
+ */
+function perRound(runs: Run[], a: string, b: string, value: (run: Run) => number): string {
+  const mine = (name: string) => runs.filter((run) => run.target === name)
+  const tops = mine(a)
+  const bottoms = mine(b)
+  const ratios = tops.map((top, round) => value(top) / value(bottoms[round]!))
+  const low = Math.min(...ratios)
+  const high = Math.max(...ratios)
+  return `${median(ratios).toFixed(2)}× (rounds ${low.toFixed(2)}–${high.toFixed(2)})`
+}
 
 /** Medians over the rounds of each target, as a Markdown table, then the ratios. */
 export function formatRuns(targets: string[], runs: Run[], rounds: number): string {
@@ -109,14 +128,28 @@ export function formatRuns(targets: string[], runs: Run[], rounds: number): stri
         `${percent(row.loadBusy)} (${percent(row.loadOther)}) | ${row.errors} |`,
     ),
     '',
+    "Ratios: of the medians, then the median of each round's own ratio.",
   ]
+  const names = new Set(targets)
+  const pairs: (readonly [string, string, string])[] = [...RATIOS]
+  for (const name of targets) {
+    if (name.endsWith(BASELINE))
+      pairs.push([
+        name.slice(0, -BASELINE.length),
+        name,
+        `${name.slice(0, -BASELINE.length)}: this checkout / the baseline's`,
+      ])
+  }
   const byName = new Map(rows.map((row) => [row.name, row]))
-  for (const [a, b, label] of RATIOS) {
+  for (const [a, b, label] of pairs) {
     const x = byName.get(a)
     const y = byName.get(b)
-    if (!x || !y) continue
+    if (!x || !y || !names.has(a) || !names.has(b)) continue
+    const cpu = (run: Run) => run.server + run.auth
+    const throughput = (run: Run) => run.wrk.throughput
     lines.push(
-      `- ${label}: throughput ${(x.throughput / y.throughput).toFixed(2)}×, CPU per request ${(x.cpu / y.cpu).toFixed(2)}×`,
+      `- ${label}: throughput ${(x.throughput / y.throughput).toFixed(2)}×, CPU per request ${(x.cpu / y.cpu).toFixed(2)}×;` +
+        ` per round: throughput ${perRound(runs, a, b, throughput)}, CPU per request ${perRound(runs, a, b, cpu)}`,
     )
   }
   return lines.join('\n')

@@ -21,6 +21,8 @@ export const TARGETS = [
   'static-node',
 ] as const
 export type TargetName = (typeof TARGETS)[number]
+/** The targets served by the gateway, which `--baseline` measures on the baseline's gateway too. */
+export const GATEWAY_TARGETS: readonly TargetName[] = ['gateway', 'gateway-auth', 'static-gateway']
 
 /** The route prefix of the upstream, on nginx and the gateway alike. */
 export const PROXY_PREFIX = '/bench/'
@@ -30,7 +32,8 @@ export const STATIC_MOUNT = '/site/'
 const STATIC_BYTES = 20 * 1024
 
 export interface Target {
-  name: TargetName
+  /** A TargetName, with `@baseline` when measured on the baseline's gateway. */
+  name: string
   url: string
   headers: Record<string, string>
   /** The processes whose CPU is the cost of serving: nginx master and worker, or the gateway. */

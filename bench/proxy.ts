@@ -6,7 +6,7 @@
  *   npm exec -- node bench/proxy.ts [--seconds 10] [--rounds 3] [--warmup 3] [--connections 32]
  *     [--threads 1] [--targets nginx,nginx-auth,gateway,gateway-auth,node-proxy,static-nginx,static-gateway,static-node]
  *     [--server-cpu 1] [--load-cpu 0] [--upstream-cpu 0] [--max-others 10] [--retries 2] [--quiet-wait 120]
- *     [--profile 10] [--profile-targets gateway,static-gateway] [--keep]
+ *     [--profile 10] [--profile-targets gateway,static-gateway] [--baseline <checkout>] [--keep]
  * Needs nginx (with the auth_request and gzip_static modules) and wrk: on Debian
  * `apt-get install nginx-light wrk`; not part of the tests. Every server runs in its own process so
  * its CPU time can be read from /proc: nginx (one worker, a foreground child with its configuration
@@ -16,7 +16,10 @@
  * affects them alike. Each run waits (up to --quiet-wait s) until no other process uses more than
  * --max-others % of either CPU, and a run during which others took more than that is measured again
  * (up to --retries times). Then the gateway's V8 CPU profile is recorded for --profile seconds under
- * the load of each of --profile-targets and summarised. The figures are a measurement: the exit
+ * the load of each of --profile-targets and summarised. `--baseline` names another checkout of
+ * the project (a `git worktree` of the commit to compare with, its packages installed): its
+ * gateway runs beside this one, and each gateway target is also measured on it (`gateway@baseline`,
+ * in the same rounds), so a change is measured before and after in one run. The figures are a measurement: the exit
  * code is 0 whatever they are.
  */
 import { chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
@@ -37,13 +40,15 @@ import {
   waitForQuiet,
 } from './proxy-processes.ts'
 import { formatProfile, summariseProfile } from './proxy-profile.ts'
-import { describeRun, formatRuns, type Run } from './proxy-report.ts'
+import { BASELINE, describeRun, formatRuns, type Run } from './proxy-report.ts'
 import {
   createTarget,
+  GATEWAY_TARGETS,
   PROXY_PREFIX,
   STATIC_MOUNT,
   TARGETS,
   type Target,
+  type TargetContext,
   type TargetName,
   writeStaticPage,
 } from './proxy-targets.ts'
@@ -65,6 +70,7 @@ const { values: args } = parseArgs({
     'max-others': { type: 'string', default: '10' },
     retries: { type: 'string', default: '2' },
     'quiet-wait': { type: 'string', default: '120' },
+    baseline: { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
 })
@@ -140,7 +146,7 @@ interface Gateway {
   profile: string
 }
 
-async function startGateway(upstreamPort: number, staticRoot: string): Promise<Gateway> {
+async function startGateway(upstreamPort: number, staticRoot: string, checkout?: string): Promise<Gateway> {
   const spec: GatewaySpec = {
     dir: mkdtempSync(join(dir, 'gateway-')),
     upstream: `http://127.0.0.1:${upstreamPort}`,
@@ -148,7 +154,8 @@ async function startGateway(upstreamPort: number, staticRoot: string): Promise<G
     profile: join(dir, 'written.cpuprofile'),
     staticApps: { [STATIC_MOUNT]: staticRoot },
   }
-  const { server, ready } = await startNode<GatewayReady>(serverCpu, [here('./proxy-gateway.ts')], JSON.stringify(spec))
+  const script = checkout ? join(checkout, 'bench', 'proxy-gateway.ts') : here('./proxy-gateway.ts')
+  const { server, ready } = await startNode<GatewayReady>(serverCpu, [script], JSON.stringify(spec))
   return { server, ready, profile: spec.profile }
 }
 
@@ -168,9 +175,11 @@ async function main() {
   const gateway = await startGateway(upstream.ready.port, gatewayRoot)
   const { cookieName, token } = gateway.ready
 
+  const baseline = args.baseline ? await startGateway(upstream.ready.port, gatewayRoot, args.baseline) : undefined
+
   const targets: Target[] = []
   for (const name of selected) {
-    const target = await createTarget(name, {
+    const context: TargetContext = {
       dir,
       cpu: serverCpu,
       upstreamPort: upstream.ready.port,
@@ -186,10 +195,18 @@ async function main() {
         const helper = await startNode<{ port: number }>(serverCpu, argv, input)
         return { pid: helper.server.pid, port: helper.ready.port }
       },
-    })
-    // A target that does not answer as it should would be measured doing something else.
-    await target.check()
-    targets.push(target)
+    }
+    const measured = [await createTarget(name, context)]
+    if (baseline && GATEWAY_TARGETS.includes(name)) {
+      const gateway = { port: baseline.ready.port, pid: baseline.server.pid }
+      const twin = await createTarget(name, { ...context, gateway, token: baseline.ready.token })
+      measured.push({ ...twin, name: `${name}${BASELINE}` })
+    }
+    for (const target of measured) {
+      // A target that does not answer as it should would be measured doing something else.
+      await target.check()
+      targets.push(target)
+    }
   }
 
   const load = (target: Target, runSeconds: number) =>
@@ -258,7 +275,8 @@ async function main() {
   }
 
   for (const target of targets) {
-    if (profileSeconds > 0 && profiledTargets.includes(target.name)) await profileGateway(target, gateway, runWrk)
+    if (profileSeconds === 0 || !profiledTargets.includes(target.name)) continue
+    await profileGateway(target, target.name.endsWith(BASELINE) ? baseline! : gateway, runWrk)
   }
 }
 
