@@ -95,7 +95,12 @@ function countBody(bandwidth: FixedWindow<BandwidthKey>, request: GatewayRequest
 }
 
 /** Counts a reply's body: its length, or chunk by chunk for a stream of unknown length. */
-function countReply(bandwidth: FixedWindow<BandwidthKey>, request: MaybeAuthenticated, reply: ReplyView, payload: unknown) {
+function countReply(
+  bandwidth: FixedWindow<BandwidthKey>,
+  request: MaybeAuthenticated,
+  reply: ReplyView,
+  payload: unknown,
+) {
   if (request.method === 'HEAD' || payload === null || payload === undefined) return payload
   if (typeof payload === 'string') bandwidth.add(bandwidthKeyOf(request), Buffer.byteLength(payload))
   else if (payload instanceof Uint8Array) bandwidth.add(bandwidthKeyOf(request), payload.byteLength)
