@@ -82,13 +82,23 @@ interface GuardedRequest {
  */
 export function createDomainGuard(options: DomainGuardOptions): (request: GuardedRequest) => void {
   const isAllowedHost = createHostCheck(options)
+  // Nearly every request names the same host: the last one allowed is kept parsed (frozen, as
+  // each request receives the same object).
+  let lastHost = ''
+  let lastAuthority: Authority | undefined
   return function guard(request) {
     requestHost(request.raw)
     // Fastify's host is the Host (or :authority), or X-Forwarded-Host from a trusted proxy.
-    const authority = parseAuthority(request.host)
-    if (authority === undefined) throw new ApiError('BadRequest', 'the Host header is not a valid host[:port]')
-    if (!isAllowedHost(authority.hostname)) {
-      throw new ApiError('MisdirectedHost', `Host ${authority.host} is not served here`)
+    const host = request.host
+    let authority = host === lastHost ? lastAuthority : undefined
+    if (authority === undefined) {
+      authority = parseAuthority(host)
+      if (authority === undefined) throw new ApiError('BadRequest', 'the Host header is not a valid host[:port]')
+      if (!isAllowedHost(authority.hostname)) {
+        throw new ApiError('MisdirectedHost', `Host ${authority.host} is not served here`)
+      }
+      lastHost = host
+      lastAuthority = Object.freeze(authority)
     }
     request.authority = authority
     request.target = parseRequestTarget(request.url)

@@ -21,9 +21,15 @@ const APP_CACHE_TRUST_MS = 5_000
 /** Reads one cookie from a Cookie header without decoding anything else. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=')
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  // Walks the pairs in place: the header is read on every request, and splitting it allocates.
+  for (let start = 0; start < header.length; ) {
+    const semicolon = header.indexOf(';', start)
+    const end = semicolon === -1 ? header.length : semicolon
+    const eq = header.indexOf('=', start)
+    if (eq !== -1 && eq < end && eq > start && header.slice(start, eq).trim() === name) {
+      return header.slice(eq + 1, end).trim()
+    }
+    start = end + 1
   }
   return undefined
 }
