@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
+import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type TestContext, test } from 'node:test'
 import { timetickAt } from '@atrium/platform'
@@ -107,7 +107,7 @@ forEachDialect(
     )
     assert.equal(new Set(ticks).size, 6, 'no event twice')
     assert.ok(client.statuses.includes('offline'), 'the break was noticed')
-    assert.equal(client.opened[0], `${world.gateway.url}/auth/v1/subscribe`, 'the first connection has no since')
+    assert.equal(client.opened[0], `${world.gateway.url}/auth/v1/subscribe?heartbeat=event`, 'the first has no since')
     assert.ok(
       client.opened.slice(1).every((url) => url.startsWith(`${world.gateway.url}/auth/v1/subscribe?since=`)),
       JSON.stringify(client.opened),
@@ -135,7 +135,10 @@ forEachDialect('a reloaded page resumes from the stored tick and gets only what 
   await send('live')
   await reloaded.until(() => reloaded.events.length === 2, 'the live message')
   assert.deepEqual(reloaded.contents(), ['missed', 'live'])
-  assert.equal(reloaded.opened[0], `${world.gateway.url}/auth/v1/subscribe?since=${first.events[0]!.tick}`)
+  assert.equal(
+    reloaded.opened[0],
+    `${world.gateway.url}/auth/v1/subscribe?since=${first.events[0]!.tick}&heartbeat=event`,
+  )
 })
 
 forEachDialect('a stored tick older than the replay window gets a resync, then live events', async (t, dialect) => {
@@ -190,7 +193,7 @@ test('modules may interleave: only a repeat within a module is dropped, and the 
     events.map((event) => `${event.module}:${event.tick}`),
     ['chat:10', 'wallet:12', 'chat:11', 'wallet:13'],
   )
-  assert.deepEqual(requests, ['/auth/v1/subscribe', '/auth/v1/subscribe?since=12'])
+  assert.deepEqual(requests, ['/auth/v1/subscribe?heartbeat=event', '/auth/v1/subscribe?since=12&heartbeat=event'])
   assert.equal(live.maxTick, 13)
 })
 
@@ -213,4 +216,73 @@ test('typing frames reach onTyping and leave the largest tick where it was', asy
   assert.deepEqual(client.typing, [{ chat_id: chatId, user: String(alice.crmId), expires_ms: 6000 }])
   assert.equal(client.live.maxTick, tick, 'a typing frame is not an event')
   assert.equal(client.events.length, 1)
+})
+
+/** A stand-in gateway whose streams do what `serve` says with each request (its number from 1). */
+async function standInStreams(t: TestContext, serve: (number: number, response: ServerResponse) => void) {
+  const requests: { url: string; at: number }[] = []
+  const timers: ReturnType<typeof setInterval>[] = []
+  const server = createServer((request, response) => {
+    requests.push({ url: request.url!, at: Date.now() })
+    response.writeHead(200, { 'content-type': 'text/event-stream' })
+    serve(requests.length, response)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => {
+    for (const timer of timers) clearInterval(timer)
+    server.closeAllConnections()
+    server.close()
+  })
+  const statuses: LiveStatus[] = []
+  const live = openLiveEvents({
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth/v1/subscribe`,
+    EventSource: EventSource as unknown as EventSourceConstructor,
+    retry: { minMs: 20, maxMs: 50 },
+    onEvent: () => {},
+    onStatus: (status) => statuses.push(status),
+  })
+  t.after(() => live.close())
+  const every = (ms: number, work: () => void) => timers.push(setInterval(work, ms))
+  return { requests, statuses, every }
+}
+
+test('a stream that goes silent after announcing its heartbeat period is opened again', async (t) => {
+  const periodSeconds = 0.2
+  const heartbeat = `event: heartbeat\ndata: ${periodSeconds}\n\n`
+  let silentSince = 0
+  const stand = await standInStreams(t, (number, response) => {
+    response.write(heartbeat)
+    // The first stream then says nothing more with its connection open, as a gateway whose host
+    // went away; the second keeps beating.
+    if (number === 1) silentSince = Date.now()
+    else stand.every(100, () => response.write(heartbeat))
+  })
+  const deadline = Date.now() + 5000
+  while (stand.requests.length < 2) {
+    assert.ok(Date.now() < deadline, 'the silent stream was never replaced')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  const waited = stand.requests[1]!.at - silentSince
+  const silenceMs = periodSeconds * 1000 * 2.5
+  assert.ok(waited >= silenceMs, `replaced after ${waited} ms, before ${silenceMs} ms of silence`)
+  assert.ok(waited < silenceMs + 1000, `replaced only after ${waited} ms`)
+  assert.deepEqual(stand.statuses.slice(0, 3), ['connecting', 'live', 'offline'])
+  // A stream that beats is kept, however long.
+  await new Promise((resolve) => setTimeout(resolve, silenceMs * 3))
+  assert.equal(stand.requests.length, 2, JSON.stringify(stand.requests))
+})
+
+test('a stream whose heartbeats are comments (an older gateway) is never timed out', async (t) => {
+  const stand = await standInStreams(t, (_number, response) => {
+    response.write(': heartbeat\n\n')
+  })
+  const deadline = Date.now() + 5000
+  while (!stand.statuses.includes('live')) {
+    assert.ok(Date.now() < deadline, 'the stream never opened')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  // Silent for 1 s, twice the longest the test above waits: still the first stream.
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  assert.equal(stand.requests.length, 1)
+  assert.deepEqual(stand.statuses, ['connecting', 'live'])
 })

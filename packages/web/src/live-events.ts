@@ -91,6 +91,12 @@ export interface LiveEvents {
 const DEFAULT_URL = '/auth/v1/subscribe'
 const DEFAULT_STORAGE_KEY = 'atrium.events.maxTick'
 const DEFAULT_RETRY = { minMs: 1000, maxMs: 30_000 }
+/**
+ * A stream silent for this many of the gateway's heartbeat periods is taken for dead: a gateway
+ * whose host went away leaves the connection open, and no error ever comes. The gateway writes
+ * something at least once a period (docs/events.md).
+ */
+export const SILENT_PERIODS = 2.5
 
 /**
  * Opens the caller's event stream with the session cookie. Each event is delivered once: an event
@@ -98,7 +104,9 @@ const DEFAULT_RETRY = { minMs: 1000, maxMs: 30_000 }
  * order; events of different modules may interleave, so this is kept per module). Any error or end
  * of the stream closes it and, after a back-off, opens it again with `since=<largest tick>`; the
  * browser's own reconnect is not used, so the `since` is always the largest tick. A `resync` from
- * the gateway raises the largest tick to where the stream continues and calls `onResync`.
+ * the gateway raises the largest tick to where the stream continues and calls `onResync`. The
+ * stream asks for heartbeat messages (`heartbeat=event`) and is opened again like a broken one
+ * when it stays silent for SILENT_PERIODS of the period they announce.
  */
 export function openLiveEvents(options: LiveEventsOptions): LiveEvents {
   const Found = options.EventSource ?? (globalThis as { EventSource?: EventSourceConstructor }).EventSource
@@ -113,6 +121,10 @@ export function openLiveEvents(options: LiveEventsOptions): LiveEvents {
   let timer: ReturnType<typeof setTimeout> | undefined
   let failures = 0
   let closed = false
+  // How long the stream may stay silent: 0 until the gateway told its heartbeat period (an older
+  // gateway sends heartbeats as comments, which an EventSource cannot see, and is never timed).
+  let silenceMs = 0
+  let watchdog: ReturnType<typeof setTimeout> | undefined
 
   function storedTick(): number {
     const text = options.storage?.getItem(storageKey) ?? null
@@ -126,19 +138,44 @@ export function openLiveEvents(options: LiveEventsOptions): LiveEvents {
     options.storage?.setItem(storageKey, String(tick))
   }
 
+  /** Something arrived on the stream (or it was just opened): it may stay silent for silenceMs from now. */
+  function heard(current: EventSourceLike) {
+    clearTimeout(watchdog)
+    if (silenceMs > 0) watchdog = setTimeout(() => source === current && fail(current), silenceMs)
+  }
+
+  /** The stream broke or went silent: closed here, and opened again after a back-off. */
+  function fail(current: EventSourceLike) {
+    clearTimeout(watchdog)
+    current.close()
+    source = undefined
+    options.onStatus?.('offline')
+    failures++
+    timer = setTimeout(connect, backoffMs(failures, retry))
+  }
+
   function connect() {
     if (closed) return
     options.onStatus?.('connecting')
-    const address = maxTick > 0 ? `${url}${url.includes('?') ? '&' : '?'}since=${maxTick}` : url
+    const resume = maxTick > 0 ? `since=${maxTick}&` : ''
+    const address = `${url}${url.includes('?') ? '&' : '?'}${resume}heartbeat=event`
     const current = new Source(address, { withCredentials: true })
     source = current
+    heard(current)
     current.addEventListener('open', () => {
       if (source !== current) return
       failures = 0
       options.onStatus?.('live')
     })
+    current.addEventListener('heartbeat', (message) => {
+      if (source !== current) return
+      const seconds = Number(message.data)
+      if (Number.isFinite(seconds) && seconds > 0) silenceMs = seconds * 1000 * SILENT_PERIODS
+      heard(current)
+    })
     current.addEventListener('message', (message) => {
       if (source !== current) return
+      heard(current)
       const event = parseEvent(message.data)
       if (!event) return
       const last = lastByModule.get(event.module) ?? 0
@@ -149,6 +186,7 @@ export function openLiveEvents(options: LiveEventsOptions): LiveEvents {
     })
     current.addEventListener('resync', (message) => {
       if (source !== current) return
+      heard(current)
       const resync = parseResync(message.data)
       if (!resync) return
       raise(resync.tick)
@@ -156,16 +194,12 @@ export function openLiveEvents(options: LiveEventsOptions): LiveEvents {
     })
     current.addEventListener('typing', (message) => {
       if (source !== current) return
+      heard(current)
       const signal = parseTyping(message.data)
       if (signal) options.onTyping?.(signal)
     })
     current.addEventListener('error', () => {
-      if (source !== current) return
-      current.close()
-      source = undefined
-      options.onStatus?.('offline')
-      failures++
-      timer = setTimeout(connect, backoffMs(failures, retry))
+      if (source === current) fail(current)
     })
   }
 
@@ -177,6 +211,7 @@ export function openLiveEvents(options: LiveEventsOptions): LiveEvents {
     close() {
       closed = true
       clearTimeout(timer)
+      clearTimeout(watchdog)
       source?.close()
       source = undefined
     },

@@ -21,6 +21,7 @@ import type { EventMetrics } from './event-metrics.ts'
 import { guestCredentialsOf, guestSubjectOf, watchGuest } from './guest-streams.ts'
 import { createHeartbeats } from './heartbeats.ts'
 import { replay } from './replay.ts'
+import { toChunk } from './sse-chunks.ts'
 import { subjectsOf } from './subjects.ts'
 import { createSubscriber, type Subscriber } from './subscriber.ts'
 
@@ -75,6 +76,13 @@ const subscribeSchema = {
           description: 'The device GUID the guest joined the invite with (only with `code`).',
         }),
       ),
+      heartbeat: Type.Optional(
+        Type.Literal('event', {
+          description:
+            'Heartbeats as `event: heartbeat` messages whose data is the period in seconds, one at once, instead of ' +
+            'comments: an EventSource sees them, so a client can tell a stream that went silent (docs/events.md).',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -105,6 +113,7 @@ export default async function eventsPlugin(
   { hub, apps, settings, meterSent, now, presence, metrics, resolveGuest, admission }: EventsPluginOptions,
 ) {
   const heartbeats = createHeartbeats(settings.HeartbeatSeconds * 1000)
+  const heartbeatEvent = toChunk(`event: heartbeat\ndata: ${settings.HeartbeatSeconds}\n\n`)
 
   // Streams open at the front door (docs/architecture.md); Fastify's route serves `inject`.
   const checkQuery = compileQueryCheck(subscribeSchema.querystring)
@@ -174,6 +183,7 @@ export default async function eventsPlugin(
       frameOf: hub.frameOf,
       maxQueued: settings.MaxQueuedEvents,
       heartbeats,
+      heartbeat: query.heartbeat === 'event' ? heartbeatEvent : undefined,
       countSent: meterSent(request),
       onDelivered: metrics?.delivered,
       onClose: () => {
@@ -234,6 +244,8 @@ export default async function eventsPlugin(
       // The first bytes send the headers, so the client knows its subjects are polled from here on.
       subscriber.comment('subscribed')
     }
+    // The client learns the period at once, and from then on can tell a silent stream.
+    if (query.heartbeat === 'event') subscriber.signal(heartbeatEvent)
     if (since === undefined) subscriber.goLive(new Map())
     else {
       const { signal } = stopped!

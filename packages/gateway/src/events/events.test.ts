@@ -88,6 +88,40 @@ forEachDialect('the stream is text/event-stream with id and data lines and heart
   await readUntil(/: heartbeat\n\n/)
 })
 
+forEachDialect(
+  'with heartbeat=event the heartbeats are messages carrying the period, the first at once',
+  async (t, dialect) => {
+    const { gateway, signedIn } = await startEventsWorld(t, dialect)
+    const bob = await signedIn()
+    const controller = new AbortController()
+    t.after(() => controller.abort())
+    const response = await fetch(`${gateway.url}/auth/v1/subscribe?heartbeat=event`, {
+      headers: { cookie: bob.cookie },
+      signal: controller.signal,
+    })
+    assert.equal(response.status, 200)
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+    let text = ''
+    const startedAt = Date.now()
+    const count = () => text.split('event: heartbeat\ndata: 1\n\n').length - 1
+    // FAST_EVENTS sets HeartbeatSeconds to 1: one message at once, then one for each silent second.
+    while (count() < 3) {
+      assert.ok(Date.now() - startedAt < 10_000, `timed out: ${JSON.stringify(text)}`)
+      const { value, done } = await reader.read()
+      assert.ok(!done, 'the stream stays open')
+      text += value
+    }
+    assert.match(text, /^: subscribed\n\nevent: heartbeat\ndata: 1\n\n/, 'the first follows the subscribed comment')
+    assert.doesNotMatch(text, /^: heartbeat$/m, 'no heartbeat comments besides')
+    assert.ok(Date.now() - startedAt >= 1000, 'the later ones come once the stream was silent')
+    const refused = await fetch(`${gateway.url}/auth/v1/subscribe?heartbeat=comment`, {
+      headers: { cookie: bob.cookie },
+    })
+    assert.equal(refused.status, 400)
+    assert.equal((await json(refused)).error.code, 1000, 'InvalidRequest')
+  },
+)
+
 forEachDialect('the bytes of the stream count against the session’s bandwidth limit', async (t, dialect) => {
   const Bytes = 2000
   const { gateway, signedIn } = await startEventsWorld(t, dialect, {

@@ -33,6 +33,8 @@ export interface SubscriberOptions {
   onClose: () => void
   /** Told of every event written to the stream (the delivery metric). */
   onDelivered?: () => void
+  /** The heartbeat frame; default the comment `: heartbeat` (`?heartbeat=event` asks for a message). */
+  heartbeat?: Uint8Array
 }
 
 /** The same bytes for every stream, so a heartbeat is never encoded again. */
@@ -74,6 +76,7 @@ export function createSubscriber({
   countSent,
   onClose,
   onDelivered,
+  heartbeat = HEARTBEAT,
 }: SubscriberOptions) {
   const modules = new Map<string, ModuleState>()
   let pending: { module: string; event: BroadcastEvent }[] = []
@@ -198,7 +201,7 @@ export function createSubscriber({
 
     /** Called by the heartbeat wheel every half period. */
     beat() {
-      if (++silentChecks >= 2 && !(socket ?? response).writableNeedDrain) write(HEARTBEAT)
+      if (++silentChecks >= 2 && !(socket ?? response).writableNeedDrain) write(heartbeat)
     },
 
     /** Writes a frame outside the event sequence (typing): nothing a reconnect replays. */

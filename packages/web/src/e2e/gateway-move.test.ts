@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
@@ -22,7 +22,9 @@ import { freePort, launchBrowser, openPage, screenshot, signInByEmail, startSyst
  * port nothing listens on. Chromium reaches
  * the pN names through its host resolver rules, so the pages have the origins of a real
  * deployment (https://p1.atrium.test). When p1's gateway stops, a page on p1 moves to p2
- * (api/address-move.ts); with Sessions.CookieDomain it is still signed in there.
+ * (api/address-move.ts); with Sessions.CookieDomain it is still signed in there. It moves too
+ * when p1 only goes silent (a relay in front of it passes nothing and ends nothing): the live
+ * stream's heartbeat messages stop, and the client takes the stream for broken.
  * PostgreSQL only: several gateways on one SQLite file are not a supported deployment.
  */
 
@@ -46,10 +48,12 @@ function domainClient(): Promise<string> {
  * a development build takes one more host name besides localhost (PlatformDevHost), so each
  * instance takes its gateway's. p3 names a port nothing listens on.
  */
-async function startTwoGateways(t: TestContext, cookieDomain: string) {
+async function startTwoGateways(t: TestContext, cookieDomain: string, { relayP1 = false } = {}) {
   // Registered before startSystem's after-hooks, so p2 and its chat instance stop before p1's.
   let stopSecond = async () => {}
   t.after(() => stopSecond())
+  // With relayP1, Chromium reaches p1 through a relay that can go dark (closed before p1 too).
+  const relay = relayP1 ? await startRelay(t) : undefined
   const gatewayDb = await createTestDatabaseUrl(t, 'postgres')
   const { certFile, keyFile } = await createTestCertificate(t)
   const clientDir = await domainClient()
@@ -96,8 +100,9 @@ async function startTwoGateways(t: TestContext, cookieDomain: string) {
     await closing
   }
   await second.listen({ host: '127.0.0.1', port: 0 })
+  relay?.forwardTo(Number(new URL(system.url).port))
   const ports = {
-    p1: Number(new URL(system.url).port),
+    p1: relay?.port ?? Number(new URL(system.url).port),
     p2: (second.server.address() as AddressInfo).port,
     p3: await freePort(),
   }
@@ -108,7 +113,50 @@ async function startTwoGateways(t: TestContext, cookieDomain: string) {
     // The test certificate names localhost only; the gateways' names come from the rules above.
     '--ignore-certificate-errors',
   ])
-  return { system, browser }
+  return { system, browser, relay }
+}
+
+/**
+ * A TCP relay in front of a port, which can go dark: from then on it passes nothing either way and
+ * answers no new connection, yet closes none. That is what a browser sees of a gateway whose host
+ * lost power or its network: no error, no end, only silence.
+ */
+async function startRelay(t: TestContext) {
+  let port = 0
+  let dark = false
+  const pairs = new Set<[Socket, Socket]>()
+  const stray = new Set<Socket>()
+  const server = createServer((client) => {
+    client.on('error', () => {})
+    if (dark) return void stray.add(client)
+    const upstream = connect(port, '127.0.0.1')
+    upstream.on('error', () => {})
+    const pair: [Socket, Socket] = [client, upstream]
+    pairs.add(pair)
+    client.pipe(upstream).pipe(client)
+    client.once('close', () => pairs.delete(pair))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.after(() => {
+    for (const pair of pairs) for (const socket of pair) socket.destroy()
+    for (const socket of stray) socket.destroy()
+    server.close()
+  })
+  return {
+    port: (server.address() as AddressInfo).port,
+    forwardTo(target: number) {
+      port = target
+    },
+    goDark() {
+      dark = true
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream)
+        upstream.unpipe(client)
+        client.pause()
+        upstream.pause()
+      }
+    },
+  }
 }
 
 /** The messages of the outage: the page's requests to the stopped gateway and to p3 fail. */
@@ -175,5 +223,35 @@ test(
     await system.gateway.close()
     await alice.page.waitForURL(`${originOf('p2')}/chat/sign-in`, { timeout: 20_000 })
     await alice.page.getByLabel('Email address').waitFor()
+  },
+)
+
+test(
+  'when p1 goes silent with its connections open, the page on p1 notices and moves to p2',
+  onlyWithPostgres(),
+  async (t) => {
+    const { system, browser, relay } = await startTwoGateways(t, DOMAIN, { relayP1: true })
+    if (!browser) return
+    const alice = await openPage(browser)
+    const bob = await openPage(browser)
+    await alice.page.goto(`${originOf('p1')}/chat/`)
+    await signInByEmail(alice.page, system, 'alice@example.com')
+    // Bob signs in on p1 (whose mail the test reads) and goes on to p2.
+    await bob.page.goto(`${originOf('p1')}/chat/`)
+    const bobId = await signInByEmail(bob.page, system, 'bob@example.com')
+    await bob.page.goto(`${originOf('p2')}/chat/`)
+    const chatId = await openPrivateChat(alice.page, bobId)
+    await send(alice.page, 'Hello from p1')
+    await bob.page.locator(`[data-chat-id="${chatId}"] a`).click()
+    await send(bob.page, 'Before the silence')
+    await alice.page.locator('.message:not(.mine)', { hasText: 'Before the silence' }).waitFor()
+
+    // p1 keeps running and no connection ends: only its heartbeat messages stop reaching the page.
+    relay!.goDark()
+    await send(bob.page, 'During the silence')
+    await alice.page.getByRole('status').filter({ hasText: 'Offline: reconnecting' }).waitFor({ timeout: 20_000 })
+    await alice.page.waitForURL(`${originOf('p2')}/chat/c/${chatId}`, { timeout: 30_000 })
+    await alice.page.locator('.message', { hasText: 'During the silence' }).waitFor()
+    assert.deepEqual(await shownMessages(alice.page), ['Hello from p1', 'Before the silence', 'During the silence'])
   },
 )
