@@ -8,13 +8,17 @@ import { forEachDialect } from '@atrium/platform/testing'
 import { sessionCookieOf, startSignInWorld } from '../../test/sign-in.ts'
 import { SERVICE_SECRET, startGateway } from '../../test/support.ts'
 import { loadGatewayConfig } from '../config.ts'
+import { cookieScopes } from './session-cookie.ts'
 
 const NAME = 'atrium_session'
 const SHARED = { PublicOrigin: 'https://p1.example.com', Sessions: { CookieDomain: 'example.com' } }
 const MAX_AGE = 2_592_000
-/** A host-only cookie of the same name left from before the setting, cleared beside the shared one. */
-const LEFTOVER_CLEARED = `${NAME}=; Path=/; HttpOnly; SameSite=Lax; Secure; Max-Age=0`
-const CLEARED = [`${NAME}=; Path=/; Domain=example.com; HttpOnly; SameSite=Lax; Secure; Max-Age=0`, LEFTOVER_CLEARED]
+/** Clears the cookie of one scope: host-only (''), or a Domain. */
+const clearing = (domain: string) =>
+  `${NAME}=; Path=/;${domain ? ` Domain=${domain};` : ''} HttpOnly; SameSite=Lax; Secure; Max-Age=0`
+/** The cookies of the same name another setting would have left (host-only, or the host's own Domain), cleared beside the shared one. */
+const LEFTOVERS_CLEARED = [clearing(''), clearing('p1.example.com')]
+const CLEARED = [clearing('example.com'), ...LEFTOVERS_CLEARED]
 
 forEachDialect(
   'with Sessions.CookieDomain the session cookie is set and cleared for the whole domain',
@@ -30,7 +34,7 @@ forEachDialect(
     const token = cookie.slice(`${NAME}=`.length)
     assert.deepEqual(response.headers.getSetCookie(), [
       `${NAME}=${token}; Path=/; Domain=example.com; HttpOnly; SameSite=Lax; Secure; Max-Age=${MAX_AGE}`,
-      LEFTOVER_CLEARED,
+      ...LEFTOVERS_CLEARED,
     ])
     assert.equal((await fetch(`${world.url}/auth/v1/session`, { headers: { cookie } })).status, 200)
 
@@ -53,14 +57,39 @@ forEachDialect(
   },
 )
 
-forEachDialect('without Sessions.CookieDomain the session cookie names no Domain', async (t, dialect) => {
-  const world = await startSignInWorld(t, dialect, { settings: { PublicOrigin: 'https://p1.example.com' } })
-  const { cookie, csrf, response } = await world.signIn('own@example.com')
-  assert.deepEqual(response.headers.getSetCookie(), [
-    `${cookie}; Path=/; HttpOnly; SameSite=Lax; Secure; Max-Age=${MAX_AGE}`,
+forEachDialect(
+  'without Sessions.CookieDomain the session cookie names no Domain, and a shared one left from the setting is cleared',
+  async (t, dialect) => {
+    const world = await startSignInWorld(t, dialect, { settings: { PublicOrigin: 'https://p1.example.com' } })
+    // A Domain cookie left from when the setting was on: browsers send it first, being older. Not
+    // cleared, its ended session made every request anonymous, and clearing it as stale cleared
+    // the new host-only cookie instead: signed out again on every request.
+    const shared = [clearing('p1.example.com'), clearing('example.com')]
+    const { cookie, csrf, response } = await world.signIn('own@example.com')
+    assert.deepEqual(response.headers.getSetCookie(), [
+      `${cookie}; Path=/; HttpOnly; SameSite=Lax; Secure; Max-Age=${MAX_AGE}`,
+      ...shared,
+    ])
+    const stale = await fetch(`${world.url}/auth/v1/session`, {
+      headers: { cookie: `${NAME}=${'x'.repeat(43)}; ${cookie}` },
+    })
+    assert.equal(stale.status, 401, 'the first cookie sent is the one read')
+    assert.deepEqual(stale.headers.getSetCookie(), [clearing(''), ...shared], 'every scope is cleared')
+    const signedOut = await world.post('/auth/v1/logout', {}, { cookie, 'x-csrf-token': csrf })
+    assert.deepEqual(signedOut.headers.getSetCookie(), [clearing(''), ...shared])
+  },
+)
+
+test('a cookie for a host may have these scopes: host-only, and the Domain of the host or of a parent', () => {
+  assert.deepEqual(cookieScopes('p1.atrium.example.com'), [
+    '',
+    'p1.atrium.example.com',
+    'atrium.example.com',
+    'example.com',
   ])
-  const signedOut = await world.post('/auth/v1/logout', {}, { cookie, 'x-csrf-token': csrf })
-  assert.deepEqual(signedOut.headers.getSetCookie(), [LEFTOVER_CLEARED])
+  assert.deepEqual(cookieScopes('localhost'), [''])
+  assert.deepEqual(cookieScopes('127.0.0.1'), [''])
+  assert.deepEqual(cookieScopes('[::1]'), [''])
 })
 
 forEachDialect(

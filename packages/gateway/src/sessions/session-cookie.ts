@@ -1,3 +1,4 @@
+import { isIP } from 'node:net'
 import type { ReplyView, RequestView } from '@atrium/platform'
 import type { FastifyReply } from 'fastify'
 import { readCookie } from '../auth/authenticate.ts'
@@ -15,6 +16,18 @@ export interface SessionCookieOptions {
 }
 
 /**
+ * Every scope a session cookie for the host can have: host-only (''), and a Domain of the host or
+ * of any parent of it with two labels or more. An IP address or a one-label host has host-only alone.
+ */
+export function cookieScopes(host: string): string[] {
+  if (isIP(host.replace(/^\[|\]$/g, '')) !== 0) return ['']
+  const labels = host.split('.')
+  const scopes = ['']
+  for (let first = 0; first <= labels.length - 2; first++) scopes.push(labels.slice(first).join('.'))
+  return scopes
+}
+
+/**
  * The session cookie: `<name>=<token>; Path=/; HttpOnly; SameSite=Lax; Max-Age=…` plus `Secure`
  * when the gateway is reached over https, and `Domain=<Sessions.CookieDomain>` when that is set (so
  * p1, p2, p3 and the project domain all receive it; docs/operations.md). HttpOnly keeps the token
@@ -22,11 +35,18 @@ export interface SessionCookieOptions {
  */
 export function createSessionCookie({ name, domain, publicOrigin, maxAgeSeconds }: SessionCookieOptions) {
   const secure = publicOrigin.startsWith('https:') ? '; Secure' : ''
-  const hostOnly = `Path=/; HttpOnly; SameSite=Lax${secure}`
-  const attributes = domain === '' ? hostOnly : `Path=/; Domain=${domain}; HttpOnly; SameSite=Lax${secure}`
-  // With a Domain, a host-only cookie of the same name left from before the setting is cleared too:
-  // browsers send it first (it is older), and its ended session would hide the shared one.
-  const clearLeftover = domain === '' ? undefined : `${name}=; ${hostOnly}; Max-Age=0`
+  const scopeOf = (cookieDomain: string) =>
+    cookieDomain === ''
+      ? `Path=/; HttpOnly; SameSite=Lax${secure}`
+      : `Path=/; Domain=${cookieDomain}; HttpOnly; SameSite=Lax${secure}`
+  const attributes = scopeOf(domain)
+  // A cookie of the same name that an earlier Sessions.CookieDomain (or none) left in another scope
+  // is cleared too: browsers send the older one first, so its ended session would hide this one's,
+  // and its clearing as stale would clear this one on every request. A `__Host-` cookie never has a Domain.
+  const scopes = name.toLowerCase().startsWith('__host-') ? [''] : cookieScopes(new URL(publicOrigin).hostname)
+  const leftovers = scopes
+    .filter((scope) => scope !== domain.toLowerCase())
+    .map((scope) => `${name}=; ${scopeOf(scope)}; Max-Age=0`)
 
   function read(request: RequestView): string | undefined {
     return readCookie(request.headers.cookie, name)
@@ -36,7 +56,7 @@ export function createSessionCookie({ name, domain, publicOrigin, maxAgeSeconds 
   function write(reply: ReplyView, value: string): void {
     reply.removeHeader('set-cookie')
     reply.header('set-cookie', value)
-    if (clearLeftover) reply.header('set-cookie', clearLeftover)
+    for (const leftover of leftovers) reply.header('set-cookie', leftover)
   }
 
   function clear(reply: ReplyView): void {
