@@ -159,9 +159,16 @@ async function startRelay(t: TestContext) {
   }
 }
 
-/** The messages of the outage: the page's requests to the stopped gateway and to p3 fail. */
+/**
+ * The messages of the outage: the page's requests to the stopped gateway and to p3 fail, and a
+ * request that reaches p1 while it closes is answered 503 (ShuttingDown).
+ */
 const notOutageNoise = (errors: string[]) =>
-  errors.filter((error) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_CLOSED|ERR_CONNECTION_RESET/.test(error))
+  errors.filter(
+    (error) =>
+      !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_CLOSED|ERR_CONNECTION_RESET/.test(error) &&
+      !/status of 503 \(\) \(https:\/\/p1\./.test(error),
+  )
 
 test(
   'when its gateway stops, a signed-in page on p1 moves to p2 and stays signed in, missing no message',
