@@ -67,9 +67,11 @@ forEachDialect(
     const form = new URLSearchParams({ MessageSid: sent.messageId, MessageStatus: 'delivered', To: PHONE })
     const signature = providerSignatures.twilio(PEER_CREDENTIALS.twilio.authToken, callbackUrl, form)
     const path = new URL(callbackUrl).pathname
+    // One character changed; the signature may itself begin with x (one time in 64).
+    const forgedSignature = `${signature.startsWith('x') ? 'y' : 'x'}${signature.slice(1)}`
     const forged = await fetch(`${gateway.url}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': `x${signature.slice(1)}` },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': forgedSignature },
       body: form.toString(),
     })
     assert.equal(forged.status, 403)
