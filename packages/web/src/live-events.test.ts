@@ -238,6 +238,7 @@ async function standInStreams(t: TestContext, serve: (number: number, response: 
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth/v1/subscribe`,
     EventSource: EventSource as unknown as EventSourceConstructor,
     retry: { minMs: 20, maxMs: 50 },
+    minSilenceMs: 0,
     onEvent: () => {},
     onStatus: (status) => statuses.push(status),
   })

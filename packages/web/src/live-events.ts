@@ -78,6 +78,8 @@ export interface LiveEventsOptions {
   storageKey?: string
   /** Back-off before a reconnect: from `minMs`, doubling with jitter up to `maxMs`. */
   retry?: { minMs: number; maxMs: number }
+  /** The shortest silence taken for a dead stream; default MIN_SILENCE_MS. */
+  minSilenceMs?: number
 }
 
 /** An open live-events connection. */
@@ -97,6 +99,12 @@ const DEFAULT_RETRY = { minMs: 1000, maxMs: 30_000 }
  * something at least once a period (docs/events.md).
  */
 export const SILENT_PERIODS = 2.5
+/**
+ * Never less than this, however short the period: a page or gateway that stalls for a second or
+ * two under load (seen with 1-second heartbeats in tests) is not a dead stream, and a stream
+ * opened again without a tick would miss what came meanwhile.
+ */
+export const MIN_SILENCE_MS = 5000
 
 /**
  * Opens the caller's event stream with the session cookie. Each event is delivered once: an event
@@ -115,6 +123,7 @@ export function openLiveEvents(options: LiveEventsOptions): LiveEvents {
   const url = options.url ?? DEFAULT_URL
   const storageKey = options.storageKey ?? DEFAULT_STORAGE_KEY
   const retry = options.retry ?? DEFAULT_RETRY
+  const minSilenceMs = options.minSilenceMs ?? MIN_SILENCE_MS
   const lastByModule = new Map<string, number>()
   let maxTick = storedTick()
   let source: EventSourceLike | undefined
@@ -170,7 +179,7 @@ export function openLiveEvents(options: LiveEventsOptions): LiveEvents {
     current.addEventListener('heartbeat', (message) => {
       if (source !== current) return
       const seconds = Number(message.data)
-      if (Number.isFinite(seconds) && seconds > 0) silenceMs = seconds * 1000 * SILENT_PERIODS
+      if (Number.isFinite(seconds) && seconds > 0) silenceMs = Math.max(minSilenceMs, seconds * 1000 * SILENT_PERIODS)
       heard(current)
     })
     current.addEventListener('message', (message) => {
