@@ -66,3 +66,48 @@ test('SQLite: closed, a database leaves no log behind and another connection rea
   t.after(() => reader.close())
   assert.deepEqual({ ...reader.prepare('select body from note where id = 1').get() }, { body: 'kept' })
 })
+
+test('SQLite: a long log and a reader on it never hold the writer for long, and the log starts over once the reader is gone', async (t) => {
+  const path = await tempFile(t)
+  const database = createDatabase<{ blob: { id: number; data: string } }>(`sqlite:${path}`)
+  t.after(() => database.destroy())
+  const { db } = database
+  await sql`create table blob (id integer primary key, data text not null)`.execute(db)
+  const insert = (id: number, bytes: number) => sql`insert into blob (id, data) values (${id}, ${'x'.repeat(bytes)})`
+  // One transaction past the 10,000 pages of log at which the thread asks the next writer to start
+  // it over, a write right after it, before the thread copied it (so the log goes on), and a reader
+  // holding a mark at its end (another process, a backup).
+  const LONG_LOG_ROWS = 11_000
+  await db.transaction().execute(async (trx) => {
+    for (let k = 0; k < LONG_LOG_ROWS; k++) await insert(k, ROW_BYTES).execute(trx)
+  })
+  await insert(LONG_LOG_ROWS, 10).execute(db)
+  const reader = new DatabaseSync(path)
+  t.after(() => reader.isOpen && reader.close())
+  reader.exec('begin')
+  reader.prepare('select count(*) from blob').get()
+
+  // Small writes for 2.5 s: a checkpoint that took the writer's lock and waited for the reader
+  // (2 s at a time, as it used to) would hold one of them that long, or past its 5 s busy timeout.
+  let slowest = 0
+  let id = LONG_LOG_ROWS + 1
+  for (const until = Date.now() + 2500; Date.now() < until; id++) {
+    const started = performance.now()
+    await insert(id, 10).execute(db)
+    slowest = Math.max(slowest, performance.now() - started)
+    await sleep(20)
+  }
+  assert.ok(slowest < 1000, `a write waited ${slowest.toFixed(0)} ms for the lock`)
+
+  // With the reader gone, the next writes start the log from its beginning again.
+  reader.exec('commit')
+  reader.close()
+  const probe = new DatabaseSync(path)
+  t.after(() => probe.close())
+  let log = Number.POSITIVE_INFINITY
+  for (const until = Date.now() + 10_000; log >= 1000 && Date.now() < until; await sleep(20)) {
+    await insert(id++, 10).execute(db)
+    log = (probe.prepare('pragma wal_checkpoint(PASSIVE)').get() as { log: number }).log
+  }
+  assert.ok(log < 1000, `the log still holds ${log} pages: it never started over`)
+})
