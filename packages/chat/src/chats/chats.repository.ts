@@ -1,7 +1,19 @@
+import { compiledOnce } from '@atrium/platform'
 import type { Kysely, Selectable } from 'kysely'
 import type { ChatDatabase, ChatsTable } from '../db/schema.ts'
 
 export type ChatRow = Selectable<ChatsTable>
+
+// Runs on every send (compiled-once.ts).
+const newerLastMessage = compiledOnce(
+  ['chatId', 'messageId', 'tick'],
+  (db: Kysely<ChatDatabase>, touch: { chatId: number; messageId: number; tick: number }) =>
+    db
+      .updateTable('chats')
+      .set({ last_message: touch.messageId, timetick_update: touch.tick })
+      .where('timetick', '=', touch.chatId)
+      .where('last_message', '<', touch.messageId),
+)
 
 /** The pair key of the private chat of two members: the same whichever of them asks. */
 export function pairKey(a: number, b: number): string {
@@ -55,12 +67,7 @@ export function createChatsRepository(db: Kysely<ChatDatabase>) {
 
     /** Moves last_message forward only, so concurrent sends cannot move it back. */
     async touchLastMessage(chatId: number, messageId: number, tick: number): Promise<void> {
-      await db
-        .updateTable('chats')
-        .set({ last_message: messageId, timetick_update: tick })
-        .where('timetick', '=', chatId)
-        .where('last_message', '<', messageId)
-        .execute()
+      await newerLastMessage(db, { chatId, messageId, tick })
     },
 
     async setLastMessage(chatId: number, messageId: number): Promise<void> {

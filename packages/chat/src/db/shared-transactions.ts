@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { type Kysely, sql } from 'kysely'
+import { CompiledQuery, type Kysely } from 'kysely'
 import type { ChatDatabase } from './schema.ts'
 
 interface Job {
@@ -7,6 +7,10 @@ interface Job {
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
 }
+
+const SAVEPOINT = CompiledQuery.raw('savepoint piece')
+const RELEASE = CompiledQuery.raw('release piece')
+const ROLLBACK = CompiledQuery.raw('rollback to piece')
 
 // Large enough to amortise a commit, small enough that one batch does not hold the lock for long.
 const MAX_BATCH = 64
@@ -32,13 +36,13 @@ export function createSharedTransactions(
     try {
       await db.transaction().execute(async (trx) => {
         for (const job of batch) {
-          await sql`savepoint piece`.execute(trx)
+          await trx.executeQuery(SAVEPOINT)
           try {
             outcomes.push({ ok: true, value: await job.work(trx) })
-            await sql`release piece`.execute(trx)
+            await trx.executeQuery(RELEASE)
           } catch (error) {
-            await sql`rollback to piece`.execute(trx)
-            await sql`release piece`.execute(trx)
+            await trx.executeQuery(ROLLBACK)
+            await trx.executeQuery(RELEASE)
             outcomes.push({ ok: false, value: error })
           }
         }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
-import type { Database, EventBatchItem, TimetickGenerator } from '@atrium/platform'
-import { type Kysely, sql } from 'kysely'
-import type { ChatDatabase } from '../db/schema.ts'
+import { compiledOnce, type Database, type EventBatchItem, type TimetickGenerator } from '@atrium/platform'
+import { type Insertable, type Kysely, sql } from 'kysely'
+import type { ChatDatabase, ChatEventsTable } from '../db/schema.ts'
 
 /** An event a chat operation records in its own transaction. */
 export interface ChatEventInput {
@@ -77,6 +77,15 @@ const TOUCHED_MAX_MEMBERS = 10_000
 /** A fixed key for pg_advisory_xact_lock: one sequencer at a time across every chat instance. */
 export const SEQUENCER_LOCK = 7_310_225_001
 
+// Both run on every send on SQLite (compiled-once.ts).
+const insertEvent = compiledOnce(
+  ['timetick', 'tick_update', 'chat_id', 'addressee', 'app_id', 'event_type', 'data'],
+  (db: Kysely<ChatDatabase>, row: Insertable<ChatEventsTable>) => db.insertInto('chat_events').values(row),
+)
+const newestTick = compiledOnce([], (db: Kysely<ChatDatabase>, _: object) =>
+  db.selectFrom('chat_events').select((eb) => eb.fn.max('tick_update').as('max')),
+)
+
 /**
  * The chat module's event feed. A reader must never skip an event, so a row's cursor tick
  * (tick_update) must be above every cursor a reader could have seen when the row becomes visible.
@@ -99,18 +108,15 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     if ('tick' in event.data) throw new Error('event data must not have a tick of its own: the feed adds it')
     const timetick = nextTick()
     const tickUpdate = dialect === 'sqlite' ? Math.max(timetick, (await headTick(trx)) + 1) : 0
-    await trx
-      .insertInto('chat_events')
-      .values({
-        timetick,
-        tick_update: tickUpdate,
-        chat_id: event.chat_id,
-        addressee: event.addressee ?? 0,
-        app_id: event.app_id ?? 0,
-        event_type: event.type,
-        data: JSON.stringify(event.data),
-      })
-      .execute()
+    await insertEvent(trx, {
+      timetick,
+      tick_update: tickUpdate,
+      chat_id: event.chat_id,
+      addressee: event.addressee ?? 0,
+      app_id: event.app_id ?? 0,
+      event_type: event.type,
+      data: JSON.stringify(event.data),
+    })
     return timetick
   }
 
@@ -155,10 +161,7 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
   }
 
   async function headTick(from: Kysely<ChatDatabase> = db): Promise<number> {
-    const row = await from
-      .selectFrom('chat_events')
-      .select((eb) => eb.fn.max('tick_update').as('max'))
-      .executeTakeFirst()
+    const [row] = (await newestTick(from, {})).rows
     return Number(row?.max ?? 0)
   }
 

@@ -1,3 +1,4 @@
+import { compiledOnce } from '@atrium/platform'
 import type { Kysely, Selectable } from 'kysely'
 import type { ChatRow } from '../chats/chats.repository.ts'
 import type { ChatDatabase, ChatMembersTable } from '../db/schema.ts'
@@ -8,6 +9,29 @@ export type MemberRow = Selectable<ChatMembersTable>
 export function newMemberRow(chatId: number, member: number, role: number, tick: number): MemberRow {
   return { chat_id: chatId, member, role, last_read: 0, joined: tick, timetick_update: tick }
 }
+
+type MemberKey = { chatId: number; member: number }
+
+// Both run on every send (compiled-once.ts).
+const memberWithChat = compiledOnce(['chatId', 'member'], (db: Kysely<ChatDatabase>, key: MemberKey) =>
+  db
+    .selectFrom('chat_members as m')
+    .innerJoin('chats as c', 'c.timetick', 'm.chat_id')
+    .selectAll('c')
+    .select(['m.role', 'm.last_read', 'm.joined', 'm.timetick_update as member_update'])
+    .where('m.chat_id', '=', key.chatId)
+    .where('m.member', '=', key.member),
+)
+const readUpTo = compiledOnce(
+  ['chatId', 'member', 'messageId', 'tick'],
+  (db: Kysely<ChatDatabase>, read: MemberKey & { messageId: number; tick: number }) =>
+    db
+      .updateTable('chat_members')
+      .set({ last_read: read.messageId, timetick_update: read.tick })
+      .where('chat_id', '=', read.chatId)
+      .where('member', '=', read.member)
+      .where('last_read', '<', read.messageId),
+)
 
 /** All SQL of the chat_members table. */
 export function createMembersRepository(db: Kysely<ChatDatabase>) {
@@ -26,14 +50,7 @@ export function createMembersRepository(db: Kysely<ChatDatabase>) {
      * instead of two); undefined when either is missing.
      */
     async findWithChat(chatId: number, member: number): Promise<{ chat: ChatRow; membership: MemberRow } | undefined> {
-      const row = await db
-        .selectFrom('chat_members as m')
-        .innerJoin('chats as c', 'c.timetick', 'm.chat_id')
-        .selectAll('c')
-        .select(['m.role', 'm.last_read', 'm.joined', 'm.timetick_update as member_update'])
-        .where('m.chat_id', '=', chatId)
-        .where('m.member', '=', member)
-        .executeTakeFirst()
+      const [row] = (await memberWithChat(db, { chatId, member })).rows
       if (!row) return undefined
       const { role, last_read, joined, member_update, ...chat } = row
       return { chat, membership: { chat_id: chatId, member, role, last_read, joined, timetick_update: member_update } }
@@ -129,14 +146,8 @@ export function createMembersRepository(db: Kysely<ChatDatabase>) {
 
     /** Moves the read marker forward only; returns true when it moved (concurrent reads never move it back). */
     async markRead(chatId: number, member: number, messageId: number, tick: number): Promise<boolean> {
-      const result = await db
-        .updateTable('chat_members')
-        .set({ last_read: messageId, timetick_update: tick })
-        .where('chat_id', '=', chatId)
-        .where('member', '=', member)
-        .where('last_read', '<', messageId)
-        .executeTakeFirst()
-      return Number(result.numUpdatedRows) === 1
+      const result = await readUpTo(db, { chatId, member, messageId, tick })
+      return Number(result.numAffectedRows) === 1
     },
 
     /** The oldest admin, else the oldest member other than `except`: who inherits a chat its owner leaves. */

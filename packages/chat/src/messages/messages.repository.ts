@@ -1,4 +1,4 @@
-import { ChatMessFlags, LinkKind } from '@atrium/platform'
+import { ChatMessFlags, compiledOnce, LinkKind } from '@atrium/platform'
 import { type Kysely, type RawBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely'
 import type { ChatDatabase, ChatMessTable } from '../db/schema.ts'
 import { isLiveReaction, isVisible } from '../db/visibility.ts'
@@ -6,6 +6,29 @@ import { isLiveReaction, isVisible } from '../db/visibility.ts'
 export type MessageRow = Selectable<ChatMessTable>
 
 type ChatMessQuery = SelectQueryBuilder<ChatDatabase, 'chat_mess', object>
+
+/** Every column of a message, in a Record so that a new one cannot be left out of the insert. */
+const MESSAGE_COLUMNS = Object.keys({
+  timetick: 0,
+  timetick_update: 0,
+  chat_id: 0,
+  owner: 0,
+  content: 0,
+  file_id: 0,
+  file_name: 0,
+  file_size: 0,
+  file_type: 0,
+  flags: 0,
+  linked_message_id: 0,
+  link_kind: 0,
+  forwarded_from: 0,
+  edited: 0,
+} satisfies Record<keyof MessageRow, 0>) as (keyof MessageRow)[]
+
+// Runs on every send (compiled-once.ts).
+const insertMessage = compiledOnce(MESSAGE_COLUMNS, (db: Kysely<ChatDatabase>, row: MessageRow) =>
+  db.insertInto('chat_mess').values(row),
+)
 
 /** Aggregated reactions of one message: one entry per emoji. */
 export interface ReactionSummary {
@@ -72,7 +95,7 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
 
   return {
     async insert(row: MessageRow): Promise<void> {
-      await db.insertInto('chat_mess').values(row).execute()
+      await insertMessage(db, row)
     },
 
     async find(messageId: number): Promise<MessageRow | undefined> {

@@ -1,4 +1,5 @@
 export { type BoolInt, columnType, notNullDefault, primaryKey, readBool, writeBool } from './columns.ts'
+export { compiledOnce } from './compiled-once.ts'
 export {
   createDatabase,
   type Database,
