@@ -78,9 +78,10 @@ function openSqlite<DB>(url: string): Database<DB> {
     pragma synchronous = NORMAL;
     pragma foreign_keys = ON;
   `)
-  const stopCheckpoints = location === ':memory:' ? async () => {} : checkpointInBackground(sqlite, location)
+  const checkpoints = location === ':memory:' ? undefined : checkpointInBackground(sqlite, location)
   const errorListeners = new Set<(error: unknown) => void>()
-  const db = new Kysely<DB>({ dialect: createNodeSqliteDialect(sqlite), log: queryErrorLog(errorListeners) })
+  const dialect = createNodeSqliteDialect(sqlite, { beforeTransaction: checkpoints?.beforeTransaction })
+  const db = new Kysely<DB>({ dialect, log: queryErrorLog(errorListeners) })
   return {
     db,
     dialect: 'sqlite',
@@ -88,7 +89,7 @@ function openSqlite<DB>(url: string): Database<DB> {
     poolStats: () => undefined,
     onQueryError: (listener) => errorListeners.add(listener),
     async destroy() {
-      await stopCheckpoints()
+      await checkpoints?.stop()
       await db.destroy()
       // Kysely closes the database only if a query ever ran.
       if (sqlite.isOpen) sqlite.close()

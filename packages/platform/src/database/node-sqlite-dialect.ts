@@ -7,6 +7,7 @@ import {
   type Kysely,
   SqliteAdapter,
   type SqliteDatabase,
+  type SqliteDialectConfig,
   SqliteDriver,
   SqliteIntrospector,
   SqliteQueryCompiler,
@@ -112,9 +113,22 @@ function bind(value: unknown, position: number): SQLInputValue {
   throw new TypeError(`SQLite parameter ${position} is a ${kind}, which node:sqlite cannot store`)
 }
 
+export interface NodeSqliteDialectOptions {
+  /** Runs before each transaction begins (the checkpoints of a writer that never lets go: sqlite-checkpoints.ts). */
+  beforeTransaction?: () => void
+}
+
 /** Kysely's SQLite driver, except that transactions begin IMMEDIATE so that writers queue on busy_timeout. */
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #beforeTransaction: () => void
+
+  constructor(config: SqliteDialectConfig, { beforeTransaction = () => {} }: NodeSqliteDialectOptions) {
+    super(config)
+    this.#beforeTransaction = beforeTransaction
+  }
+
   override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
+    this.#beforeTransaction()
     // A deferred transaction that reads, then writes, fails with SQLITE_BUSY at once when another
     // connection wrote in between; BEGIN IMMEDIATE takes the write lock up front and waits instead.
     const mode = settings?.accessMode === 'read only' ? 'deferred' : 'immediate'
@@ -130,9 +144,9 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
 }
 
 /** A Kysely dialect over an open node:sqlite database; Kysely's `destroy()` closes it. */
-export function createNodeSqliteDialect(database: DatabaseSync): Dialect {
+export function createNodeSqliteDialect(database: DatabaseSync, options: NodeSqliteDialectOptions = {}): Dialect {
   return {
-    createDriver: () => new ImmediateSqliteDriver({ database: createNodeSqliteDatabase(database) }),
+    createDriver: () => new ImmediateSqliteDriver({ database: createNodeSqliteDatabase(database) }, options),
     createQueryCompiler: () => new SqliteQueryCompiler(),
     createAdapter: () => new TransactionalDdlSqliteAdapter(),
     // biome-ignore lint/suspicious/noExplicitAny: Kysely's Dialect interface types the instance as Kysely<any>

@@ -111,3 +111,28 @@ test('SQLite: a long log and a reader on it never hold the writer for long, and 
   }
   assert.ok(log < 1000, `the log still holds ${log} pages: it never started over`)
 })
+
+test('SQLite: a writer that never lets go of its lock checkpoints itself once the log runs long, which bounds it', async (t) => {
+  const path = await tempFile(t)
+  const database = createDatabase<{ blob: { id: number; data: string } }>(`sqlite:${path}`)
+  t.after(() => database.destroy())
+  const { db } = database
+  await sql`create table blob (id integer primary key, data text not null)`.execute(db)
+  // An import: transactions of 1,000 pages back to back, 45,000 pages in all, with no moment between
+  // them for the thread to start the log over (nor to hear a message: only promises run meanwhile).
+  const TRANSACTIONS = 45
+  const ROWS_PER_TRANSACTION = 1000
+  for (let i = 0; i < TRANSACTIONS * ROWS_PER_TRANSACTION; i += ROWS_PER_TRANSACTION) {
+    await db.transaction().execute(async (trx) => {
+      for (let k = i; k < i + ROWS_PER_TRANSACTION; k++) {
+        await sql`insert into blob (id, data) values (${k}, ${'x'.repeat(ROW_BYTES)})`.execute(trx)
+      }
+    })
+  }
+  // The log file grows only past its longest log so far: about 20,000 pages (where the writer
+  // starts to checkpoint) and a few transactions, where without that it holds every page written.
+  const logPages = statSync(`${path}-wal`).size / 4096
+  assert.ok(logPages < 30_000, `the log grew to ${Math.round(logPages)} pages`)
+  const { count } = await db.selectFrom('blob').select(db.fn.countAll<number>().as('count')).executeTakeFirstOrThrow()
+  assert.equal(Number(count), TRANSACTIONS * ROWS_PER_TRANSACTION)
+})

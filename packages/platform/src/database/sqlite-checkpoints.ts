@@ -2,7 +2,9 @@ import type { DatabaseSync } from 'node:sqlite'
 import { Worker } from 'node:worker_threads'
 
 /** Messages to the checkpoint thread: start or stop checkpointing one connection's file. */
-export type ToCheckpointer = { kind: 'add'; id: number; path: string } | { kind: 'remove'; id: number }
+export type ToCheckpointer =
+  | { kind: 'add'; id: number; path: string; behind: Int32Array }
+  | { kind: 'remove'; id: number }
 
 /** Its answers: a removal done, or a file it could not open (that connection checkpoints itself again). */
 export type FromCheckpointer = { kind: 'removed'; id: number } | { kind: 'refused'; id: number; reason: string }
@@ -59,17 +61,23 @@ function startWorker(): Worker {
  * syncs it; SQLite runs one inside the commit that passes 1,000 log pages, so on a slow disk a
  * write transaction now and then took milliseconds more, on the one thread that serves requests
  * (issue 22: 5.5 ms per commit of a chat batch on a virtual disk, about 1.5 ms without). The
- * connection keeps its WAL mode and durability (`synchronous=NORMAL` syncs at checkpoints). Answers
- * the function that stops it, to be awaited before the connection closes.
+ * connection keeps its WAL mode and durability (`synchronous=NORMAL` syncs at checkpoints).
+ * `beforeTransaction` runs a checkpoint on the connection itself while the thread finds its log too
+ * long to start over (a writer that never lets go of its lock: sqlite-checkpointer.ts); `stop` is to
+ * be awaited before the connection closes.
  */
-export function checkpointInBackground(connection: DatabaseSync, path: string): () => Promise<void> {
+export function checkpointInBackground(connection: DatabaseSync, path: string) {
   worker ??= startWorker()
   const thread = worker
   const id = nextId++
+  const behind = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
   served.set(id, connection)
   connection.exec('pragma wal_autocheckpoint = 0')
-  thread.postMessage({ kind: 'add', id, path } satisfies ToCheckpointer)
-  return async () => {
+  thread.postMessage({ kind: 'add', id, path, behind } satisfies ToCheckpointer)
+  function beforeTransaction() {
+    if (Atomics.load(behind, 0) === 1 && served.has(id)) connection.exec('pragma wal_checkpoint(PASSIVE)')
+  }
+  async function stop() {
     if (!served.delete(id) || worker !== thread) return
     await new Promise<void>((resolve) => {
       // A timer the loop waits for: the thread itself is unref'd, so its answer alone would not keep it.
@@ -82,4 +90,5 @@ export function checkpointInBackground(connection: DatabaseSync, path: string): 
     })
     removals.delete(id)
   }
+  return { beforeTransaction, stop }
 }
