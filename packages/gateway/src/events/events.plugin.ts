@@ -233,7 +233,7 @@ export default async function eventsPlugin(
         credentials: guest.credentials,
         guest: guest.guest,
         everyMs: settings.GuestCheckSeconds * 1000,
-        close: subscriber.close,
+        close: () => subscriber.close(),
         log,
       })
     }
@@ -272,8 +272,8 @@ export default async function eventsPlugin(
       limit: settings.PageLimit,
       retryMs: settings.RetryMinMs,
       signal,
-      emit: subscriber.replayed,
-      drained: subscriber.drained,
+      emit: (module, event) => subscriber.replayed(module, event),
+      drained: () => subscriber.drained(),
     })
     for (const module of result.failed) subscriber.resync('replay-failed', since, module)
     subscriber.goLive(result.floors)

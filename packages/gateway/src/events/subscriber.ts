@@ -66,168 +66,170 @@ interface ModuleState {
  * replay's end as the floor, so the seam has neither gap nor duplicate. Events of a module are
  * accepted only from the chunk polling this subscriber's subjects, in that chunk's cursor order.
  * A stream whose client does not read more than `maxQueued` events gets a resync and is closed.
+ *
+ * A class, so that its methods are shared by every stream: as closures over one function's scope
+ * they cost each of 2,000 streams about 1 KB of heap (docs/benchmarks.md, "What an SSE stream holds
+ * in the gateway's heap"). Methods handed out as callbacks must be bound by the caller.
  */
-export function createSubscriber({
-  response,
-  subjects,
-  frameOf,
-  maxQueued,
-  heartbeats,
-  countSent,
-  onClose,
-  onDelivered,
-  heartbeat = HEARTBEAT,
-}: SubscriberOptions) {
-  const modules = new Map<string, ModuleState>()
-  let pending: { module: string; event: BroadcastEvent }[] = []
-  let replaying = true
-  let opened = false
+export class Subscriber {
+  readonly subjects: readonly string[]
+  /** Addressee keys this subscriber receives items for (`m:<id>`, `a:<id>`). */
+  readonly keys: Set<string>
+  /** True once the stream ended. */
+  closed = false
+
+  readonly #options: SubscriberOptions
+  readonly #modules = new Map<string, ModuleState>()
+  #pending: { module: string; event: BroadcastEvent }[] = []
+  #replaying = true
+  #opened = false
   // Set at open when the chunks can go straight to the socket; otherwise the response takes the frames.
-  let socket: Socket | undefined
+  #socket: Socket | undefined
   // What was written before the response head went out (a resync while joining): sent at open.
-  let early: Uint8Array[] = []
-  let queued = 0
-  let highest = 0
+  #early: Uint8Array[] = []
+  #queued = 0
+  #highest = 0
   // Only a stream that was silent for a whole heartbeat period gets one (docs/events.md: "while idle"):
   // checked every half period, so the silence never exceeds heartbeatMs. A busy stream needs none;
   // 10,000 streams wrote 667 a second whatever else they carried (bench/sse.ts, issue 5).
-  let silentChecks = 0
+  #silentChecks = 0
+
+  constructor(options: SubscriberOptions) {
+    this.#options = options
+    this.subjects = options.subjects
+    this.keys = new Set(options.subjects.map(addresseeKeyOf))
+  }
 
   /** Writes an HTTP/1.1 chunk (sse-chunks.ts) of one or more SSE frames. */
-  function write(chunk: Uint8Array) {
-    if (self.closed) return
-    if (opened) put(chunk)
-    else early.push(chunk)
+  #write(chunk: Uint8Array) {
+    if (this.closed) return
+    if (this.#opened) this.#put(chunk)
+    else this.#early.push(chunk)
   }
 
-  function put(chunk: Uint8Array) {
-    silentChecks = 0
-    const sink = socket ?? response
+  #put(chunk: Uint8Array) {
+    this.#silentChecks = 0
+    const socket = this.#socket
+    const sink = socket ?? this.#options.response
     // Writes refused since the last 'drain': read here rather than reset by a listener on every stream.
-    if (queued > 0 && !sink.writableNeedDrain) queued = 0
+    if (this.#queued > 0 && !sink.writableNeedDrain) this.#queued = 0
     const bytes = socket ? chunk : frameIn(chunk)
-    if (!sink.write(bytes)) queued++
-    countSent(bytes.byteLength)
+    if (!sink.write(bytes)) this.#queued++
+    this.#options.countSent(bytes.byteLength)
   }
 
-  function send(module: string, event: BroadcastEvent) {
-    const state = modules.get(module)
+  #send(module: string, event: BroadcastEvent) {
+    const state = this.#modules.get(module)
     if (!state || event.tick <= state.last) return
     state.last = event.tick
-    highest = Math.max(highest, event.tick)
-    write(frameOf(event))
-    onDelivered?.()
-    if (queued > maxQueued) overflow()
+    this.#highest = Math.max(this.#highest, event.tick)
+    this.#write(this.#options.frameOf(event))
+    this.#options.onDelivered?.()
+    if (this.#queued > this.#options.maxQueued) this.#overflow()
   }
 
-  function overflow() {
-    resync('slow-consumer', highest)
-    close()
+  #overflow() {
+    this.resync('slow-consumer', this.#highest)
+    this.close()
   }
 
-  function resync(reason: ResyncReason, tick: number, module?: string) {
-    const data = module === undefined ? { reason, tick } : { reason, tick, module }
-    write(toChunk(`id: ${tick}\nevent: resync\ndata: ${JSON.stringify(data)}\n\n`))
-  }
-
-  function close() {
-    if (self.closed) return
-    self.closed = true
-    pending = []
-    if (opened) end()
-    onClose()
-  }
-
-  function end() {
-    heartbeats.delete(self)
+  #end() {
+    const { response, heartbeats } = this.#options
+    heartbeats.delete(this)
     if (!response.writableEnded) response.end()
     // A client that stopped reading would hold the ended stream (and its buffer) open forever.
     if (!response.writableFinished) setTimeout(() => response.destroy(), CLOSE_GRACE_MS).unref()
   }
 
-  const self = {
-    subjects,
-    /** Addressee keys this subscriber receives items for (`m:<id>`, `a:<id>`). */
-    keys: new Set(subjects.map(addresseeKeyOf)),
-    /** True once the stream ended. A data property: a getter would put this object in dictionary mode, 0.8 kB more a stream. */
-    closed: false,
-
-    /** Starts accepting events of a module from one chunk; events up to `last` are dropped. */
-    attach(module: string, chunk: number, last: number) {
-      modules.set(module, { chunk, last })
-    },
-
-    /** A live event from a module's poller: held while replaying, sent otherwise. */
-    offer(module: string, chunk: number, event: BroadcastEvent) {
-      if (self.closed || modules.get(module)?.chunk !== chunk) return
-      if (!replaying) return send(module, event)
-      pending.push({ module, event })
-      if (pending.length > maxQueued) overflow()
-    },
-
-    /** An event of the replay, in tick order. */
-    replayed(module: string, event: BroadcastEvent) {
-      send(module, event)
-    },
-
-    /** Ends the replay: the held live events above each module's floor follow, in tick order. */
-    goLive(floors: ReadonlyMap<string, number>) {
-      if (self.closed) return
-      for (const [module, floor] of floors) {
-        const state = modules.get(module)
-        if (state) state.last = Math.max(state.last, floor)
-      }
-      const held = pending
-      pending = []
-      replaying = false
-      held.sort((a, b) => a.event.tick - b.event.tick)
-      for (const { module, event } of held) send(module, event)
-    },
-
-    resync,
-
-    /**
-     * Starts writing, once the caller wrote the response head: what was written before goes out
-     * first, and a stream closed before it (overflowing while it joined) then ends.
-     */
-    open() {
-      opened = true
-      socket = directSocketOf(response)
-      for (const chunk of early) put(chunk)
-      early = []
-      if (self.closed) return end()
-      heartbeats.add(self)
-    },
-
-    /** Called by the heartbeat wheel every half period. */
-    beat() {
-      if (++silentChecks >= 2 && !(socket ?? response).writableNeedDrain) write(heartbeat)
-    },
-
-    /** Writes a frame outside the event sequence (typing): nothing a reconnect replays. */
-    signal(chunk: Uint8Array) {
-      if (opened) write(chunk)
-    },
-
-    /** Writes a comment line, which also makes the response headers go out. */
-    comment(text: string) {
-      write(toChunk(`: ${text}\n\n`))
-    },
-
-    /** Resolves when the client has read what was written (or the stream ended). */
-    async drained(): Promise<void> {
-      const sink = socket ?? response
-      if (self.closed || !sink.writableNeedDrain) return
-      const settled = new AbortController()
-      await Promise.race([
-        once(sink, 'drain', { signal: settled.signal }),
-        once(response, 'close', { signal: settled.signal }),
-      ]).finally(() => settled.abort())
-    },
-
-    close,
+  /** Starts accepting events of a module from one chunk; events up to `last` are dropped. */
+  attach(module: string, chunk: number, last: number) {
+    this.#modules.set(module, { chunk, last })
   }
-  return self
+
+  /** A live event from a module's poller: held while replaying, sent otherwise. */
+  offer(module: string, chunk: number, event: BroadcastEvent) {
+    if (this.closed || this.#modules.get(module)?.chunk !== chunk) return
+    if (!this.#replaying) return this.#send(module, event)
+    this.#pending.push({ module, event })
+    if (this.#pending.length > this.#options.maxQueued) this.#overflow()
+  }
+
+  /** An event of the replay, in tick order. */
+  replayed(module: string, event: BroadcastEvent) {
+    this.#send(module, event)
+  }
+
+  /** Ends the replay: the held live events above each module's floor follow, in tick order. */
+  goLive(floors: ReadonlyMap<string, number>) {
+    if (this.closed) return
+    for (const [module, floor] of floors) {
+      const state = this.#modules.get(module)
+      if (state) state.last = Math.max(state.last, floor)
+    }
+    const held = this.#pending
+    this.#pending = []
+    this.#replaying = false
+    held.sort((a, b) => a.event.tick - b.event.tick)
+    for (const { module, event } of held) this.#send(module, event)
+  }
+
+  resync(reason: ResyncReason, tick: number, module?: string) {
+    const data = module === undefined ? { reason, tick } : { reason, tick, module }
+    this.#write(toChunk(`id: ${tick}\nevent: resync\ndata: ${JSON.stringify(data)}\n\n`))
+  }
+
+  /**
+   * Starts writing, once the caller wrote the response head: what was written before goes out
+   * first, and a stream closed before it (overflowing while it joined) then ends.
+   */
+  open() {
+    this.#opened = true
+    this.#socket = directSocketOf(this.#options.response)
+    for (const chunk of this.#early) this.#put(chunk)
+    this.#early = []
+    if (this.closed) return this.#end()
+    this.#options.heartbeats.add(this)
+  }
+
+  /** Called by the heartbeat wheel every half period. */
+  beat() {
+    const sink = this.#socket ?? this.#options.response
+    if (++this.#silentChecks >= 2 && !sink.writableNeedDrain) this.#write(this.#options.heartbeat ?? HEARTBEAT)
+  }
+
+  /** Writes a frame outside the event sequence (typing): nothing a reconnect replays. */
+  signal(chunk: Uint8Array) {
+    if (this.#opened) this.#write(chunk)
+  }
+
+  /** Writes a comment line, which also makes the response headers go out. */
+  comment(text: string) {
+    this.#write(toChunk(`: ${text}\n\n`))
+  }
+
+  /** Resolves when the client has read what was written (or the stream ended). */
+  async drained(): Promise<void> {
+    const { response } = this.#options
+    const sink = this.#socket ?? response
+    if (this.closed || !sink.writableNeedDrain) return
+    const settled = new AbortController()
+    await Promise.race([
+      once(sink, 'drain', { signal: settled.signal }),
+      once(response, 'close', { signal: settled.signal }),
+    ]).finally(() => settled.abort())
+  }
+
+  /** Ends the stream (once, whoever ends it) and tells `onClose`. */
+  close() {
+    if (this.closed) return
+    this.closed = true
+    this.#pending = []
+    if (this.#opened) this.#end()
+    this.#options.onClose()
+  }
 }
 
-export type Subscriber = ReturnType<typeof createSubscriber>
+/** A subscriber for one SSE stream (see Subscriber). */
+export function createSubscriber(options: SubscriberOptions): Subscriber {
+  return new Subscriber(options)
+}
