@@ -18,6 +18,15 @@ async function tempFile(t: TestContext) {
   return join(dir, 'data.db')
 }
 
+/** A file database with an empty `blob` table, destroyed after the test. */
+async function openBlobDatabase(t: TestContext) {
+  const path = await tempFile(t)
+  const database = createDatabase<{ blob: { id: number; data: string } }>(`sqlite:${path}`)
+  t.after(() => database.destroy())
+  await sql`create table blob (id integer primary key, data text not null)`.execute(database.db)
+  return { path, db: database.db }
+}
+
 async function waitFor(check: () => boolean, ms = 10_000) {
   const deadline = Date.now() + ms
   while (!check()) {
@@ -28,14 +37,10 @@ async function waitFor(check: () => boolean, ms = 10_000) {
 }
 
 test('SQLite: the writing connection never checkpoints; the checkpoint thread copies its log into the file', async (t) => {
-  const path = await tempFile(t)
-  const database = createDatabase<{ blob: { id: number; data: string } }>(`sqlite:${path}`)
-  t.after(() => database.destroy())
-  const { db } = database
+  const { path, db } = await openBlobDatabase(t)
   const setting = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(db)
   assert.equal(setting.rows[0]!.wal_autocheckpoint, 0)
 
-  await sql`create table blob (id integer primary key, data text not null)`.execute(db)
   // About 10 MB in small transactions: far past the 1,000 pages at which SQLite would checkpoint
   // inside a commit.
   for (let i = 0; i < ROWS; i += 50) {
@@ -68,11 +73,7 @@ test('SQLite: closed, a database leaves no log behind and another connection rea
 })
 
 test('SQLite: a long log and a reader on it never hold the writer for long, and the log starts over once the reader is gone', async (t) => {
-  const path = await tempFile(t)
-  const database = createDatabase<{ blob: { id: number; data: string } }>(`sqlite:${path}`)
-  t.after(() => database.destroy())
-  const { db } = database
-  await sql`create table blob (id integer primary key, data text not null)`.execute(db)
+  const { path, db } = await openBlobDatabase(t)
   const insert = (id: number, bytes: number) => sql`insert into blob (id, data) values (${id}, ${'x'.repeat(bytes)})`
   // One transaction past the 10,000 pages of log at which the thread asks the next writer to start
   // it over, a write right after it, before the thread copied it (so the log goes on), and a reader
@@ -113,11 +114,7 @@ test('SQLite: a long log and a reader on it never hold the writer for long, and 
 })
 
 test('SQLite: a writer that never lets go of its lock checkpoints itself once the log runs long, which bounds it', async (t) => {
-  const path = await tempFile(t)
-  const database = createDatabase<{ blob: { id: number; data: string } }>(`sqlite:${path}`)
-  t.after(() => database.destroy())
-  const { db } = database
-  await sql`create table blob (id integer primary key, data text not null)`.execute(db)
+  const { path, db } = await openBlobDatabase(t)
   // An import: transactions of 1,000 pages back to back, 45,000 pages in all, with no moment between
   // them for the thread to start the log over (nor to hear a message: only promises run meanwhile).
   const TRANSACTIONS = 45
