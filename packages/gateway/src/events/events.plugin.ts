@@ -23,7 +23,7 @@ import { createHeartbeats } from './heartbeats.ts'
 import { replay } from './replay.ts'
 import { toChunk } from './sse-chunks.ts'
 import { subjectsOf } from './subjects.ts'
-import { createSubscriber, type Subscriber } from './subscriber.ts'
+import { Subscriber } from './subscriber.ts'
 
 export interface EventsPluginOptions {
   hub: EventHub
@@ -177,7 +177,7 @@ export default async function eventsPlugin(
     const stopped = since === undefined ? undefined : new AbortController()
     let leave = () => {}
     let unwatch = () => {}
-    const subscriber = createSubscriber({
+    const subscriber = new Subscriber({
       response,
       subjects,
       frameOf: hub.frameOf,

@@ -7,7 +7,7 @@ import { type TestContext, test } from 'node:test'
 import type { BroadcastEvent } from '@atrium/platform'
 import { createHeartbeats } from './heartbeats.ts'
 import { toChunk } from './sse-chunks.ts'
-import { createSubscriber } from './subscriber.ts'
+import { Subscriber } from './subscriber.ts'
 
 const frame = (event: BroadcastEvent) => `id: ${event.tick}\ndata: ${JSON.stringify(event)}\n\n`
 const event = (tick: number): BroadcastEvent => ({ module: 'chat', tick, type: 'NewChatMessage', data: { text: 'ü' } })
@@ -18,7 +18,7 @@ function subscribe(response: ServerResponse | Http2ServerResponse, maxQueued: nu
   const head = { 'content-type': 'text/event-stream; charset=utf-8' }
   if (response instanceof ServerResponse) response.writeHead(200, head)
   else response.writeHead(200, head)
-  const subscriber = createSubscriber({
+  const subscriber = new Subscriber({
     response,
     subjects: ['user:1'],
     frameOf: (event) => toChunk(frame(event)),

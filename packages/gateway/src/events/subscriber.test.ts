@@ -4,7 +4,7 @@ import { test } from 'node:test'
 import type { BroadcastEvent } from '@atrium/platform'
 import { createHeartbeats } from './heartbeats.ts'
 import { toChunk } from './sse-chunks.ts'
-import { createSubscriber } from './subscriber.ts'
+import { Subscriber } from './subscriber.ts'
 
 /** A response whose client reads only while `reading` is set, as a socket with a full buffer would. */
 function createResponse() {
@@ -43,7 +43,7 @@ function open(maxQueued: number, heartbeatMs = 60_000) {
   const response = createResponse()
   const counted: number[] = []
   let closes = 0
-  const subscriber = createSubscriber({
+  const subscriber = new Subscriber({
     response,
     subjects: ['user:1'],
     frameOf,
@@ -73,7 +73,7 @@ test('a stream whose client stops reading gets a slow-consumer resync and is end
 test('a stream that overflows while it joins still gets its resync once the head is written', () => {
   const response = createResponse()
   let closes = 0
-  const subscriber = createSubscriber({
+  const subscriber = new Subscriber({
     response,
     subjects: ['user:1'],
     frameOf,

@@ -228,8 +228,3 @@ export class Subscriber {
     this.#options.onClose()
   }
 }
-
-/** A subscriber for one SSE stream (see Subscriber). */
-export function createSubscriber(options: SubscriberOptions): Subscriber {
-  return new Subscriber(options)
-}
