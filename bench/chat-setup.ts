@@ -87,10 +87,10 @@ export interface Server {
   close(): Promise<void>
 }
 
-/** The chat module on an ephemeral loopback port, logging nothing. */
+/** The chat module on an ephemeral loopback port, logging only its errors (to stderr, so a failed request's cause is seen). */
 export async function startServer(url: string): Promise<Server> {
-  const config = loadChatConfig({ ChatDB: url, ServiceSecret: SECRET, LogLevel: 'silent', NodeNumber: 0 }, {})
-  const app = await buildChat(config, { logger: false })
+  const config = loadChatConfig({ ChatDB: url, ServiceSecret: SECRET, LogLevel: 'error', NodeNumber: 0 }, {})
+  const app = await buildChat(config, { logger: { level: 'error', stream: process.stderr } })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('server has no TCP address')
