@@ -80,7 +80,10 @@ function openSqlite<DB>(url: string): Database<DB> {
   `)
   const checkpoints = location === ':memory:' ? undefined : checkpointInBackground(sqlite, location)
   const errorListeners = new Set<(error: unknown) => void>()
-  const dialect = createNodeSqliteDialect(sqlite, { beforeTransaction: checkpoints?.beforeTransaction })
+  const dialect = createNodeSqliteDialect(sqlite, {
+    beforeTransaction: checkpoints?.beforeTransaction,
+    busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS,
+  })
   const db = new Kysely<DB>({ dialect, log: queryErrorLog(errorListeners) })
   return {
     db,

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { type TestContext, test } from 'node:test'
 import { Kysely, sql } from 'kysely'
@@ -105,4 +108,57 @@ test('a rolled back transaction leaves nothing, a committed one keeps its rows',
   await db.transaction().execute((trx) => trx.insertInto('item').values({ id: 2, flag: 0, name: 'kept' }).execute())
   const rows = await db.selectFrom('item').select('name').execute()
   assert.deepEqual(rows, [{ name: 'kept' }])
+})
+
+/** A file database in WAL mode through the dialect, and a second connection to the same file that can hold its write lock. */
+function openShared(t: TestContext, busyTimeoutMs: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'atrium-dialect-'))
+  const file = join(dir, 'shared.db')
+  const writer = new DatabaseSync(file)
+  writer.exec(`pragma journal_mode = wal; pragma busy_timeout = ${busyTimeoutMs}`)
+  const db = new Kysely<TestDB>({ dialect: createNodeSqliteDialect(writer, { busyTimeoutMs }) })
+  const holder = new DatabaseSync(file)
+  t.after(async () => {
+    holder.close()
+    await db.destroy()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return { db, writer, holder }
+}
+
+test('a transaction waits for another connection’s write lock without stopping the thread', async (t) => {
+  const { db, holder } = openShared(t, 3000)
+  await createItems(db)
+  holder.exec('begin immediate')
+  const heldAt = performance.now()
+  // This thread's own timer lets go of the lock: a wait that stopped the thread would never see it.
+  const releasedAt = new Promise<number>((resolve) =>
+    setTimeout(() => {
+      holder.exec('commit')
+      resolve(performance.now())
+    }, 200),
+  )
+  await db.transaction().execute((trx) => trx.insertInto('item').values({ id: 1, flag: 0, name: 'after' }).execute())
+  const committedAt = performance.now()
+  assert.ok((await releasedAt) - heldAt >= 190, 'the lock was held until the timer')
+  assert.ok(committedAt - heldAt < 1000, `the transaction began soon after the release (${committedAt - heldAt} ms)`)
+  assert.deepEqual(await db.selectFrom('item').select('name').execute(), [{ name: 'after' }])
+})
+
+test('a transaction gives up on a write lock held past its busy timeout, and statements wait as before', async (t) => {
+  const { db, writer, holder } = openShared(t, 300)
+  await createItems(db)
+  holder.exec('begin immediate')
+  const started = performance.now()
+  await assert.rejects(
+    db.transaction().execute((trx) => trx.insertInto('item').values({ id: 1, flag: 0, name: 'never' }).execute()),
+    /database is locked/,
+  )
+  const waited = performance.now() - started
+  assert.ok(waited >= 290 && waited < 2000, `waited ${waited} ms for a 300 ms busy timeout`)
+  // Outside transactions SQLite's own busy_timeout still applies: it is restored after the attempt.
+  assert.deepEqual({ ...(writer.prepare('pragma busy_timeout').get() as object) }, { timeout: 300 })
+  holder.exec('commit')
+  await db.transaction().execute((trx) => trx.insertInto('item').values({ id: 2, flag: 0, name: 'later' }).execute())
+  assert.deepEqual(await db.selectFrom('item').select('name').execute(), [{ name: 'later' }])
 })

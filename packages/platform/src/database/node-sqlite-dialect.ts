@@ -1,4 +1,5 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite'
+import { setTimeout } from 'node:timers/promises'
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -116,23 +117,68 @@ function bind(value: unknown, position: number): SQLInputValue {
 export interface NodeSqliteDialectOptions {
   /** Runs before each transaction begins (the checkpoints of a writer that never lets go: sqlite-checkpoints.ts). */
   beforeTransaction?: () => void
+  /**
+   * How long a transaction waits for another connection's write lock before it fails with
+   * `database is locked`, in ms of wall-clock time. The connection's own `busy_timeout` should be
+   * the same: it still governs statements outside transactions. Default 5,000.
+   */
+  busyTimeoutMs?: number
 }
 
-/** Kysely's SQLite driver, except that transactions begin IMMEDIATE so that writers queue on busy_timeout. */
+const SQLITE_BUSY = 5
+const LONGEST_RETRY_MS = 10
+
+function isBusy(error: unknown): boolean {
+  return ((error as { errcode?: unknown }).errcode as number) % 256 === SQLITE_BUSY
+}
+
+/**
+ * Kysely's SQLite driver, except that transactions begin IMMEDIATE, so that writers queue for the
+ * write lock instead of failing when they first write, and that they queue without blocking the thread.
+ *
+ * SQLite's own wait for a lock (`busy_timeout`) sleeps in the calling thread: the whole process
+ * stopped for as long as another connection held the lock (the checkpoint thread's RESTART holds it
+ * for 35–65 ms while it syncs), and its sleeps end early at every signal, which shortens the wait by
+ * as much (under a CPU profiler's signals, 5 s lasted 39 ms and sends failed with `database is
+ * locked`; issue 22). So BEGIN IMMEDIATE runs with `busy_timeout` 0 and is tried again after
+ * timers, until `busyTimeoutMs` of wall-clock time has passed.
+ */
 class ImmediateSqliteDriver extends SqliteDriver {
   readonly #beforeTransaction: () => void
+  readonly #busyTimeoutMs: number
 
-  constructor(config: SqliteDialectConfig, { beforeTransaction = () => {} }: NodeSqliteDialectOptions) {
+  constructor(
+    config: SqliteDialectConfig,
+    { beforeTransaction = () => {}, busyTimeoutMs = 5000 }: NodeSqliteDialectOptions,
+  ) {
     super(config)
     this.#beforeTransaction = beforeTransaction
+    this.#busyTimeoutMs = busyTimeoutMs
   }
 
   override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
     this.#beforeTransaction()
     // A deferred transaction that reads, then writes, fails with SQLITE_BUSY at once when another
     // connection wrote in between; BEGIN IMMEDIATE takes the write lock up front and waits instead.
-    const mode = settings?.accessMode === 'read only' ? 'deferred' : 'immediate'
-    await connection.executeQuery(CompiledQuery.raw(`begin ${mode}`))
+    if (settings?.accessMode === 'read only') {
+      await connection.executeQuery(CompiledQuery.raw('begin deferred'))
+      return
+    }
+    const deadline = performance.now() + this.#busyTimeoutMs
+    await connection.executeQuery(CompiledQuery.raw('pragma busy_timeout = 0'))
+    try {
+      for (let retry = 0; ; retry++) {
+        try {
+          await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+          return
+        } catch (error) {
+          if (!isBusy(error) || performance.now() >= deadline) throw error
+        }
+        await setTimeout(Math.min(2 ** retry, LONGEST_RETRY_MS))
+      }
+    } finally {
+      await connection.executeQuery(CompiledQuery.raw(`pragma busy_timeout = ${this.#busyTimeoutMs}`))
+    }
   }
 }
 
