@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Registry } from 'prom-client'
 import { Type } from 'typebox'
+import { asMetric, RequestHistogram } from './request-histogram.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -101,18 +102,17 @@ const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 export function installMetrics(app: FastifyInstance, options: MetricsOptions): RequestObserver {
   const registry = new Registry()
   processMetrics()
-  const requests = new Histogram({
-    name: 'atrium_http_request_duration_seconds',
-    help: 'Time from a request to its answer, by method, route pattern and status; _count counts requests.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [registry],
-  })
+  const requests = new RequestHistogram(
+    'atrium_http_request_duration_seconds',
+    'Time from a request to its answer, by method, route pattern and status; _count counts requests.',
+    DURATION_BUCKETS,
+  )
+  registry.registerMetric(asMetric(requests))
   app.decorateRequest('metricsRoute', '')
   app.addHook('onResponse', (request, reply, done) => {
     // Requests no route matched are one label, whatever their path: paths are unbounded.
     const route = request.metricsRoute || request.routeOptions.url || 'unmatched'
-    requests.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000)
+    requests.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
 
@@ -154,9 +154,7 @@ export function installMetrics(app: FastifyInstance, options: MetricsOptions): R
       await new Promise((resolve) => listener!.close(resolve))
     })
   }
-  return function observeRequest(method, route, status, seconds) {
-    requests.observe({ method, route, status: String(status) }, seconds)
-  }
+  return (method, route, status, seconds) => requests.observe(method, route, status, seconds)
 }
 
 /** Counts one answered request in the request histogram (the front door's requests, which pass no Fastify hook). */
