@@ -320,24 +320,25 @@ export function createFrontDoor(app: FastifyInstance, options: FrontDoorOptions)
     router = table
   })
 
+  function fail(request: FrontRequest, reply: FrontReply, error: unknown) {
+    const apiError = toApiError(error as Error)
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed')
+    else request.log.info({ code: apiError.code }, apiError.message)
+    if (!reply.sent && !reply.raw.headersSent) sendError(reply, apiError)
+    else reply.raw.destroy()
+  }
+
   function answer(
     request: FrontRequest,
     reply: FrontReply,
     handler: FrontHandler,
     { params, searchParams }: { params: Record<string, string | undefined>; searchParams: Record<string, unknown> },
   ) {
-    const fail = (error: unknown) => {
-      const apiError = toApiError(error as Error)
-      if (apiError.status >= 500) request.log.error({ err: error }, 'request failed')
-      else request.log.info({ code: apiError.code }, apiError.message)
-      if (!reply.sent && !reply.raw.headersSent) sendError(reply, apiError)
-      else reply.raw.destroy()
-    }
     try {
       const result = handler.answer(request, reply, params, searchParams)
-      if (result instanceof Promise) result.catch(fail)
+      if (result instanceof Promise) result.catch((error) => fail(request, reply, error))
     } catch (error) {
-      fail(error)
+      fail(request, reply, error)
     }
   }
 
@@ -358,7 +359,8 @@ export function createFrontDoor(app: FastifyInstance, options: FrontDoorOptions)
     const reply = new FrontReply(request, response, runtime)
     reply.header('x-request-id', request.id)
     if (runtime.logRequests) request.log.info({ req: request }, 'incoming request')
-    response.once('close', () => {
+    // `on`: a response closes once, and `once` would wrap the listener anew for every request.
+    response.on('close', () => {
       if (reply.hijacked) return
       const seconds = (performance.now() - request.startedAt) / 1000
       runtime.observe(request.method, request.metricsRoute || store.url, reply.statusCode, seconds)

@@ -149,10 +149,6 @@ export function createService(options: ServiceOptions): Service {
     request: IncomingMessage,
     response: ServerResponse,
   ) => void
-  app.server.removeListener('request', fastifyHandler)
-  app.server.prependListener('request', function frontDoorFirst(request: IncomingMessage, response: ServerResponse) {
-    if (!frontDoor.take(request, response)) fastifyHandler(request, response)
-  })
   // Node's closeIdleConnections skips a connection that never sent a request (a pooled client's
   // spare, a stalled one): it would hold the close until the headers timeout, 60 s or more.
   // Such connections carry no work, so closing drops them, and any that arrive meanwhile.
@@ -167,17 +163,28 @@ export function createService(options: ServiceOptions): Service {
   // 72 s. So closing ends every such connection with no request in flight, and each one whose
   // last request in flight ends later. HTTP/2 sessions get a GOAWAY from the server instead.
   const requestsInFlight = new Map<Socket, number>()
-  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (request.httpVersionMajor !== 1) return
-    const socket = request.socket
-    if (!requestsInFlight.has(socket)) socket.once('close', () => requestsInFlight.delete(socket))
-    requestsInFlight.set(socket, (requestsInFlight.get(socket) ?? 0) + 1)
-    response.once('close', () => {
-      if (!requestsInFlight.has(socket)) return
-      const left = requestsInFlight.get(socket)! - 1
-      requestsInFlight.set(socket, left)
-      if (closing && left === 0) socket.destroySoon()
-    })
+  // Shared functions rather than closures with `once`: a socket and a response close once, and
+  // this runs for every request (the front door's proxied and static requests among them).
+  function requestEnded(this: ServerResponse) {
+    const socket = this.req.socket
+    const inFlight = requestsInFlight.get(socket)
+    if (inFlight === undefined) return
+    requestsInFlight.set(socket, inFlight - 1)
+    if (closing && inFlight === 1) socket.destroySoon()
+  }
+  function socketClosed(this: Socket) {
+    requestsInFlight.delete(this)
+  }
+  app.server.removeListener('request', fastifyHandler)
+  app.server.on('request', function frontDoorFirst(request: IncomingMessage, response: ServerResponse) {
+    if (request.httpVersionMajor === 1) {
+      const socket = request.socket
+      const inFlight = requestsInFlight.get(socket)
+      if (inFlight === undefined) socket.on('close', socketClosed)
+      requestsInFlight.set(socket, (inFlight ?? 0) + 1)
+      response.on('close', requestEnded)
+    }
+    if (!frontDoor.take(request, response)) fastifyHandler(request, response)
   })
   app.addHook('preClose', async () => {
     closing = true
