@@ -34,12 +34,11 @@ interface Exposition {
 export class RequestHistogram {
   readonly type = 'histogram'
   readonly aggregator = 'sum'
-  readonly labelNames = ['method', 'route', 'status'] as const
-  private readonly series = new Map<string, Map<string, Map<number, Series>>>()
-
   readonly name: string
   readonly help: string
   private readonly upperBounds: readonly number[]
+  /** By route, then method, then status. */
+  private readonly series = new Map<string, Map<string, Map<number, Series>>>()
 
   constructor(name: string, help: string, upperBounds: readonly number[]) {
     this.name = name
