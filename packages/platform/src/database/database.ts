@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { type Dialect, Kysely, type LogEvent, PostgresDialect } from 'kysely'
 import { Pool, types } from 'pg'
-import { createNodeSqliteDialect } from './node-sqlite-dialect.ts'
+import { createNodeSqliteDialect, SQLITE_BUSY_TIMEOUT_MS } from './node-sqlite-dialect.ts'
 import { createCurrentSchemaIntrospector } from './postgres-introspector.ts'
 import { checkpointInBackground } from './sqlite-checkpoints.ts'
 
@@ -47,7 +47,6 @@ const ACCEPTED_FORMS =
   'sqlite:<path> (e.g. sqlite:./data/chat.db or sqlite:/var/lib/atrium/chat.db), sqlite::memory:, ' +
   'or postgres://user@host:port/database (postgresql:// too) with an optional ?schema=<name>'
 
-const SQLITE_BUSY_TIMEOUT_MS = 5000
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
 const OID_INT8 = 20

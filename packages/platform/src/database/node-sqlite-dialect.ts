@@ -120,16 +120,19 @@ export interface NodeSqliteDialectOptions {
   /**
    * How long a transaction waits for another connection's write lock before it fails with
    * `database is locked`, in ms of wall-clock time. The connection's own `busy_timeout` should be
-   * the same: it still governs statements outside transactions. Default 5,000.
+   * the same: it still governs statements outside transactions. Default SQLITE_BUSY_TIMEOUT_MS.
    */
   busyTimeoutMs?: number
 }
 
+/** How long a writer waits for another connection's lock, by default: the connection's `busy_timeout` and a transaction's wall-clock wait. */
+export const SQLITE_BUSY_TIMEOUT_MS = 5000
 const SQLITE_BUSY = 5
 const LONGEST_RETRY_MS = 10
 
 function isBusy(error: unknown): boolean {
-  return ((error as { errcode?: unknown }).errcode as number) % 256 === SQLITE_BUSY
+  // The extended codes (SQLITE_BUSY_SNAPSHOT …) keep the primary code in their low byte.
+  return ((error as { errcode?: number }).errcode ?? 0) % 256 === SQLITE_BUSY
 }
 
 /**
@@ -149,7 +152,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
   constructor(
     config: SqliteDialectConfig,
-    { beforeTransaction = () => {}, busyTimeoutMs = 5000 }: NodeSqliteDialectOptions,
+    { beforeTransaction = () => {}, busyTimeoutMs = SQLITE_BUSY_TIMEOUT_MS }: NodeSqliteDialectOptions,
   ) {
     super(config)
     this.#beforeTransaction = beforeTransaction
