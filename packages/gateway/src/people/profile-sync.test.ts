@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { createDatabase } from '@atrium/platform'
+import { createDatabase, timetickAt } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, listenRestartable, until } from '@atrium/platform/testing'
 import { buildChat } from '../../../chat/src/app.ts'
 import { loadChatConfig } from '../../../chat/src/config.ts'
@@ -7,6 +7,10 @@ import type { ChatDatabase } from '../../../chat/src/db/schema.ts'
 import { createChatClient, SERVICE_SECRET, startChatOn } from '../../../chat/test/support.ts'
 import { startPeopleWorld } from '../../test/people.ts'
 import { startGateway } from '../../test/support.ts'
+import { createEventCursors } from '../events/event-cursors.repository.ts'
+import { createModuleInstances } from '../proxy/module-instances.ts'
+import { createProfileSync } from './profile-sync.ts'
+import { chatProfileTarget } from './profile-targets.ts'
 
 type Member = { member: string; name: string }
 
@@ -133,3 +137,58 @@ forEachDialect(
     assert.equal(await scopesInChat(alice.crm_id), '')
   },
 )
+
+forEachDialect('a sync reads again only what may have committed since the last complete one', async (t, dialect) => {
+  const chat = await startChatOn(t, await createTestDatabaseUrl(t, dialect))
+  const gateway = await startGateway(t, dialect)
+  const { store } = gateway
+  const base = Date.now()
+  let offset = 0
+  const pushed: string[][] = []
+  const chatTarget = chatProfileTarget(createModuleInstances('chat', [chat.base], { backoffMs: 100 }))
+  const sync = createProfileSync({
+    target: {
+      ...chatTarget,
+      batchSize: 4,
+      async describe(users) {
+        pushed.push(users.map((user) => user.name))
+        return chatTarget.describe(users)
+      },
+    },
+    serviceSecret: SERVICE_SECRET,
+    users: store.users,
+    cursors: createEventCursors(store.db),
+    log: gateway.app.log,
+    now: () => base + offset,
+  })
+  t.after(() => sync.close())
+  /** A user whose last change was drawn `ago` ms before the test's clock started. */
+  async function changed(name: string, ago: number) {
+    const user = await store.users.create({ name })
+    const tick = timetickAt(base - ago)
+    await store.db.updateTable('users').set({ timetick_update: tick }).where('crm_id', '=', user.crm_id).execute()
+  }
+  const take = () => pushed.splice(0).flat()
+  // An import: five users changed between 8 and 4 seconds ago.
+  for (const [index, name] of ['Ada', 'Bo', 'Cy', 'Di', 'Ed'].entries()) await changed(name, 8000 - index * 1000)
+
+  await sync.flush()
+  assert.deepEqual(take(), ['Ada', 'Bo', 'Cy', 'Di', 'Ed'], 'the first run pushes every user, in batches of four')
+  // Drawn 5.5 s ago, below the cursor, but committed only now: the next run still reads it.
+  await changed('Late', 5500)
+  await sync.flush()
+  assert.deepEqual(
+    take(),
+    ['Ada', 'Bo', 'Cy', 'Late', 'Di', 'Ed'],
+    'within ten seconds of a run everything is read again',
+  )
+
+  offset = 11_000
+  await sync.flush()
+  take()
+  await sync.flush()
+  assert.deepEqual(take(), [], 'ten seconds after a complete run, nothing it read is read again')
+  await changed('Newer', -10_500)
+  await sync.flush()
+  assert.deepEqual(take(), ['Newer'])
+})

@@ -28,6 +28,8 @@ export interface ProfileSyncOptions {
   /** First wait after a failure; it doubles up to maxRetryMs. */
   retryMs?: number
   maxRetryMs?: number
+  /** The clock that dates each run (tests move it). */
+  now?: () => number
 }
 
 /** The cursor's key among the event cursors of a target module; module names cannot contain ':'. */
@@ -37,7 +39,9 @@ function profileSyncCursor(module: string): string {
 
 /**
  * A user's timetick_update is drawn before the write commits, so a change can become visible with
- * a tick below one already pushed. Each run reads again from this long before the cursor; the
+ * a tick below one already pushed, but (we assume) never this long after its tick was drawn. A run
+ * reads again from this long before the cursor, or before the start of the last complete run when
+ * that is later: what commits after a run began has a tick drawn at most this long before. The
  * modules ignore profiles that did not change, so the overlap costs no events.
  */
 const OVERLAP_MS = 10_000
@@ -61,6 +65,7 @@ export function createProfileSync({
   intervalMs = 5_000,
   retryMs = 500,
   maxRetryMs = 60_000,
+  now = Date.now,
 }: ProfileSyncOptions) {
   const url = `${target.instances.url.replace(/\/+$/, '')}/private/v1/set_profiles`
   const cursorKey = profileSyncCursor(target.module)
@@ -71,6 +76,8 @@ export function createProfileSync({
   let failures = 0
   let closed = false
   let stopWatching = () => {}
+  /** When the last run that read every change began; none yet in this process. */
+  let lastCompleteStart: number | undefined
   // Aborts a call in flight when the gateway closes, so closing never waits for the module.
   const closing = new AbortController()
 
@@ -85,22 +92,37 @@ export function createProfileSync({
     if (!response.ok) throw new Error(`set_profiles answered ${response.status}: ${await response.text()}`)
   }
 
+  /**
+   * Where a run starts reading. Both bounds are safe: everything not yet pushed has a later tick.
+   * The second keeps a large import from being pushed again every interval while it is the newest
+   * change (the cursor's overlap alone would re-read its last ten seconds of users each time).
+   */
+  function readFrom(cursor: number): number {
+    if (cursor === 0) return 0
+    const overlap = timetickAt(Math.max(0, timetickTime(cursor) - OVERLAP_MS))
+    if (lastCompleteStart === undefined) return overlap
+    return Math.max(overlap, Math.min(cursor, timetickAt(lastCompleteStart - OVERLAP_MS)))
+  }
+
   /** Pushes every user changed since the stored cursor, batch by batch. */
   async function syncOnce(): Promise<void> {
+    const started = now()
     const cursor = (await cursors.get(cursorKey))?.tick ?? 0
-    let from = cursor === 0 ? 0 : timetickAt(Math.max(0, timetickTime(cursor) - OVERLAP_MS))
+    let from = readFrom(cursor)
     let saved = cursor
     for (;;) {
       const batch = await users.changedAfter(from, target.batchSize)
-      if (batch.length === 0) return
-      await push(batch)
-      from = batch.at(-1)!.timetick_update
-      if (from > saved) {
-        saved = from
-        await cursors.save(cursorKey, saved)
+      if (batch.length > 0) {
+        await push(batch)
+        from = batch.at(-1)!.timetick_update
+        if (from > saved) {
+          saved = from
+          await cursors.save(cursorKey, saved)
+        }
       }
-      if (batch.length < target.batchSize) return
+      if (batch.length < target.batchSize) break
     }
+    lastCompleteStart = started
   }
 
   function schedule(delayMs: number): void {
