@@ -3,10 +3,12 @@
  * CPU time can be read from /proc:
  *   node bench/proxy-servers.ts upstream        a trivial module: every request gets a fixed small body
  *   node bench/proxy-servers.ts auth <name>     an oauth2-proxy-style auth service for nginx auth_request
- *   node bench/proxy-servers.ts proxy <name> <upstream port>
+ *   node bench/proxy-servers.ts proxy <name> <upstream port> [<port>]
  *                                               the runtime's floor: bare node:http that checks the session
  *                                               cookie like the auth service and forwards on undici, as the
- *                                               gateway's forwarder does, with nothing else of the gateway
+ *                                               gateway's forwarder does, with nothing else of the gateway;
+ *                                               with a port, on that port with SO_REUSEPORT, so several
+ *                                               processes share it as the gateway's Workers do
  * Each listens on an ephemeral loopback port, prints `{"port":…}` on one line and runs until SIGTERM.
  * The auth service and the proxy learn the valid session tokens on standard input (a JSON array).
  */
@@ -131,7 +133,7 @@ function createStaticHandler(page: string) {
 }
 
 async function main() {
-  const [role, cookieName = '', upstreamPort = ''] = process.argv.slice(2)
+  const [role, cookieName = '', upstreamPort = '', sharedPort = ''] = process.argv.slice(2)
   let handler: (request: IncomingMessage, response: ServerResponse) => void
   if (role === 'upstream') handler = answerUpstream
   else if (role === 'auth' && cookieName) handler = createAuthHandler(cookieName, JSON.parse(await text(process.stdin)))
@@ -140,12 +142,13 @@ async function main() {
     handler = createProxyHandler(cookieName, JSON.parse(await text(process.stdin)), Number(upstreamPort))
   } else {
     throw new Error(
-      'usage: node bench/proxy-servers.ts upstream | auth <cookie name> | proxy <cookie name> <upstream port> | static',
+      'usage: node bench/proxy-servers.ts upstream | auth <cookie name> | proxy <cookie name> <upstream port> [<port>] | static',
     )
   }
   // nginx and the gateway keep idle upstream connections for up to a minute between rounds.
   const server = createServer({ keepAliveTimeout: 120_000 }, handler)
-  server.listen(0, '127.0.0.1', () => {
+  const port = role === 'proxy' && sharedPort ? Number(sharedPort) : 0
+  server.listen({ port, host: '127.0.0.1', reusePort: port !== 0 }, () => {
     const address = server.address()
     if (!address || typeof address === 'string') throw new Error('no port')
     process.stdout.write(`${JSON.stringify({ port: address.port })}\n`)

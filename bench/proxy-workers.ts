@@ -1,6 +1,9 @@
 /**
  * The gateway with `Workers` processes against nginx `auth_request` + `proxy_pass` with as many
- * worker processes (issue 22: with Workers=2, throughput at least 0.9× nginx with two workers):
+ * worker processes (issue 22: with Workers=2, throughput at least 0.9× nginx with two workers), and
+ * against the runtime's floor with as many processes: the bare `node:http` proxy of
+ * bench/proxy-servers.ts (cookie check, undici forward, nothing else), one per worker on one port
+ * with SO_REUSEPORT as the gateway's workers share theirs:
  *
  *   npm exec -- node bench/proxy-workers.ts [--workers 2] [--seconds 10] [--rounds 3] [--warmup 3]
  *     [--connections 64] [--threads 2]
@@ -10,7 +13,7 @@
  * its workers on one port with SO_REUSEPORT) on a SQLite file prepared with a user, a session and
  * the route `/bench/`; nginx asks the auth service of bench/proxy-servers.ts (one Node process, as
  * in bench/proxy.ts). CPU per request counts every process of each side (gateway primary and
- * workers; nginx master and workers plus the auth service). The targets are measured in
+ * workers; nginx master and workers plus the auth service; the floor's processes). The targets are measured in
  * interleaved rounds; the exit code says nothing about the figures.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -103,6 +106,12 @@ async function main() {
     workers,
   )
   stoppers.push(() => nginx.stop())
+  const floorPort = await freePort()
+  const floor: number[] = []
+  for (let index = 0; index < workers; index++) {
+    const argv = [here('./proxy-servers.ts'), 'proxy', cookieName, String(upstream.port), String(floorPort)]
+    floor.push((await startHelper(argv, JSON.stringify([token]))).pid)
+  }
   const path = `${PROXY_PREFIX}item`
   const sides: Side[] = [
     { name: `gateway, Workers=${workers}`, url: `http://127.0.0.1:${gateway.port}${path}`, pids: gateway.pids },
@@ -111,6 +120,7 @@ async function main() {
       url: `http://127.0.0.1:${nginx.port}${path}`,
       pids: () => [...nginx.pids(), auth.pid],
     },
+    { name: `bare Node floor, ${workers} processes`, url: `http://127.0.0.1:${floorPort}${path}`, pids: () => floor },
   ]
   const headers = { Cookie: `${cookieName}=${token}` }
   for (const side of sides) {
@@ -156,10 +166,12 @@ async function main() {
     )
     return row
   })
-  const [ours, theirs] = medians as [(typeof medians)[0], (typeof medians)[0]]
-  console.log(
-    `\ngateway / nginx: throughput ${(ours.throughput / theirs.throughput).toFixed(2)}×, CPU per request ${(ours.cpu / theirs.cpu).toFixed(2)}×`,
-  )
+  const [ours, theirs, bare] = medians as [(typeof medians)[0], (typeof medians)[0], (typeof medians)[0]]
+  const ratio = (a: typeof ours, b: typeof ours) =>
+    `throughput ${(a.throughput / b.throughput).toFixed(2)}×, CPU per request ${(a.cpu / b.cpu).toFixed(2)}×`
+  console.log(`\ngateway / nginx: ${ratio(ours, theirs)}`)
+  console.log(`gateway / floor: ${ratio(ours, bare)}`)
+  console.log(`floor / nginx: ${ratio(bare, theirs)}`)
 }
 
 try {
