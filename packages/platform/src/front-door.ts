@@ -258,6 +258,16 @@ export class FrontReply implements ReplyView {
 }
 
 /**
+ * Whether an HTTP/1.1 request carries a body (RFC 9112 §6.3: Transfer-Encoding or a non-zero
+ * Content-Length). One without is not `complete` while its own request event runs, since Node
+ * marks the end of the message after it, yet there is nothing left to read.
+ */
+function hasBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length']
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
+
+/**
  * The service's rules for an HTTP/1.1 answer (Fastify's onSend hook in service.ts and the front
  * door's replies): a keep-alive connection whose request was in flight at the stop signal gets
  * `Connection: close`, so it does not hold the close until the drain timeout (HTTP/2 forbids the
@@ -269,7 +279,7 @@ export class FrontReply implements ReplyView {
 export function applyConnectionRules(request: IncomingMessage, reply: ReplyView, closing: boolean): void {
   if (request.httpVersionMajor !== 1) return
   if (closing) reply.header('connection', 'close')
-  else if (!request.complete) {
+  else if (!request.complete && hasBody(request)) {
     reply.removeHeader('connection')
     reply.raw.once('finish', () => drainUnreadBody(request))
   }
