@@ -13,8 +13,8 @@
  * its workers on one port with SO_REUSEPORT) on a SQLite file prepared with a user, a session and
  * the route `/bench/`; nginx asks the auth service of bench/proxy-servers.ts (one Node process, as
  * in bench/proxy.ts). CPU per request counts every process of each side (gateway primary and
- * workers; nginx master and workers plus the auth service; the floor's processes). The targets are measured in
- * interleaved rounds; the exit code says nothing about the figures.
+ * workers; nginx master and workers plus the auth service; the floor's processes). The targets are
+ * measured in interleaved rounds; the exit code says nothing about the figures.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'

@@ -112,13 +112,12 @@ export function createProfileSync({
     let saved = cursor
     for (;;) {
       const batch = await users.changedAfter(from, target.batchSize)
-      if (batch.length > 0) {
-        await push(batch)
-        from = batch.at(-1)!.timetick_update
-        if (from > saved) {
-          saved = from
-          await cursors.save(cursorKey, saved)
-        }
+      if (batch.length === 0) break
+      await push(batch)
+      from = batch.at(-1)!.timetick_update
+      if (from > saved) {
+        saved = from
+        await cursors.save(cursorKey, saved)
       }
       if (batch.length < target.batchSize) break
     }
