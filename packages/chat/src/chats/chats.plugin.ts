@@ -46,7 +46,7 @@ export async function describeChat(
   const { customer } = contextOf(chat)
   const [memberCount, unread, names, last] = await Promise.all([
     store.members.count(chat.timetick),
-    store.messages.unreadCount(chat.timetick, membership.member, membership.last_read),
+    store.messages.unreadCount(chat.timetick, membership.member, membership.last_read, chat.last_message),
     store.profiles.names([peer, customer].filter((id) => id !== 0)),
     lastMessages ?? lastMessagesOf(store, [chat]),
   ])
@@ -221,21 +221,30 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
     )
     const listed = memberships.filter((membership) => include_archived || chats.get(membership.chat_id)?.archived === 0)
     // A fixed number of queries however many chats the caller has (no query per chat).
-    const rows = listed.map((membership) => chats.get(membership.chat_id)!)
+    const read = listed.map((membership) => chats.get(membership.chat_id)!)
     const peers = listed.map((membership) => peerOf(chats.get(membership.chat_id)!, caller.member))
-    const customers = rows.map((chat) => contextOf(chat).customer)
+    const customers = read.map((chat) => contextOf(chat).customer)
     const [lastMessages, memberCounts, unreadCounts, names] = await Promise.all([
-      lastMessagesOf(store, rows),
-      store.members.countMany(rows.map((chat) => chat.timetick)),
+      lastMessagesOf(store, read),
+      store.members.countMany(read.map((chat) => chat.timetick)),
       store.messages.unreadCounts(caller.member),
       store.profiles.names([...new Set([...peers, ...customers].filter((id) => id !== 0))]),
     ])
+    // A message that lands between reading the chats and counting is counted: its chat's view names
+    // it as the last message, so that a client adding the message's event to the count sees that
+    // it is already in it.
+    const rows = read.map((chat) => {
+      const newest = unreadCounts.get(chat.timetick)?.newest ?? 0
+      return newest > chat.last_message ? { ...chat, last_message: newest } : chat
+    })
+    const moved = rows.filter((chat, index) => chat !== read[index])
+    if (moved.length > 0) for (const [id, last] of await lastMessagesOf(store, moved)) lastMessages.set(id, last)
     const views = listed.map((membership, index) => {
       const chat = rows[index]!
       return toChatView(chat, {
         membership,
         memberCount: memberCounts.get(chat.timetick) ?? 0,
-        unread: unreadCounts.get(chat.timetick) ?? 0,
+        unread: unreadCounts.get(chat.timetick)?.unread ?? 0,
         peerName: names.get(peers[index]!) ?? '',
         customerName: names.get(customers[index]!) ?? '',
         lastMessage: lastMessages.get(chat.last_message),

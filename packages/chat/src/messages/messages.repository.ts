@@ -139,13 +139,23 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
         .execute()
     },
 
-    /** Exact count of visible messages by others newer than the read marker, computed when asked. */
-    async unreadCount(chatId: number, member: number, lastRead: number): Promise<number> {
+    /**
+     * Exact count of visible messages by others newer than the read marker, computed when asked;
+     * with `upTo`, only those up to that message (a chat view's last_message, so that the count
+     * and the message it names agree however many are sent between the two reads).
+     */
+    async unreadCount(
+      chatId: number,
+      member: number,
+      lastRead: number,
+      upTo = Number.MAX_SAFE_INTEGER,
+    ): Promise<number> {
       const row = await db
         .selectFrom('chat_mess')
         .select((eb) => eb.fn.countAll().as('n'))
         .where('chat_id', '=', chatId)
         .where('timetick', '>', lastRead)
+        .where('timetick', '<=', upTo)
         .where('owner', '<>', member)
         .where(isVisible())
         .executeTakeFirstOrThrow()
@@ -154,22 +164,22 @@ export function createMessagesRepository(db: Kysely<ChatDatabase>) {
 
     /**
      * The unread count of every chat of `member` in one query (chat list): visible messages by
-     * others newer than each membership's read marker, by chat; chats with none are absent. Each
-     * membership reads a range of the partial index chat_mess_visible.
+     * others newer than each membership's read marker, by chat, with the newest of them; chats
+     * with none are absent. Each membership reads a range of the partial index chat_mess_visible.
      */
-    async unreadCounts(member: number): Promise<Map<number, number>> {
+    async unreadCounts(member: number): Promise<Map<number, { unread: number; newest: number }>> {
       const rows = await db
         .selectFrom('chat_members as m')
         .innerJoin('chat_mess', (join) =>
           join.onRef('chat_mess.chat_id', '=', 'm.chat_id').onRef('chat_mess.timetick', '>', 'm.last_read'),
         )
-        .select(['m.chat_id', (eb) => eb.fn.countAll().as('n')])
+        .select(['m.chat_id', (eb) => eb.fn.countAll().as('n'), (eb) => eb.fn.max('chat_mess.timetick').as('newest')])
         .where('m.member', '=', member)
         .where('chat_mess.owner', '<>', member)
         .where(isVisible())
         .groupBy('m.chat_id')
         .execute()
-      return new Map(rows.map((row) => [Number(row.chat_id), Number(row.n)]))
+      return new Map(rows.map((row) => [Number(row.chat_id), { unread: Number(row.n), newest: Number(row.newest) }]))
     },
 
     /** The newest visible message id of a chat up to `upTo` (inclusive), 0 for none. */

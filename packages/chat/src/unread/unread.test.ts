@@ -119,3 +119,33 @@ forEachDialect('mark_read of a message in another chat is refused', async (t, di
   assert.equal(response.error?.code, 3001, 'a message of another chat is not a read marker here')
   assert.equal((await chat.user(3).post('mark_read', { chat_id: groupId })).status, 404)
 })
+
+forEachDialect('a chat view counts as unread exactly the messages up to its last_message', async (t, dialect) => {
+  // The client adds a NewChatMessage to a view's count only when the message is newer than the
+  // view's last_message: a view that counted a message it did not name would count it twice.
+  const chat = await startChat(t, dialect)
+  await chat.register(1, 2)
+  const groupId = await createGroup(chat.user(1), [2])
+  const sent: string[] = []
+  let sending = true
+  const sends = (async () => {
+    for (let i = 0; i < 40; i++)
+      sent.push((await chat.user(1).ok('send_message', { chat_id: groupId, content: `m${i}` })).id)
+    sending = false
+  })()
+  const views: { unread: number; last_message: string }[] = []
+  const reader = async () => {
+    while (sending) {
+      views.push(await chat.user(2).read('get_chat_info', { chat_id: groupId }))
+      views.push((await chat.user(2).read('get_chats')).chats[0])
+    }
+  }
+  await Promise.all([sends, reader(), reader(), reader()])
+  assert.ok(views.length >= 40, `${views.length} views read while sending`)
+  for (const view of views)
+    assert.equal(
+      view.unread,
+      sent.filter((id) => compareIds(id, view.last_message) <= 0).length,
+      `the view naming ${view.last_message} as last message`,
+    )
+})
