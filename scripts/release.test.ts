@@ -6,13 +6,12 @@
 import assert from 'node:assert/strict'
 import { realpathSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before } from 'node:test'
 import { appliedMigrations, createDatabase, RouteFlags } from '@atrium/platform'
 import { activeVersion, currentEntry, readManifest, releaseDir } from '@atrium/platform/releases'
-import { createTestDatabaseUrl, forEachDialect, json, until } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, forEachDialect, freePort, json, until } from '@atrium/platform/testing'
 import { sql } from 'kysely'
 import { runCli } from '../packages/gateway/src/cli/cli.ts'
 import { SERVICE_SECRET, signedInUser, startGateway } from '../packages/gateway/test/support.ts'
@@ -78,14 +77,6 @@ before(async () => {
   await buildAll({ ...options, root })
 })
 after(() => rm(dir, { recursive: true, force: true }))
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** Runs the `atrium` CLI in this process with the given environment. */
 async function atrium(args: string[], env: Record<string, string>) {

@@ -6,30 +6,13 @@
 import assert from 'node:assert/strict'
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { freePort } from '@atrium/platform/testing'
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url))
-
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer()
-    server.once('error', () => resolve(false))
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
-  })
-}
-
-/** A gateway port whose next five ports are free too, for the modules and the mail bridge. */
-async function freePortRun(): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 40_000)
-    const free = await Promise.all([0, 1, 2, 3, 4, 5].map((offset) => portIsFree(base + offset)))
-    if (free.every(Boolean)) return base
-  }
-}
 
 /** Whether any process of the group still runs: signal 0 to the group fails with ESRCH when none does. */
 export function groupAlive(pgid: number): boolean {
@@ -59,7 +42,8 @@ export async function startSystem(
   frontends: Record<string, string> = {},
 ): Promise<Started> {
   const dataDir = await mkdtemp(join(tmpdir(), 'atrium-start-'))
-  const port = await freePortRun()
+  // The modules and the mail bridge take the next five ports.
+  const port = await freePort({ run: 6 })
   const child = spawn(command, args, {
     cwd: ROOT,
     detached: true,

@@ -1,20 +1,11 @@
 import assert from 'node:assert/strict'
-import { type AddressInfo, createServer } from 'node:net'
 import { type TestContext, test } from 'node:test'
-import { createTestDatabaseUrl } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, freePort } from '@atrium/platform/testing'
 import { launchBrowser } from '../../../web/src/e2e/system.ts'
 import { SERVICE_SECRET } from '../../test/support.ts'
 import { buildGateway } from '../app.ts'
 import { loadGatewayConfig } from '../config.ts'
 import { createChallenges } from './challenges.repository.ts'
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** A gateway whose PublicOrigin is the address the browser opens (the CSRF check compares Origin with it). */
 async function startGatewayForBrowser(t: TestContext) {

@@ -4,7 +4,7 @@ import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestContext, test } from 'node:test'
-import { createTestDatabaseUrl, onlyWithPostgres } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, freePort, onlyWithPostgres } from '@atrium/platform/testing'
 import { buildChat } from '../../../chat/src/app.ts'
 import { loadChatConfig } from '../../../chat/src/config.ts'
 import { buildGateway } from '../../../gateway/src/app.ts'
@@ -14,7 +14,7 @@ import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
 import { createTestCertificate } from '../../../gateway/test/tls.ts'
 import { buildClient } from '../../build-client.ts'
 import { openPrivateChat, send, shownMessages } from './steps.ts'
-import { freePort, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
+import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
 
 /*
  * A deployment of two gateways, p1 and p2 of a test domain, over TLS, sharing one gateway

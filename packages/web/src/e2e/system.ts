@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { type AddressInfo, createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
-import { createTestDatabaseUrl } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, freePort } from '@atrium/platform/testing'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { buildChat } from '../../../chat/src/app.ts'
 import { loadChatConfig } from '../../../chat/src/config.ts'
@@ -55,15 +55,6 @@ async function configuredClient(t: TestContext, changes: Record<string, unknown>
   const shipped = JSON.parse(await readFile(join(built, 'config.json'), 'utf8'))
   await writeFile(join(dir, 'config.json'), JSON.stringify({ ...shipped, ...changes }))
   return dir
-}
-
-/** A loopback port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 /** Where startSystem registers its cleanups: a test's context, or a benchmark's own list. */

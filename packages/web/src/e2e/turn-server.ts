@@ -3,46 +3,13 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { createSocket } from 'node:dgram'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
+import { freePort } from '@atrium/platform/testing'
 
 /** Debian's coturn (apt-get install coturn); the tests start their own, never the system service. */
 export const TURNSERVER = '/usr/bin/turnserver'
-
-/**
- * A loopback port free for both UDP and TCP (coturn listens on both), drawn below the system's
- * ephemeral range (32768-60999 on Linux): a port the system gave out and took back may be handed
- * to another test's outgoing connection before coturn binds it, and coturn then retries its TCP
- * listener forever without answering.
- */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000)
-    if ((await bindsUdp(port)) && (await bindsTcp(port))) return port
-  }
-}
-
-async function bindsUdp(port: number): Promise<boolean> {
-  const socket = createSocket('udp4')
-  const bound = await new Promise<boolean>((resolve) => {
-    socket.once('error', () => resolve(false))
-    socket.bind(port, '127.0.0.1', () => resolve(true))
-  })
-  await new Promise<void>((resolve) => socket.close(() => resolve()))
-  return bound
-}
-
-async function bindsTcp(port: number): Promise<boolean> {
-  const server = createServer()
-  const bound = await new Promise<boolean>((resolve) => {
-    server.once('error', () => resolve(false))
-    server.listen(port, '127.0.0.1', () => resolve(true))
-  })
-  if (bound) await new Promise<void>((resolve) => server.close(() => resolve()))
-  return bound
-}
 
 /** True once something answers a STUN binding request (RFC 8489) on the port. */
 async function answersStun(port: number): Promise<boolean> {
@@ -79,7 +46,7 @@ export async function startTurnServer(t: TestContext, secret: string) {
     return undefined
   }
   const dir = await mkdtemp(join(tmpdir(), 'atrium-coturn-'))
-  const port = await freePort()
+  const port = await freePort({ udp: true })
   const log: string[] = []
   const child: ChildProcess = spawn(
     TURNSERVER,
