@@ -34,6 +34,7 @@ import { createSmsDelivery } from './delivery/sms/sms-delivery.ts'
 import { createSmsMessagesRepository } from './delivery/sms/sms-messages.repository.ts'
 import { smsProviderSettings } from './delivery/sms/sms-settings.ts'
 import discussionsPlugin from './discussions/discussions.plugin.ts'
+import { startEventRetention } from './events/event-retention.ts'
 import eventsPlugin from './events/events.plugin.ts'
 import feedbackPlugin from './feedback/feedback.plugin.ts'
 import filesPlugin from './files/files.plugin.ts'
@@ -232,6 +233,15 @@ export async function buildChat(
     maxWaitMs: config.Events.MaxWaitMs,
     wakeWindowMs: config.Events.WakeWindowMs,
     activeGuests: store.invites.activeGuests,
+  })
+  // Registered as a plugin, its close hook runs before the root's, which destroys the database.
+  app.register(async function eventRetention(instance: Service) {
+    startEventRetention(instance, {
+      db: database.db,
+      retentionHours: config.Events.RetentionHours,
+      sweepSeconds: config.Events.RetentionSweepSeconds,
+      now,
+    })
   })
   return app
 }

@@ -80,6 +80,19 @@ export const chatSettings = Type.Object(
     Events: Type.Object(
       {
         ...moduleEventsSettings,
+        RetentionHours: Type.Integer({
+          default: 168,
+          minimum: 25,
+          maximum: 87_600,
+          description:
+            "Events older than this many hours are deleted. Keep it above the gateway's Events.ReplayMaxAgeSeconds (a day) and above the longest webhook outage whose events must still be delivered.",
+        }),
+        RetentionSweepSeconds: Type.Integer({
+          default: 300,
+          minimum: 1,
+          maximum: 86_400,
+          description: 'How often each chat instance deletes the events past Events.RetentionHours.',
+        }),
         WakeWindowMs: Type.Integer({
           default: 20,
           minimum: 0,
