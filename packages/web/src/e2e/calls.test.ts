@@ -97,10 +97,27 @@ async function videoCall(t: TestContext, gatewaySettings: Record<string, unknown
   const alice = await caller(t, system, 'alice@example.com', 'Alice')
   const bob = await caller(t, system, 'bob@example.com', 'Bob')
   await openPrivateChat(alice.page, bob.crmId)
+  // Bob's stream is live (the ring would also come by replay once it is, but later than this waits).
+  await bob.page.locator('.live-status').waitFor({ state: 'detached' })
 
   await alice.page.getByRole('button', { name: 'Video call', exact: true }).click()
   const ring = bob.page.getByRole('alertdialog', { name: 'Alice is calling' })
-  await ring.waitFor()
+  await ring.waitFor().catch(async (failure) => {
+    // Say what each side showed instead, for a ring that never came.
+    await screenshot(bob.page, `call-no-ring-${candidateType}`)
+    // Everything but the sidebar: the conversation, the call screen, the stream's status.
+    const shown = (page: Page) =>
+      page
+        .locator('.messenger > :not(.sidebar)')
+        .allInnerTexts()
+        .then(
+          (texts) => texts.join(' | ').replace(/\s+/g, ' ').slice(-600),
+          () => '(no messenger shown)',
+        )
+    throw new Error(
+      `${failure.message}\nBob's page: ${await shown(bob.page)}\nAlice's page: ${await shown(alice.page)}`,
+    )
+  })
   await ring.getByText('Video call').waitFor()
   await checkAccessibility(bob.page, `call-ringing-${candidateType}`)
   const accepted = Date.now()
