@@ -29,7 +29,7 @@ interface GuestCallsProps {
 export function GuestCalls({ client, chat, me, bus, live }: GuestCallsProps) {
   const api = useMemo(() => createCallApi(client), [client])
   useGuestCallEvents(api, bus, live === 'offline')
-  const calls = useCalls({ api, me, bus, enabled: true })
+  const calls = useCalls({ api, me, bus, enabled: true, live: live === 'live' })
   // Not before the stream (or the fallback) follows the call's events: the answer would go unseen.
   const canCall = (calls.phase.kind === 'idle' || calls.phase.kind === 'ended') && live !== 'connecting'
   const nameOf = (id: string) => (id === chat.peer ? chat.name : id === me ? 'You' : fallbackName(id))

@@ -29,6 +29,8 @@ export interface CallsOptions {
   enabled: boolean
   /** Sends what ICE gathered to the gateway's STUN diagnostics; absent for guests, who have no session. */
   reportIce?: (report: IceReport) => Promise<unknown>
+  /** Whether the live stream is up: each time this changes, a ringing call is asked for (call/active). */
+  live: boolean
 }
 
 /** The signals of a call that arrived before this device took it (the offer, trickled candidates). */
@@ -46,7 +48,7 @@ function callOf(data: Record<string, unknown>): CallView {
  * call this device places or takes, the signals of the live stream routed to it, and the end of
  * it — by either side, the server heartbeat, or this page going away (pagehide).
  */
-export function useCalls({ api, me, bus, enabled, reportIce }: CallsOptions) {
+export function useCalls({ api, me, bus, enabled, reportIce, live }: CallsOptions) {
   const [phase, setPhase] = useState<CallPhase>({ kind: 'idle' })
   const [view, setView] = useState<SessionView>()
   const [error, setError] = useState('')
@@ -109,8 +111,10 @@ export function useCalls({ api, me, bus, enabled, reportIce }: CallsOptions) {
 
   useEffect(() => (enabled ? bus.subscribe(onEvent) : undefined), [bus, enabled, me])
 
-  // A call that began ringing before this page opened (a reload, a tab opened from a notification)
-  // rings here too: the offer comes from call/active instead of the live stream.
+  // A call that began ringing before the stream was up (a reload, a tab opened from a notification,
+  // a stream that was down) rings here too: the offer comes from call/active. The question is asked
+  // when the page opens and again each time the stream comes up or goes down: a stream that starts
+  // fresh replays nothing, so a ring that began while it was connecting comes only from here.
   useEffect(() => {
     if (!enabled) return
     api
@@ -123,7 +127,7 @@ export function useCalls({ api, me, bus, enabled, reportIce }: CallsOptions) {
         setPhase({ kind: 'incoming', call })
       })
       .catch(() => {})
-  }, [api, enabled, me])
+  }, [api, enabled, me, live])
 
   // Leaving the page ends the call at once, instead of leaving the other side to the heartbeat.
   useEffect(() => {

@@ -129,6 +129,7 @@ export function Messenger({
     bus,
     enabled: features.calls,
     reportIce: services.calls.reportIce,
+    live: status === 'live',
   })
   const canCall = calls.phase.kind === 'idle' || calls.phase.kind === 'ended'
   useEffect(() => {
