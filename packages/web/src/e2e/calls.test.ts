@@ -97,7 +97,8 @@ async function videoCall(t: TestContext, gatewaySettings: Record<string, unknown
   const alice = await caller(t, system, 'alice@example.com', 'Alice')
   const bob = await caller(t, system, 'bob@example.com', 'Bob')
   await openPrivateChat(alice.page, bob.crmId)
-  // Bob's stream is live (the ring would also come by replay once it is, but later than this waits).
+  // Bob's stream is live, so the ring comes as an event (a ring that began before it was comes from
+  // call/active once it is up: the last step of the host-candidates test).
   await bob.page.locator('.live-status').waitFor({ state: 'detached' })
 
   await alice.page.getByRole('button', { name: 'Video call', exact: true }).click()
