@@ -16,7 +16,7 @@ export interface EventRetentionOptions {
  * Deletes the events older than `retentionHours` every `sweepSeconds` (docs/events.md, "Retention"):
  * rows whose cursor tick is below the tick of that time, in batches. The newest row always stays,
  * since its tick is the head the feed and the PostgreSQL sequencer continue from, and so do rows
- * not sequenced yet (tick 0). Every chat instance sweeps; a row deleted twice is deleted once.
+ * not sequenced yet (tick 0). Every chat instance sweeps: two sweeping at once simply find fewer rows.
  */
 export function startEventRetention(app: Service, { db, retentionHours, sweepSeconds, now }: EventRetentionOptions) {
   let running: Promise<void> | undefined
