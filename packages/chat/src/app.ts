@@ -237,7 +237,7 @@ export async function buildChat(
   // Registered as a plugin, its close hook runs before the root's, which destroys the database.
   app.register(async function eventRetention(instance: Service) {
     startEventRetention(instance, {
-      db: database.db,
+      events: store.events,
       retentionHours: config.Events.RetentionHours,
       sweepSeconds: config.Events.RetentionSweepSeconds,
       now,

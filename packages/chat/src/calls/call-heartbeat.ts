@@ -1,4 +1,5 @@
 import type { Service } from '@atrium/platform'
+import { startBackgroundSweep } from '../background-sweep.ts'
 import type { Store } from '../store.ts'
 import type { EndReason } from './call-record.ts'
 import { endCall } from './call-transitions.ts'
@@ -44,9 +45,7 @@ export interface CallHeartbeatOptions {
  * records an end, so a call ends once.
  */
 export function startCallHeartbeat(app: Service, { store, calls, now }: CallHeartbeatOptions): void {
-  let running: Promise<void> | undefined
-
-  async function sweep(): Promise<void> {
+  startBackgroundSweep(app, calls.SweepMs, 'call heartbeat', async () => {
     const at = now()
     const ringingBefore = at - calls.RingSeconds * 1000
     const silentBefore = at - calls.StaleSeconds * 1000
@@ -60,19 +59,5 @@ export function startCallHeartbeat(app: Service, { store, calls, now }: CallHear
         if (ended) await endCall(unit, store, { callId, appId: chat?.app_id ?? 0 }, () => ended.reason, ended.at)
       })
     }
-  }
-
-  const timer = setInterval(() => {
-    if (running) return
-    running = sweep()
-      .catch((error: unknown) => app.log.error({ err: error }, 'call heartbeat failed'))
-      .finally(() => {
-        running = undefined
-      })
-  }, calls.SweepMs)
-  timer.unref()
-  app.addHook('onClose', async () => {
-    clearInterval(timer)
-    await running
   })
 }

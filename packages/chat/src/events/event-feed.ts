@@ -71,6 +71,8 @@ export interface ListOptions {
 }
 
 const SEQUENCE_BATCH = 1000
+/** Rows one statement of `pruneBefore` deletes at most. */
+const PRUNE_BATCH = 5000
 /** Past this many new events, or members of their chats, `touched` answers `everyone` instead of listing them. */
 const TOUCHED_MAX_EVENTS = 1000
 const TOUCHED_MAX_MEMBERS = 10_000
@@ -300,6 +302,33 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
   }
 
   /**
+   * Deletes the events whose cursor tick is below `tick`, PRUNE_BATCH rows per statement (SQLite's
+   * write lock is held for one batch at a time); returns how many went. The newest row always stays,
+   * since its tick is the head that `append` and the PostgreSQL sequencer continue from, and so do
+   * rows not sequenced yet (tick 0).
+   */
+  async function pruneBefore(tick: number): Promise<number> {
+    const below = Math.min(tick, await headTick())
+    let deleted = 0
+    for (;;) {
+      const result = await db
+        .deleteFrom('chat_events')
+        .where('timetick', 'in', (eb) =>
+          eb
+            .selectFrom('chat_events')
+            .select('timetick')
+            .where('tick_update', '>', 0)
+            .where('tick_update', '<', below)
+            .limit(PRUNE_BATCH),
+        )
+        .executeTakeFirst()
+      const rows = Number(result.numDeletedRows)
+      deleted += rows
+      if (rows < PRUNE_BATCH) return deleted
+    }
+  }
+
+  /**
    * Calls `listener` each time newly committed events became readable here (other instances' writes
    * are seen only by re-reading); returns the function that stops the calls.
    */
@@ -308,7 +337,7 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return () => sequenced.off('sequenced', listener)
   }
 
-  return { append, committed, announce, list, touched, onSequenced }
+  return { append, committed, announce, list, touched, pruneBefore, onSequenced }
 }
 
 export type EventFeed = ReturnType<typeof createEventFeed>

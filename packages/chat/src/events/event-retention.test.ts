@@ -6,6 +6,17 @@ import type { ChatDatabase } from '../db/schema.ts'
 
 const HOUR = 3_600_000
 
+/** An event row for member 1, written straight to the table with its tick (as if that old). */
+const oldEvent = (tick: number, chatId: number) => ({
+  timetick: tick,
+  tick_update: tick,
+  chat_id: chatId,
+  addressee: 1,
+  app_id: 0,
+  event_type: 'ChatUpdated',
+  data: '{}',
+})
+
 forEachDialect('events past Events.RetentionHours are deleted; newer ones and the feed go on', async (t, dialect) => {
   const url = await createTestDatabaseUrl(t, dialect)
   const chat = await startChatOn(t, url, { Events: { RetentionHours: 25, RetentionSweepSeconds: 1 } })
@@ -18,17 +29,7 @@ forEachDialect('events past Events.RetentionHours are deleted; newer ones and th
   const old = ages.map((hours, index) => timetickAt(Date.now() - hours * HOUR) + index)
   await database.db
     .insertInto('chat_events')
-    .values(
-      old.map((tick) => ({
-        timetick: tick,
-        tick_update: tick,
-        chat_id: Number(groupId),
-        addressee: 1,
-        app_id: 0,
-        event_type: 'ChatUpdated',
-        data: '{}',
-      })),
-    )
+    .values(old.map((tick) => oldEvent(tick, Number(groupId))))
     .execute()
   const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'recent' })
 
@@ -69,16 +70,10 @@ forEachDialect(
     t.after(() => database.destroy())
     // Both past the retention; the second is the newest row, so it stays as the head.
     const old = [30, 27].map((hours, index) => timetickAt(Date.now() - hours * HOUR) + index)
-    const row = (tick: number) => ({
-      timetick: tick,
-      tick_update: tick,
-      chat_id: 1,
-      addressee: 1,
-      app_id: 0,
-      event_type: 'ChatUpdated',
-      data: '{}',
-    })
-    await database.db.insertInto('chat_events').values(old.map(row)).execute()
+    await database.db
+      .insertInto('chat_events')
+      .values(old.map((tick) => oldEvent(tick, 1)))
+      .execute()
     const stored = async () =>
       (await database.db.selectFrom('chat_events').select('tick_update').orderBy('tick_update').execute()).map((r) =>
         Number(r.tick_update),
