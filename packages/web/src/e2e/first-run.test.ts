@@ -41,6 +41,9 @@ test('on a fresh start a newcomer opens / and signs in by the code npm start pri
   await screenshot(page, 'first-run-signed-in')
 
   // Phone codes reach the development outbox and the terminal too, so phone sign-in works as well.
+  // Signed out only once the stream is up: the messenger asks call/active when it comes up, and
+  // that question would otherwise meet the revoked session on a slow machine (a 401 in the console).
+  await page.locator('.live-status').waitFor({ state: 'detached' })
   await page.getByText('Profile', { exact: true }).click()
   await page.getByRole('button', { name: 'Sign out' }).click()
   await page.getByRole('button', { name: 'Phone', exact: true }).click()
