@@ -24,13 +24,14 @@ function signedInStorage(): Storage {
 }
 
 const CHATS = [{ id: '42', type: 2 } as ChatView, { id: '43', type: 1, peer: '77' } as ChatView]
+const TICK = 895978574020608
 
 /** What the gateway would answer each GET, as an envelope. */
 function answer(url: string): Response {
   const result = url.startsWith('/auth/v1/session')
     ? { crmId: '7', appId: '1', keyType: 'session', scopes: [], csrf: 'token' }
     : url.startsWith('/msg/v1/get_chats')
-      ? { chats: CHATS }
+      ? { chats: CHATS, tick: TICK }
       : url.startsWith('/msg/v1/get_chat_messages')
         ? { messages: [], has_more: false }
         : undefined
@@ -127,7 +128,7 @@ test("the client's first calls take the early answers: same URLs and headers, no
   const services = createServices('device-guid-1', '', send)
   assert.equal((await services.auth.session())?.csrf, 'token')
   assert.deepEqual((await loadClientConfig(CONFIG, send)).problems, [])
-  assert.deepEqual(await services.chat.getChatsWithHidden(), CHATS)
+  assert.deepEqual(await services.chat.getChatsWithHidden(), { chats: CHATS, tick: TICK })
   assert.deepEqual(await services.chat.getChatMessages('42', { limit: PAGE }), { messages: [], has_more: false })
   assert.equal(network.calls.length, byScript, 'a call went to the network instead of taking the early answer')
   assert.deepEqual(network.calls, alone.calls)

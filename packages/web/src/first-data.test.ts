@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { ChatView, MessagePage } from './api/chat-types.ts'
+import type { ChatList, ChatView, MessagePage } from './api/chat-types.ts'
 import { CHAT_LIST_URL } from './early-requests.ts'
 import { readFirstData } from './first-data.ts'
 
 const CHATS = [{ id: '42', type: 2 } as ChatView, { id: '43', type: 1, peer: '77' } as ChatView]
+const TICK = 895978574020608
 const PAGE_OF = (chatId: string): MessagePage => ({ messages: [], has_more: chatId === '43' })
 
 /** The two chat operations, recording calls; `list` decides how the chat list answers. */
-function chatApi(list: () => Promise<ChatView[]> = async () => CHATS) {
+function chatApi(list: () => Promise<ChatList> = async () => ({ chats: CHATS, tick: TICK })) {
   const calls: string[] = []
   return {
     calls,
@@ -37,6 +38,7 @@ test('the list, and the first page of the chat the path names by chat id or by p
   const byId = chatApi()
   assert.deepEqual(await readFirstData(early(), byId, at('/chat/c/42')), {
     chats: CHATS,
+    tick: TICK,
     page: { chatId: '42', page: PAGE_OF('42') },
   })
   assert.deepEqual(byId.calls, ['get_chats', 'get_chat_messages 42 50'])
@@ -44,12 +46,13 @@ test('the list, and the first page of the chat the path names by chat id or by p
   const byPeer = chatApi()
   assert.deepEqual(await readFirstData(early(), byPeer, at('/chat/c/77')), {
     chats: CHATS,
+    tick: TICK,
     page: { chatId: '43', page: PAGE_OF('43') },
   })
 
   for (const path of ['/chat/', '/chat/c/99']) {
     const api = chatApi()
-    assert.deepEqual(await readFirstData(early(), api, at(path)), { chats: CHATS }, path)
+    assert.deepEqual(await readFirstData(early(), api, at(path)), { chats: CHATS, tick: TICK }, path)
     assert.deepEqual(api.calls, ['get_chats'], path)
   }
 })

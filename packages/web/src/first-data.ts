@@ -13,6 +13,8 @@ import { parseRoute } from './router/routes.ts'
 
 export interface FirstData {
   chats: ChatView[]
+  /** The event tick the list was read up to (get_chats): the live stream starts from it. */
+  tick: number
   /** The first page of the chat the path names, when the list holds it. */
   page?: { chatId: string; page: MessagePage }
 }
@@ -34,11 +36,11 @@ export async function readFirstData(
   if (!early?.has(CHAT_LIST_URL)) return undefined
   const route = parseRoute(where.pathname, where.search)
   const read = async (): Promise<FirstData> => {
-    const chats = await chat.getChatsWithHidden()
+    const { chats, tick } = await chat.getChatsWithHidden()
     const open = route.name === 'messenger' ? findChat(chats, route.chatId) : undefined
-    if (!open) return { chats }
+    if (!open) return { chats, tick }
     const page = await chat.getChatMessages(open.id, { limit: PAGE }).catch(() => undefined)
-    return page ? { chats, page: { chatId: open.id, page } } : { chats }
+    return page ? { chats, tick, page: { chatId: open.id, page } } : { chats, tick }
   }
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<undefined>((resolve) => {

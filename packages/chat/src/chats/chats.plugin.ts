@@ -213,6 +213,8 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
   app.get('/get_chats', { schema: getChats }, async (request) => {
     const caller = await resolveCaller(request)
     const { include_hidden, include_archived } = request.query
+    // Read before the list, so the list holds every event up to it (a client resumes its stream from here).
+    const tick = await store.events.head()
     const memberships = (await store.members.memberships(caller.member)).filter(
       (membership) => include_hidden || (membership.role & MemberRole.Hidden) === 0,
     )
@@ -253,7 +255,7 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
     // Pinned chats first, then by newest message (or creation for chats without messages).
     const recency = (view: (typeof views)[number]) => Math.max(Number(view.last_message), Number(view.id))
     views.sort((a, b) => Number(b.pinned) - Number(a.pinned) || recency(b) - recency(a))
-    return { chats: views }
+    return { chats: views, tick }
   })
 
   app.post('/hard_delete_chat', { schema: chatRef }, async (request) => {

@@ -54,5 +54,5 @@ export const getChats = {
     { include_hidden: Type.Boolean({ default: false }), include_archived: Type.Boolean({ default: true }) },
     { additionalProperties: false },
   ),
-  response: { 200: Type.Object({ chats: Type.Array(ChatView) }) },
+  response: { 200: Type.Object({ chats: Type.Array(ChatView), tick: Type.Integer({ minimum: 0 }) }) },
 }

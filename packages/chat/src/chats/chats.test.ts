@@ -118,6 +118,32 @@ forEachDialect('get_chats lists pinned chats first and leaves hidden ones out', 
   assert.ok(third)
 })
 
+forEachDialect(
+  'get_chats gives the tick it read up to: the list holds every event up to it, a stream since it gets the rest',
+  async (t, dialect) => {
+    const chat = await startChat(t, dialect)
+    await chat.register(1, 2)
+    const groupId = await createGroup(chat.user(1), [2])
+    await chat.user(1).ok('send_message', { chat_id: groupId, content: 'before the list' })
+    const listed = await chat.user(2).read('get_chats')
+    assert.ok(Number.isSafeInteger(listed.tick) && listed.tick > 0)
+    assert.equal(listed.chats[0].unread, 1)
+    const { result: upTo } = await chat.events({ subjects: 'user:2' })
+    assert.equal(upTo.LastTick, listed.tick, 'every event so far is at or below the tick')
+    assert.deepEqual((await chat.events({ subjects: 'user:2', since: listed.tick })).result.Events, [])
+
+    const sent = await chat.user(1).ok('send_message', { chat_id: groupId, content: 'after the list' })
+    const after = (await chat.events({ subjects: 'user:2', since: listed.tick })).result.Events
+    assert.deepEqual(
+      after.map((event: { EventType: string; Data: { message_id?: string } }) => [
+        event.EventType,
+        event.Data.message_id,
+      ]),
+      [['NewChatMessage', sent.id]],
+    )
+  },
+)
+
 forEachDialect('hard_delete_chat is refused unless enabled, then removes the group', async (t, dialect) => {
   const disabled = await startChat(t, dialect)
   await disabled.register(1, 2, 3)

@@ -337,7 +337,15 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     return () => sequenced.off('sequenced', listener)
   }
 
-  return { append, committed, announce, list, touched, pruneBefore, onSequenced }
+  /**
+   * The newest tick readers can see now. Everything at or below it was committed before this
+   * answer; an event committed later (on PostgreSQL one still waiting for the sequencer, too) gets
+   * a tick above it. So a read that starts after `head()` sees every event up to it, and a stream
+   * resumed with since=<head> replays the rest.
+   */
+  const head = () => headTick()
+
+  return { append, committed, announce, list, touched, pruneBefore, onSequenced, head }
 }
 
 export type EventFeed = ReturnType<typeof createEventFeed>

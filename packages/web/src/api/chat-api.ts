@@ -1,4 +1,5 @@
 import type {
+  ChatList,
   ChatView,
   FilePage,
   InviteView,
@@ -76,9 +77,12 @@ export function createChatApi(client: ApiClient) {
       return client.post(`${MSG}/create_private_chat`, { peer })
     },
 
-    /** The caller's chats including those they hid (the list shows them behind a toggle). */
-    async getChatsWithHidden(): Promise<ChatView[]> {
-      return (await client.get<{ chats: ChatView[] }>(`${MSG}/get_chats`, { include_hidden: true })).chats
+    /**
+     * The caller's chats including those they hid (the list shows them behind a toggle), and the
+     * event tick the list was read up to: a stream resumed from it misses nothing the list lacks.
+     */
+    async getChatsWithHidden(): Promise<ChatList> {
+      return client.get<ChatList>(`${MSG}/get_chats`, { include_hidden: true })
     },
     /** Creates a group (type 2) or info channel (type 4) owned by the caller. */
     async createChat(fields: { type: 2 | 4; name: string; description?: string; members?: string[] }) {

@@ -28,6 +28,12 @@ export interface ChatView {
   object_id?: string
 }
 
+/** get_chats: the chats, and the event tick the list was read up to (docs/chat-api.md). */
+export interface ChatList {
+  chats: ChatView[]
+  tick: number
+}
+
 /** A chat's newest visible message as its list row shows it (docs/chat-api.md, ChatView). */
 export interface LastMessagePreview {
   id: string

@@ -61,8 +61,13 @@ const CALL_SCREEN_PRELOAD_MS = 1500
 
 /** Keeps the largest event tick for as long as the page lives (see the live stream below). */
 function memoryTickStorage(): TickStorage {
-  const items = new Map<string, string>()
-  return { getItem: (key) => items.get(key) ?? null, setItem: (key, value) => void items.set(key, value) }
+  let tick: string | null = null
+  return {
+    getItem: () => tick,
+    setItem: (_key, value) => {
+      tick = value
+    },
+  }
 }
 
 /** The browser's idea of being online (navigator.onLine), following its online and offline events. */
@@ -101,6 +106,8 @@ export function Messenger({
   )
   // The first page read before the first render goes to the first conversation of that chat only.
   const firstPage = useRef(firstData?.page)
+  // The tick the first list was read up to (get_chats): the live stream starts from it (below).
+  const [listTick, setListTick] = useState(firstData?.tick)
   const takeFirstPage = (chatId: string) => {
     const page = firstPage.current
     firstPage.current = undefined
@@ -166,8 +173,14 @@ export function Messenger({
     if (list.loaded && !list.reload) return
     api
       .getChatsWithHidden()
-      .then((chats) => dispatch({ type: 'loaded', chats }))
-      .catch((failure) => setError(failureText(failure)))
+      .then(({ chats, tick }) => {
+        dispatch({ type: 'loaded', chats })
+        setListTick((first) => first ?? tick)
+      })
+      .catch((failure) => {
+        setError(failureText(failure))
+        setListTick((first) => first ?? 0)
+      })
   }, [api, list.reload])
 
   useEffect(() => {
@@ -185,11 +198,14 @@ export function Messenger({
     }
   }, [api, list.refetch])
 
-  // The list is fetched at every page start, so the stream starts fresh too (no stored tick):
-  // replaying older events would count them twice. Reconnects replay with since=<largest tick>.
-  // The tick lives in memory for the page, so a stream reopened after the browser went offline
-  // and online again also resumes with since=<largest tick>: a dead connection (a dropped Wi-Fi)
-  // can take minutes to notice, the browser's online event does not.
+  // The list is fetched at every page start, and the stream opens once it is there, from the
+  // tick the list was read up to: a message sent between the two arrives by replay instead of
+  // being missed until its chat's next event (a list without a tick, or one that failed, starts
+  // the stream fresh). Replayed events the list already holds are not counted twice: a message
+  // at or before a chat's last_message adds nothing (chat-list-state.ts). Reconnects replay with
+  // since=<largest tick>. The tick lives in memory for the page, so a stream reopened after the
+  // browser went offline and online again also resumes with since=<largest tick>: a dead
+  // connection (a dropped Wi-Fi) can take minutes to notice, the browser's online event does not.
   const ticks = useMemo(memoryTickStorage, [])
   const online = useOnline()
   useEffect(() => {
@@ -197,6 +213,8 @@ export function Messenger({
       setStatus('offline')
       return
     }
+    if (listTick === undefined) return
+    if (listTick > 0 && ticks.getItem('') === null) ticks.setItem('', String(listTick))
     // On a pN address, a stream that stays down because the gateway went away moves the page to
     // another address (api/address-move.ts); meanwhile the status below says it is reconnecting.
     const away = watchAddress({ location, domain: import.meta.env.ATRIUM_DOMAIN ?? '' })
@@ -227,7 +245,7 @@ export function Messenger({
       live.close()
       away.close()
     }
-  }, [services.subscribeUrl, me.crmId, bus, online, ticks, typing, names])
+  }, [services.subscribeUrl, me.crmId, bus, online, ticks, typing, names, listTick])
 
   // A chat the list does not hold (yet): ask for it once, so a shared link or a fresh chat opens.
   const needsLookup = chatId !== undefined && list.loaded && !openChat && missing !== chatId

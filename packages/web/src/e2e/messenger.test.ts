@@ -100,6 +100,28 @@ forEachDialect(
     assert.equal(await alice.page.locator('.messages .message-content').count(), 4)
     assert.deepEqual(operations.sort(), ['get_chat_messages', 'get_chats'])
 
+    // A message sent after Bob's list was read but before his stream is up still reaches him: the
+    // stream starts from the tick the list was read up to, and the gateway replays the message.
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const stream = `${system.url}/auth/v1/subscribe**`
+    await bob.page.route(stream, async (route) => {
+      await held
+      await route.continue()
+    })
+    await bob.page.goto(`${system.url}/chat/`)
+    await bobsChat.locator('.chat-preview', { hasText: 'Great, see you at noon.' }).waitFor()
+    await alice.page.getByRole('textbox', { name: 'Message' }).fill('Sent while your stream was connecting')
+    await alice.page.keyboard.press('Enter')
+    await alice.page.locator('.message.mine', { hasText: 'Sent while your stream was connecting' }).waitFor()
+    release()
+    await bobsChat.locator('.chat-preview', { hasText: 'Sent while your stream was connecting' }).waitFor()
+    await bob.page.locator('.live-status').waitFor({ state: 'detached' })
+    assert.match((await bobsChat.locator('.unread-badge').textContent()) ?? '', /^1\s*unread$/)
+    await bob.page.unroute(stream)
+
     assert.deepEqual(alice.errors, [])
     assert.deepEqual(bob.errors, [])
   },
