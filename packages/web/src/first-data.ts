@@ -13,8 +13,8 @@ import { parseRoute } from './router/routes.ts'
 
 export interface FirstData {
   chats: ChatView[]
-  /** The event tick the list was read up to (get_chats): the live stream starts from it. */
-  tick: number
+  /** The event tick the list was read up to (get_chats), when the chat module gives it: the live stream starts from it. */
+  tick?: number
   /** The first page of the chat the path names, when the list holds it. */
   page?: { chatId: string; page: MessagePage }
 }

@@ -31,7 +31,8 @@ export interface ChatView {
 /** get_chats: the chats, and the event tick the list was read up to (docs/chat-api.md). */
 export interface ChatList {
   chats: ChatView[]
-  tick: number
+  /** Absent from a chat module older than this client (a release rolling out): the stream starts fresh. */
+  tick?: number
 }
 
 /** A chat's newest visible message as its list row shows it (docs/chat-api.md, ChatView). */

@@ -107,7 +107,7 @@ export function Messenger({
   // The first page read before the first render goes to the first conversation of that chat only.
   const firstPage = useRef(firstData?.page)
   // The tick the first list was read up to (get_chats): the live stream starts from it (below).
-  const [listTick, setListTick] = useState(firstData?.tick)
+  const [listTick, setListTick] = useState(firstData && (firstData.tick ?? 0))
   const takeFirstPage = (chatId: string) => {
     const page = firstPage.current
     firstPage.current = undefined
@@ -175,7 +175,7 @@ export function Messenger({
       .getChatsWithHidden()
       .then(({ chats, tick }) => {
         dispatch({ type: 'loaded', chats })
-        setListTick((first) => first ?? tick)
+        setListTick((first) => first ?? tick ?? 0)
       })
       .catch((failure) => {
         setError(failureText(failure))
