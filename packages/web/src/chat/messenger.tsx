@@ -60,12 +60,16 @@ const CallScreen = lazy(() => import('../calls/call-screen.tsx').then((module) =
 const CALL_SCREEN_PRELOAD_MS = 1500
 
 /** Keeps the largest event tick for as long as the page lives (see the live stream below). */
-function memoryTickStorage(): TickStorage {
+function memoryTickStorage(): TickStorage & { startAt(first: number): void } {
   let tick: string | null = null
   return {
     getItem: () => tick,
     setItem: (_key, value) => {
       tick = value
+    },
+    /** Where the first stream starts (the list's tick), unless a stream already kept a tick. */
+    startAt(first) {
+      if (tick === null && first > 0) tick = String(first)
     },
   }
 }
@@ -214,7 +218,7 @@ export function Messenger({
       return
     }
     if (listTick === undefined) return
-    if (listTick > 0 && ticks.getItem('') === null) ticks.setItem('', String(listTick))
+    ticks.startAt(listTick)
     // On a pN address, a stream that stays down because the gateway went away moves the page to
     // another address (api/address-move.ts); meanwhile the status below says it is reconnecting.
     const away = watchAddress({ location, domain: import.meta.env.ATRIUM_DOMAIN ?? '' })

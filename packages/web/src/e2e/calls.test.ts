@@ -204,9 +204,9 @@ test('two browsers call each other over host candidates; a reload keeps the ring
   await line.locator('.call-summary', { hasText: /^Outgoing video call · / }).waitFor()
   await screenshot(bob.page, 'call-history-after-pagehide')
 
-  // Alice opens the messenger while her stream cannot connect, and Bob calls meanwhile. The stream
-  // that finally comes up starts fresh (it replays nothing), so the ring comes from asking
-  // call/active when it is up: the question asked when the page opened found nothing ringing.
+  // Alice opens the messenger while her stream cannot connect, and Bob calls meanwhile. The ring
+  // comes once the stream is up: from asking call/active then (the question asked when the page
+  // opened found nothing ringing), and from the stream's replay since the chat list's tick.
   const stream = `${system.url}/auth/v1/subscribe**`
   await alice.page.route(stream, (route) => route.abort())
   await alice.page.goto(`${system.url}/chat/`)
