@@ -122,6 +122,34 @@ forEachDialect(
     assert.match((await bobsChat.locator('.unread-badge').textContent()) ?? '', /^1\s*unread$/)
     await bob.page.unroute(stream)
 
+    // A reload of the open chat asks for its first page at once, beside the list. A message sent
+    // after the page was read but before the list was shows in the conversation too: the list's
+    // newer last message makes the conversation catch up (no live event of it is coming).
+    await bobsChat.getByRole('link').click()
+    await bob.page.getByRole('textbox', { name: 'Message' }).waitFor()
+    let releaseList = () => {}
+    const listHeld = new Promise<void>((resolve) => {
+      releaseList = resolve
+    })
+    const list = `${system.url}/msg/v1/get_chats**`
+    await alice.page.route(list, async (route) => {
+      await listHeld
+      await route.continue()
+    })
+    const firstPage = alice.page.waitForResponse((response) => response.url().includes('/msg/v1/get_chat_messages'))
+    await alice.page.reload()
+    await firstPage
+    await bob.page.getByRole('textbox', { name: 'Message' }).fill('Sent between your page and your list')
+    await bob.page.keyboard.press('Enter')
+    await bob.page.locator('.message.mine', { hasText: 'Sent between your page and your list' }).waitFor()
+    releaseList()
+    await alice.page.locator('.message', { hasText: 'Sent between your page and your list' }).waitFor()
+    assert.deepEqual((await shownMessages(alice.page)).slice(-2), [
+      'Sent while your stream was connecting',
+      'Sent between your page and your list',
+    ])
+    await alice.page.unroute(list)
+
     assert.deepEqual(alice.errors, [])
     assert.deepEqual(bob.errors, [])
   },

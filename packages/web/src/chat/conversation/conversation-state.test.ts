@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { messageView } from '../../api/message-view-fixture.ts'
-import { conversationReducer, EMPTY_CONVERSATION, mergeMessages, newestId, oldestId } from './conversation-state.ts'
+import {
+  behindList,
+  conversationReducer,
+  EMPTY_CONVERSATION,
+  mergeMessages,
+  newestId,
+  oldestId,
+} from './conversation-state.ts'
 
 const message = (id: string, content = `message ${id}`, update = id) =>
   messageView(id, { content, timetick_update: update })
@@ -56,4 +63,22 @@ test('a message sent before the first page arrives stays when the page comes', (
     ['1001', '1002'],
   )
   assert.equal(loaded.loaded, true)
+})
+
+test('a first page is behind the list when the list knows a newer last message', () => {
+  const page = conversationReducer(EMPTY_CONVERSATION, {
+    type: 'latest',
+    messages: [message('1005'), message('998')],
+    hasMore: false,
+  })
+  assert.equal(behindList(page, '1006'), true)
+  // Ids compare as numbers: 10000 is newer than 1005 though it sorts before it as text.
+  assert.equal(behindList(page, '10000'), true)
+  assert.equal(behindList(page, '1005'), false)
+  assert.equal(behindList(page, '999'), false)
+  // "0": the chat has no message; an empty page is behind any message.
+  assert.equal(behindList(page, '0'), false)
+  const empty = conversationReducer(EMPTY_CONVERSATION, { type: 'latest', messages: [], hasMore: false })
+  assert.equal(behindList(empty, '0'), false)
+  assert.equal(behindList(empty, '1'), true)
 })

@@ -58,6 +58,17 @@ export function newestId(state: ConversationState): string | undefined {
   return state.messages.at(-1)?.id
 }
 
+/**
+ * Whether the chat list knows a newer message than the conversation holds: its first page was read
+ * before that message was sent, and the list after it (both are read in parallel at page start),
+ * so no live event of it will come. `lastMessage` is the list's `last_message` ("0" for none).
+ */
+export function behindList(state: ConversationState, lastMessage: string): boolean {
+  if (lastMessage === '0') return false
+  const newest = newestId(state)
+  return newest === undefined || compareIds(lastMessage, newest) > 0
+}
+
 /** The oldest loaded message id, the `before` cursor for paging back. */
 export function oldestId(state: ConversationState): string | undefined {
   return state.messages[0]?.id

@@ -18,6 +18,7 @@ import { ChatType, chatKind, mayPost } from '../message/names.ts'
 import { MessageSearch } from '../search/message-search.tsx'
 import { Composer } from './composer.tsx'
 import {
+  behindList,
   type ConversationAction,
   type ConversationState,
   conversationReducer,
@@ -104,6 +105,8 @@ export function Conversation({
   const [notice, setNotice] = useState<{ text: string; chat?: ChatView }>()
   const latest = useRef(state)
   latest.current = state
+  const lastMessage = useRef(chat.last_message)
+  lastMessage.current = chat.last_message
   const jumps = useRef(0)
 
   /** Dispatches and keeps `latest` current for the rest of an async loop. */
@@ -125,14 +128,19 @@ export function Conversation({
 
   // A layout effect, so the first page is asked for (or taken from the start-up requests) before
   // the "Loading messages…" frame is painted rather than after it (bench/web-render.ts).
+  // A page older than the list (the list read after a message the page missed) catches up at once.
   useLayoutEffect(() => {
-    if (initialPage) return
+    if (initialPage) {
+      if (behindList(latest.current, chat.last_message)) catchUp()
+      return
+    }
     api
       .getChatMessages(chat.id, { limit: PAGE })
       .then((page) => {
         apply({ type: 'latest', messages: page.messages, hasMore: page.has_more })
         // A message announced while the page was on its way may be newer than the page.
-        resumeAsked()
+        if (behindList(latest.current, lastMessage.current)) catchUp()
+        else resumeAsked()
       })
       .catch((failure) => setError(failureText(failure)))
   }, [api, chat.id])
