@@ -5,7 +5,10 @@
  *     [--seconds 15] [--warmup 3] [--clients 2] [--db sqlite|postgres] [--targets gateway,nchan]
  *     [--workers 1] [--profile] [--chunk-subjects 200] [--nchan-module /usr/lib/nginx/modules/ngx_nchan_module.so]
  * Targets: `gateway`, `nchan`, and the runtime's floor `node-response` / `node-socket` (bench/sse-node.ts:
- * bare node:http with nchan's publish protocol, writing through the response or straight to the socket).
+ * bare node:http with nchan's publish protocol, writing through the response or straight to the socket),
+ * and `node-poll`, the floor doing the gateway's work (bench/sse-node-poll.ts: bare node:http that
+ * long-polls the same chat module for its streams' subjects, in chunks of --chunk-subjects, and
+ * writes straight to the socket).
  * Gateway side: the chat module (bench/sse-module.ts) and the gateway (bench/sse-gateway.ts) each in
  * their own process; the gateway's users and sessions are made through its store before the run.
  * Each subscriber is one HTTP/1.1 SSE stream with its session cookie, from --clients processes
@@ -29,6 +32,7 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
+import { timetickAt } from '@atrium/platform'
 import { call, provisionDatabase, registerUsers, SECRET } from './chat-setup.ts'
 import { percentile } from './http-load.ts'
 import type { StreamSpec } from './sse-client.ts'
@@ -102,21 +106,57 @@ async function collectGarbage(pid: number, memoryFile: string): Promise<number> 
 const rows: Row[] = []
 const memory: Memory[] = []
 
-async function startGatewayTarget(dir: string): Promise<Target> {
-  const chatDb = await provisionDatabase(dialect as 'sqlite' | 'postgres', false, 0)
-  const gatewayDb = await provisionDatabase(dialect as 'sqlite' | 'postgres', false, 0)
+/**
+ * The chat module feeding a target, in its own process: `groups` makes the benchmark's group chats
+ * of --fanout members each (their users registered, the publisher in every one), and `send` posts
+ * the marked message of event `index` to its group.
+ */
+async function startChatFeed(chatDb: { url: string }) {
   const chat = await startNodeServer<{ base: string }>(
     join(import.meta.dirname, 'sse-module.ts'),
     [chatDb.url],
     '',
     60_000,
   )
+  const base = chat.ready.base
+  const chats: string[] = new Array(groups)
+  return {
+    base,
+    pid: chat.pid,
+    async groups(members: number[]) {
+      await registerUsers(base, [PUBLISHER, ...members])
+      let next = 0
+      async function createLoop() {
+        while (next < groups) {
+          const index = next++
+          const group = members.slice(index * fanout, (index + 1) * fanout).map(String)
+          const body = { type: 2, name: `Bench ${index + 1}`, members: group }
+          const answer = await call(base, 'POST', '/msg/v1/create_chat', PUBLISHER, body)
+          if (answer.status !== 200) throw new Error(`create_chat: ${answer.status} ${answer.error}`)
+          chats[index] = String(answer.result.chat.id)
+        }
+      }
+      await Promise.all(Array.from({ length: 16 }, createLoop))
+    },
+    async send(index: number) {
+      const body = { chat_id: chats[index % groups], content: marker() }
+      const answer = await call(base, 'POST', '/msg/v1/send_message', PUBLISHER, body)
+      if (answer.status !== 200) throw new Error(`send_message: ${answer.status} ${answer.error}`)
+    },
+    stop: () => chat.stop(),
+  }
+}
+
+async function startGatewayTarget(dir: string): Promise<Target> {
+  const chatDb = await provisionDatabase(dialect as 'sqlite' | 'postgres', false, 0)
+  const gatewayDb = await provisionDatabase(dialect as 'sqlite' | 'postgres', false, 0)
+  const chat = await startChatFeed(chatDb)
   const usersFile = join(dir, 'users.json')
   const events: Record<string, number> = { HeartbeatSeconds: HEARTBEAT_SECONDS }
   if (args['chunk-subjects']) events.ChunkSubjects = Number(args['chunk-subjects'])
   const spec: SseGatewaySpec = {
     db: gatewayDb.url,
-    chat: chat.ready.base,
+    chat: chat.base,
     serviceSecret: SECRET,
     users: subscribers,
     usersFile,
@@ -138,31 +178,14 @@ async function startGatewayTarget(dir: string): Promise<Target> {
   console.log(
     `gateway: ${number(users.length)} users and sessions in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   )
-  await registerUsers(chat.ready.base, [PUBLISHER, ...users.map((user) => user.crmId)])
-  const chats: string[] = new Array(groups)
-  let next = 0
-  async function createLoop() {
-    while (next < groups) {
-      const index = next++
-      const members = users.slice(index * fanout, (index + 1) * fanout).map((user) => String(user.crmId))
-      const body = { type: 2, name: `Bench ${index + 1}`, members }
-      const answer = await call(chat.ready.base, 'POST', '/msg/v1/create_chat', PUBLISHER, body)
-      if (answer.status !== 200) throw new Error(`create_chat: ${answer.status} ${answer.error}`)
-      chats[index] = String(answer.result.chat.id)
-    }
-  }
-  await Promise.all(Array.from({ length: 16 }, createLoop))
+  await chat.groups(users.map((user) => user.crmId))
   const cookie = (token: string) => `cookie: ${gateway.ready.cookieName}=${token}`
   return {
     name: 'gateway',
     pids: () => treeOf(gateway.pid),
     port: gateway.ready.port,
     streams: users.map((user) => ({ path: '/auth/v1/subscribe', headers: [cookie(user.token)] })),
-    async send(index) {
-      const body = { chat_id: chats[index % groups], content: marker() }
-      const answer = await call(chat.ready.base, 'POST', '/msg/v1/send_message', PUBLISHER, body)
-      if (answer.status !== 200) throw new Error(`send_message: ${answer.status} ${answer.error}`)
-    },
+    send: chat.send,
     modulePid: chat.pid,
     ...(workers === 1 && {
       collectGarbage: () => collectGarbage(gateway.pid, spec.memoryFile),
@@ -174,6 +197,38 @@ async function startGatewayTarget(dir: string): Promise<Target> {
       await chat.stop()
       await chatDb.remove()
       await gatewayDb.remove()
+    },
+  }
+}
+
+/** The bare node:http floor that long-polls the chat module as the gateway does (bench/sse-node-poll.ts). */
+async function startNodePollTarget(dir: string): Promise<Target> {
+  const chatDb = await provisionDatabase(dialect as 'sqlite' | 'postgres', false, 0)
+  const chat = await startChatFeed(chatDb)
+  // CRM ids of the gateway's shape (timeticks); the gateway's users get theirs from its store.
+  const first = timetickAt(Date.now())
+  const members = Array.from({ length: subscribers }, (_, index) => first + index)
+  await chat.groups(members)
+  const memoryFile = join(dir, 'node-poll-memory.json')
+  const server = await startNodeServer<{ port: number }>(
+    join(import.meta.dirname, 'sse-node-poll.ts'),
+    [chat.base, SECRET, String(HEARTBEAT_SECONDS), args['chunk-subjects'] || '200', memoryFile],
+    '',
+    10_000,
+    ['--expose-gc'],
+  )
+  return {
+    name: 'node-poll',
+    pids: () => [server.pid],
+    port: server.ready.port,
+    streams: members.map((member) => ({ path: `/sub/${member}`, headers: [] })),
+    send: chat.send,
+    modulePid: chat.pid,
+    collectGarbage: () => collectGarbage(server.pid, memoryFile),
+    async stop() {
+      await server.stop()
+      await chat.stop()
+      await chatDb.remove()
     },
   }
 }
@@ -227,8 +282,9 @@ function startTarget(name: string, dir: string): Promise<Target> {
   if (name === 'nchan') return startNchanTarget(dir)
   if (name === 'node-response') return startNodeTarget(dir, 'response')
   if (name === 'node-socket') return startNodeTarget(dir, 'socket')
+  if (name === 'node-poll') return startNodePollTarget(dir)
   if (name === 'gateway') return startGatewayTarget(dir)
-  throw new Error(`unknown target ${name}: gateway, nchan, node-response or node-socket`)
+  throw new Error(`unknown target ${name}: gateway, nchan, node-response, node-socket or node-poll`)
 }
 
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
