@@ -99,7 +99,17 @@ function openSqlite<DB>(url: string): Database<DB> {
   }
 }
 
-function openPostgres<DB>(url: string, options: DatabaseOptions): Database<DB> {
+/** How to connect to a `postgres://…[?schema=<name>]` URL: node-postgres's settings and the schema. */
+export interface PostgresConnection {
+  connectionString: string
+  /** Startup options (`-c search_path=<schema>` and the URL's own `options`), when there are any. */
+  options?: string
+  /** The URL's schema; null for the server's default search path. */
+  schema: string | null
+}
+
+/** Parses a PostgreSQL database URL as `createDatabase` connects to it. */
+export function postgresConnection(url: string): PostgresConnection {
   const parsed = new URL(url)
   const schema = parsed.searchParams.get('schema')
   parsed.searchParams.delete('schema')
@@ -112,11 +122,16 @@ function openPostgres<DB>(url: string, options: DatabaseOptions): Database<DB> {
     // A startup parameter applies to every pooled connection before its first query, and RESET ALL keeps it.
     startupOptions = `${startupOptions} -c search_path=${schema}`.trim()
   }
-  const pool = new Pool({
+  return {
     connectionString: parsed.toString(),
     ...(startupOptions === '' ? {} : { options: startupOptions }),
-    types: { getTypeParser },
-  })
+    schema,
+  }
+}
+
+function openPostgres<DB>(url: string, options: DatabaseOptions): Database<DB> {
+  const { schema: _schema, ...connection } = postgresConnection(url)
+  const pool = new Pool({ ...connection, types: { getTypeParser } })
   // Without a listener, an idle connection dropped by the server would crash the process.
   pool.on('error', options.onConnectionError ?? (() => {}))
   const postgres = new PostgresDialect({ pool })

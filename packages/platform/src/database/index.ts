@@ -6,6 +6,8 @@ export {
   type DatabaseDialect,
   type DatabaseOptions,
   type PoolStats,
+  type PostgresConnection,
+  postgresConnection,
 } from './database.ts'
 export { installDatabaseMetrics } from './database-metrics.ts'
 export {
@@ -17,3 +19,10 @@ export {
   warnNewerSchema,
 } from './migrator.ts'
 export { createNodeSqliteDatabase, createNodeSqliteDialect } from './node-sqlite-dialect.ts'
+export {
+  NOTIFY_PAYLOAD_MAX,
+  type NotifyChannel,
+  type NotifyChannelOptions,
+  notifyChannelName,
+  openNotifyChannel,
+} from './notify-channel.ts'
