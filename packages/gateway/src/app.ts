@@ -52,6 +52,7 @@ import { createSessionCookie } from './sessions/session-cookie.ts'
 import { createChatAudience } from './signals/chat-audience.ts'
 import { createPresence, shareWithWorkers } from './signals/presence.ts'
 import signalsPlugin from './signals/signals.plugin.ts'
+import { openTypingLink } from './signals/typing-link.ts'
 import { createFrontPage } from './static/front-page.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
@@ -288,11 +289,16 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     resolveGuest,
     admission,
   })
+  // Typing reaches the streams on every gateway process that shares a PostgreSQL gateway database,
+  // other nodes' included; on SQLite (one node) the node's workers pass it among themselves.
+  const typingLink = store.dialect === 'postgres' ? openTypingLink(config.GatewayDB, app.log, events) : undefined
+  if (typingLink) app.addHook('onClose', () => typingLink.close())
   app.register(signalsPlugin, {
     prefix: '/auth/v1',
     hub: events,
     presence,
     node: nodeMessages,
+    link: typingLink,
     membersFor: createChatAudience({
       chat,
       serviceSecret: config.ServiceSecret,

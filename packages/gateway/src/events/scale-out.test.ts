@@ -131,6 +131,32 @@ test(
     await bobStream.until(() => bobStream.contents().includes('Hello from gateway 1'), 'Alice’s message at Bob')
     assert.equal((await send(bob, two.url, 'Hello from gateway 2')).status, 200)
     await aliceStream.until(() => aliceStream.contents().includes('Hello from gateway 2'), 'Bob’s message at Alice')
+
+    // Typing crosses gateways too (a PostgreSQL LISTEN/NOTIFY channel): Alice types twice through
+    // gateway 1, and Bob's streams on gateway 2 and on gateway 1 get each frame once; Alice's none.
+    const typingAt = (stream: ReturnType<typeof openEvents>) => {
+      const frames: unknown[] = []
+      stream.source.addEventListener('typing', (message) => frames.push(JSON.parse(message.data)))
+      return frames
+    }
+    const bobOnOne = openEvents(t, one.url, bob.cookie)
+    await bobOnOne.opened()
+    const [atTwo, atOne, atAlice] = [typingAt(bobStream), typingAt(bobOnOne), typingAt(aliceStream)]
+    for (let index = 0; index < 2; index++) {
+      const typed = await alice.post(one.url, '/auth/v1/typing', { chat_id: chatId })
+      assert.equal(typed.status, 200, JSON.stringify(typed.envelope))
+    }
+    await until(() => atTwo.length >= 2 && atOne.length >= 2, 'Alice’s typing at both of Bob’s streams')
+    // Something later on both streams before the counts are read again.
+    assert.equal((await send(bob, two.url, 'Bob after typing')).status, 200)
+    await bobOnOne.until(() => bobOnOne.contents().includes('Bob after typing'), 'Bob’s message on gateway 1')
+    await bobStream.until(() => bobStream.contents().includes('Bob after typing'), 'Bob’s message on gateway 2')
+    const signal = { chat_id: chatId, user: String(alice.crmId), expires_ms: 6000 }
+    assert.deepEqual(atTwo, [signal, signal])
+    assert.deepEqual(atOne, [signal, signal])
+    assert.deepEqual(atAlice, [])
+    bobOnOne.close()
+
     // The wallet's events reach Bob's stream through his gateway too.
     await wallet.deposit(alice.crmId, 'USD', 10)
     const paid = await alice.post(one.url, '/wallet/v1/send', { to: String(bob.crmId), currency: 'USD', amount: 3 })
@@ -190,7 +216,7 @@ test(
     const stored = (await chatClient.user(alice.crmId).read('get_chat_messages', { chat_id: chatId, limit: 100 }))
       .messages as Array<{ content: string }>
     const delivered = outcomes.filter((outcome) => outcome.status === 200).map((outcome) => outcome.content)
-    const all = ['Hello from gateway 1', 'Hello from gateway 2', ...delivered]
+    const all = ['Hello from gateway 1', 'Hello from gateway 2', 'Bob after typing', ...delivered]
     assert.deepEqual(
       stored.map((message) => message.content).sort(),
       [...all].sort(),

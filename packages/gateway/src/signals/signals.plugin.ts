@@ -5,6 +5,7 @@ import { toChunk } from '../events/sse-chunks.ts'
 import type { NodeMessages } from '../server/node-messages.ts'
 import type { ChatAudience } from './chat-audience.ts'
 import type { Presence } from './presence.ts'
+import type { TypingLink } from './typing-link.ts'
 
 /** A typing indicator shows this long after the last signal, unless another one renews it. */
 export const TYPING_EXPIRES_MS = 6_000
@@ -24,6 +25,8 @@ export interface SignalsPluginOptions {
   now?: () => number
   /** The node's other workers, whose streams get the typing frames too. */
   node?: NodeMessages
+  /** Every other gateway process on the same PostgreSQL database; replaces `node` for typing when given. */
+  link?: TypingLink
 }
 
 const ChatId = Type.String({ pattern: TIMETICK_PATTERN, description: 'A chat id as a decimal string.' })
@@ -31,7 +34,7 @@ const ChatId = Type.String({ pattern: TIMETICK_PATTERN, description: 'A chat id 
 const typing = {
   summary: 'Tell the other members of a chat that the caller is typing',
   description:
-    'Sends an `event: typing` frame to the live streams of the chat’s other members on this gateway node; ' +
+    'Sends an `event: typing` frame to the live streams of the chat’s other members, on every gateway node that shares a PostgreSQL gateway database; ' +
     'nothing is stored. At most three signals per chat every 6 s. See docs/events.md.',
   body: Type.Object({ chat_id: ChatId }, { additionalProperties: false }),
   response: {
@@ -58,7 +61,7 @@ const presenceSchema = {
  */
 export default async function signalsPlugin(
   app: Service,
-  { hub, presence, membersFor, now = Date.now, node }: SignalsPluginOptions,
+  { hub, presence, membersFor, now = Date.now, node, link }: SignalsPluginOptions,
 ) {
   node?.on('typing', ({ members, chunk }) => hub.signal(members, toChunk(chunk)))
   const recentTyping = new Map<string, number[]>()
@@ -94,8 +97,9 @@ export default async function signalsPlugin(
     const others = members.filter((member) => member !== crmId)
     const frame = `event: typing\ndata: ${JSON.stringify(data)}\n\n`
     hub.signal(others, toChunk(frame))
-    // The members' streams may be held by the node's other workers.
-    node?.publish({ kind: 'typing', members: others, chunk: frame })
+    // The members' streams may be held by the node's other workers, or by other gateway nodes.
+    if (link) link.publish({ members: others, chunk: frame })
+    else node?.publish({ kind: 'typing', members: others, chunk: frame })
     return { chat_id, expires_ms: TYPING_EXPIRES_MS }
   })
 
