@@ -15,6 +15,8 @@ export interface NotifyChannelOptions {
   onMessage: (payload: string) => void
   /** A lost or refused connection; the channel connects again after `retryMs`. */
   onError: (error: unknown) => void
+  /** Called each time the channel starts listening: at first and after every reconnect (when notifications may have been missed). */
+  onListening?: () => void
   retryMs?: number
 }
 
@@ -47,6 +49,7 @@ export function openNotifyChannel({
   name,
   onMessage,
   onError,
+  onListening,
   retryMs = 1000,
 }: NotifyChannelOptions): NotifyChannel {
   const { schema, ...connection } = postgresConnection(url)
@@ -80,6 +83,7 @@ export function openNotifyChannel({
         }
         client = next
         ready()
+        onListening?.()
         return
       } catch (error) {
         onError(error)
