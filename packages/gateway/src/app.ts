@@ -51,6 +51,7 @@ import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
 import { createChatAudience } from './signals/chat-audience.ts'
 import { createPresence, shareWithWorkers } from './signals/presence.ts'
+import { linkPresence } from './signals/presence-link.ts'
 import signalsPlugin from './signals/signals.plugin.ts'
 import { openTypingLink } from './signals/typing-link.ts'
 import { createFrontPage } from './static/front-page.ts'
@@ -276,7 +277,11 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   // Before the server waits for open connections: SSE streams never end by themselves.
   app.addHook('preClose', () => events.close())
   // Presence and typing live in memory beside the streams (docs/events.md, "Typing and presence").
-  const presence = shareWithWorkers(createPresence(), nodeMessages)
+  // On a PostgreSQL gateway database every gateway process shares it, other nodes' included.
+  const presenceLink =
+    store.dialect === 'postgres' ? linkPresence(config.GatewayDB, app.log, createPresence()) : undefined
+  if (presenceLink) app.addHook('onClose', () => presenceLink.close())
+  const presence = presenceLink?.presence ?? shareWithWorkers(createPresence(), nodeMessages)
   app.register(eventsPlugin, {
     prefix: '/auth/v1',
     hub: events,

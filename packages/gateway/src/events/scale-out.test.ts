@@ -132,6 +132,15 @@ test(
     assert.equal((await send(bob, two.url, 'Hello from gateway 2')).status, 200)
     await aliceStream.until(() => aliceStream.contents().includes('Hello from gateway 2'), 'Bob’s message at Alice')
 
+    // Presence crosses gateways (a PostgreSQL LISTEN/NOTIFY channel): Bob's only stream is on
+    // gateway 2, and gateway 1 tells Alice he is online.
+    const bobOnline = async (base: string) => {
+      const answer = await fetch(`${base}/auth/v1/presence?chat_id=${chatId}`, { headers: { cookie: alice.cookie } })
+      const members: { member: string; online: boolean }[] = (await json(answer)).result.members
+      return members.find((member) => member.member === String(bob.crmId))?.online
+    }
+    await until(async () => (await bobOnline(one.url)) === true, 'Bob online at gateway 1')
+
     // Typing crosses gateways too (a PostgreSQL LISTEN/NOTIFY channel): Alice types twice through
     // gateway 1, and Bob's streams on gateway 2 and on gateway 1 get each frame once; Alice's none.
     const typingAt = (stream: ReturnType<typeof openEvents>) => {

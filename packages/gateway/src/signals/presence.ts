@@ -8,7 +8,8 @@ export const PRESENCE_GRACE_MS = 15_000
  * last one closed, so that a person stays online for PRESENCE_GRACE_MS after it (a reload, a
  * reconnect). Memory only: nothing is written anywhere. With several workers each tells the others
  * of its streams opening and closing (`shareWithWorkers`), so every worker knows the node's streams;
- * other gateway nodes' streams are not known.
+ * on a PostgreSQL gateway database every gateway process, of any node, tells every other one
+ * instead (presence-link.ts).
  */
 export function createPresence({ graceMs = PRESENCE_GRACE_MS, now = Date.now } = {}) {
   const streams = new Map<number, number>()
