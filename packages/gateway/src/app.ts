@@ -50,10 +50,9 @@ import { gatewayMetricsOptions, installOperatorSignals } from './server/operator
 import { readTlsFiles } from './server/tls.ts'
 import { createSessionCookie } from './sessions/session-cookie.ts'
 import { createChatAudience } from './signals/chat-audience.ts'
+import { linkGateways } from './signals/gateway-links.ts'
 import { createPresence, shareWithWorkers } from './signals/presence.ts'
-import { linkPresence } from './signals/presence-link.ts'
 import signalsPlugin from './signals/signals.plugin.ts'
-import { openTypingLink } from './signals/typing-link.ts'
 import { createFrontPage } from './static/front-page.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
@@ -277,11 +276,12 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   // Before the server waits for open connections: SSE streams never end by themselves.
   app.addHook('preClose', () => events.close())
   // Presence and typing live in memory beside the streams (docs/events.md, "Typing and presence").
-  // On a PostgreSQL gateway database every gateway process shares it, other nodes' included.
-  const presenceLink =
-    store.dialect === 'postgres' ? linkPresence(config.GatewayDB, app.log, createPresence()) : undefined
-  if (presenceLink) app.addHook('onClose', () => presenceLink.close())
-  const presence = presenceLink?.presence ?? shareWithWorkers(createPresence(), nodeMessages)
+  // On a PostgreSQL gateway database typing and presence go between every gateway process, other
+  // nodes' included; on SQLite (one node) the node's workers pass them among themselves.
+  const links =
+    store.dialect === 'postgres' ? linkGateways(config.GatewayDB, app.log, events, createPresence()) : undefined
+  if (links) app.addHook('onClose', () => links.close())
+  const presence = links?.presence ?? shareWithWorkers(createPresence(), nodeMessages)
   app.register(eventsPlugin, {
     prefix: '/auth/v1',
     hub: events,
@@ -294,16 +294,12 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     resolveGuest,
     admission,
   })
-  // Typing reaches the streams on every gateway process that shares a PostgreSQL gateway database,
-  // other nodes' included; on SQLite (one node) the node's workers pass it among themselves.
-  const typingLink = store.dialect === 'postgres' ? openTypingLink(config.GatewayDB, app.log, events) : undefined
-  if (typingLink) app.addHook('onClose', () => typingLink.close())
   app.register(signalsPlugin, {
     prefix: '/auth/v1',
     hub: events,
     presence,
     node: nodeMessages,
-    link: typingLink,
+    link: links?.typing,
     membersFor: createChatAudience({
       chat,
       serviceSecret: config.ServiceSecret,

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { NOTIFY_PAYLOAD_MAX, openNotifyChannel } from '@atrium/platform'
-import type { FastifyBaseLogger } from 'fastify'
+import { NOTIFY_PAYLOAD_MAX } from '@atrium/platform'
 import type { Presence } from './presence.ts'
 
-/** The channel's name; the database URL's schema is added to it (platform `openNotifyChannel`). */
+/** The channel's name (gateway-links.ts). */
 export const PRESENCE_CHANNEL = 'atrium_gateway_presence'
 
 /** How often a process says it is alive; one not heard from for three periods counts as gone. */
@@ -147,36 +146,10 @@ export function stateParts(entries: [number, number][]): [number, number][][] {
   return parts
 }
 
-/** Presence shared by every gateway process on the PostgreSQL database at `url`; `close` says goodbye. */
-export function linkPresence(url: string, log: FastifyBaseLogger, presence: Presence) {
-  const sharing = shareAcrossGateways(presence, (message) => channel.publish(JSON.stringify(message)))
-  const channel = openNotifyChannel({
-    url,
-    name: PRESENCE_CHANNEL,
-    onMessage(payload) {
-      const message = parseMessage(payload)
-      if (message) sharing.receive(message)
-      else log.warn({ payload: payload.slice(0, 200) }, 'malformed presence notification dropped')
-    },
-    onError: (error) => log.warn({ err: error }, 'presence link to the other gateways lost; reconnecting'),
-    onListening: () => sharing.joined(),
-  })
-  const timer = setInterval(() => sharing.beat(), ALIVE_MS)
-  timer.unref()
-  return {
-    presence: sharing.presence,
-    listening: () => channel.listening(),
-    async close() {
-      clearInterval(timer)
-      await sharing.leave()
-      await channel.close()
-    },
-  }
-}
-
 const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0
 
-function parseMessage(payload: string): PresenceMessage | undefined {
+/** A presence notification's payload as a message; undefined when it is not one. */
+export function parsePresence(payload: string): PresenceMessage | undefined {
   let value: Record<string, unknown>
   try {
     value = JSON.parse(payload) as Record<string, unknown>

@@ -1,4 +1,4 @@
-import { NOTIFY_PAYLOAD_MAX, openNotifyChannel } from '@atrium/platform'
+import { NOTIFY_PAYLOAD_MAX } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
 import type { EventHub } from '../events/event-hub.ts'
 import { toChunk } from '../events/sse-chunks.ts'
@@ -9,42 +9,35 @@ export interface TypingFrame {
   chunk: string
 }
 
-/** Carries typing frames to every other gateway process on the same PostgreSQL database. */
-export interface TypingLink {
-  publish(frame: TypingFrame): void
-  listening(): Promise<void>
-  close(): Promise<void>
-}
-
-/** The channel's name; the database URL's schema is added to it (platform `openNotifyChannel`). */
+/** The channel's name (gateway-links.ts). */
 export const TYPING_CHANNEL = 'atrium_gateway_typing'
 
 /**
- * Typing between gateway nodes that share a PostgreSQL gateway database (docs/events.md, "Several
- * gateway processes"): each process listens on one channel with a connection of its own, and a
- * typing signal is sent there once; every other process, of this node or another, writes it to the
- * streams it holds (`hub.signal`). Nothing is stored. A frame for a chat with many members goes as several
- * notifications, each within PostgreSQL's payload limit; a malformed one is logged and dropped.
+ * Typing between gateway processes that share a PostgreSQL gateway database (docs/events.md,
+ * "Several gateway processes"): a typing signal is sent on the channel once (`publish`), and every
+ * other process, of this node or another, writes what it receives to the streams it holds
+ * (`receive`, through `hub.signal`). Nothing is stored. A frame for a chat with many members goes
+ * as several notifications, each within PostgreSQL's payload limit; a malformed one is logged and
+ * dropped.
  */
-export function openTypingLink(url: string, log: FastifyBaseLogger, hub: Pick<EventHub, 'signal'>): TypingLink {
-  const channel = openNotifyChannel({
-    url,
-    name: TYPING_CHANNEL,
-    onMessage(payload) {
+export function createTypingLink(
+  send: (payload: string) => void,
+  hub: Pick<EventHub, 'signal'>,
+  log: FastifyBaseLogger,
+) {
+  return {
+    publish(frame: TypingFrame): void {
+      for (const payload of payloads(frame)) send(payload)
+    },
+    receive(payload: string): void {
       const frame = parseFrame(payload)
       if (frame) hub.signal(frame.members, toChunk(frame.chunk))
       else log.warn({ payload: payload.slice(0, 200) }, 'malformed typing notification dropped')
     },
-    onError: (error) => log.warn({ err: error }, 'typing link to the other gateways lost; reconnecting'),
-  })
-  return {
-    publish(frame) {
-      for (const payload of payloads(frame)) void channel.publish(payload)
-    },
-    listening: () => channel.listening(),
-    close: () => channel.close(),
   }
 }
+
+export type TypingLink = ReturnType<typeof createTypingLink>
 
 /** The frame as notification payloads of at most NOTIFY_PAYLOAD_MAX bytes, the members split between them. */
 export function payloads({ members, chunk }: TypingFrame): string[] {

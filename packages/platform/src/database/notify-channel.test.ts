@@ -5,14 +5,17 @@ import { createTestDatabaseUrl, onlyWithPostgres, until } from '../testing/index
 import { postgresConnection } from './database.ts'
 import { notifyChannelName, openNotifyChannel } from './notify-channel.ts'
 
-/** A channel that collects what it hears and the errors it had; closed after the test. */
-function listener(t: TestContext, url: string, name = 'test_signals') {
+/**
+ * A connection on `names` that collects what it hears (payloads of `test_signals` as they are,
+ * of other channels as `<name>: <payload>`) and its errors; closed after the test.
+ */
+function listener(t: TestContext, url: string, names = ['test_signals']) {
   const heard: string[] = []
   const errors: unknown[] = []
   const channel = openNotifyChannel({
     url,
-    name,
-    onMessage: (payload) => heard.push(payload),
+    names,
+    onMessage: (name, payload) => heard.push(name === 'test_signals' ? payload : `${name}: ${payload}`),
     onError: (error) => errors.push(error),
     retryMs: 50,
   })
@@ -21,7 +24,7 @@ function listener(t: TestContext, url: string, name = 'test_signals') {
 }
 
 test(
-  'a notification reaches the other listeners of the channel in its schema, not its sender or another schema',
+  'a notification reaches the other listeners of its channel in its schema, not its sender, another schema or channel',
   onlyWithPostgres(),
   async (t) => {
     const url = await createTestDatabaseUrl(t, 'postgres')
@@ -30,21 +33,25 @@ test(
     const two = listener(t, url)
     const three = listener(t, url)
     const otherSchema = listener(t, elsewhere)
-    const otherName = listener(t, url, 'other_signals')
-    await Promise.all([one, two, three, otherSchema, otherName].map(({ channel }) => channel.listening()))
+    const otherName = listener(t, url, ['other_signals'])
+    const both = listener(t, url, ['test_signals', 'other_signals'])
+    await Promise.all([one, two, three, otherSchema, otherName, both].map(({ channel }) => channel.listening()))
 
-    await one.channel.publish('first')
-    await two.channel.publish('second, with "quotes" and ünïcode')
+    await one.channel.publish('test_signals', 'first')
+    await two.channel.publish('test_signals', 'second, with "quotes" and ünïcode')
+    await both.channel.publish('other_signals', 'on the other channel')
     await until(() => three.heard.length === 2, 'both at the third listener')
     await until(() => one.heard.length === 1 && two.heard.length === 1, 'each at the other')
     assert.deepEqual(three.heard, ['first', 'second, with "quotes" and ünïcode'])
     assert.deepEqual(one.heard, ['second, with "quotes" and ünïcode'])
     assert.deepEqual(two.heard, ['first'])
     // A barrier: anything the other schema or name would have heard came before it.
-    await one.channel.publish('barrier')
-    await until(() => three.heard.includes('barrier'), 'the barrier')
+    await one.channel.publish('test_signals', 'barrier')
+    await until(() => three.heard.includes('barrier') && both.heard.includes('barrier'), 'the barrier')
     assert.deepEqual(otherSchema.heard, [])
-    assert.deepEqual(otherName.heard, [])
+    assert.deepEqual(otherName.heard, ['other_signals: on the other channel'])
+    assert.deepEqual(both.heard, ['first', 'second, with "quotes" and ünïcode', 'barrier'])
+    assert.deepEqual(three.heard, ['first', 'second, with "quotes" and ünïcode', 'barrier'])
     assert.deepEqual([...one.errors, ...two.errors, ...three.errors], [])
   },
 )
@@ -71,8 +78,8 @@ test('a listener whose connection the server ends connects and listens again', o
   await admin.query('SELECT pg_terminate_backend($1)', [first])
   await until(async () => (await listeners()).length === 2 && !(await listeners()).includes(first!), 'a new LISTEN')
   await Promise.all([sender.channel.listening(), receiver.channel.listening()])
-  await sender.channel.publish('after the reconnect')
-  await receiver.channel.publish('and the other way')
+  await sender.channel.publish('test_signals', 'after the reconnect')
+  await receiver.channel.publish('test_signals', 'and the other way')
   await until(
     () => receiver.heard.includes('after the reconnect') && sender.heard.includes('and the other way'),
     'both directions after the reconnect',

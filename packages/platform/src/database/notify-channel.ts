@@ -6,24 +6,24 @@ import { postgresConnection } from './database.ts'
 /** PostgreSQL's limit on a NOTIFY payload (bytes, less one): a longer one is refused. */
 export const NOTIFY_PAYLOAD_MAX = 7999
 
-export interface NotifyChannelOptions {
-  /** The database (`postgres://…[?schema=<name>]`) whose sessions share the channel. */
+export interface NotifyChannelOptions<Name extends string> {
+  /** The database (`postgres://…[?schema=<name>]`) whose sessions share the channels. */
   url: string
-  /** The channel's name; the URL's schema is added to it, so deployments in other schemas of the database never hear it. */
-  name: string
-  /** Each payload another connection sent on the channel, in the order the server delivers them. */
-  onMessage: (payload: string) => void
-  /** A lost or refused connection; the channel connects again after `retryMs`. */
+  /** The channels' names; the URL's schema is added to each, so deployments in other schemas of the database never hear them. */
+  names: readonly Name[]
+  /** Each payload another connection sent on one of the channels, in the order the server delivers them. */
+  onMessage: (name: Name, payload: string) => void
+  /** A lost or refused connection; the channels connect again after `retryMs`. */
   onError: (error: unknown) => void
-  /** Called each time the channel starts listening: at first and after every reconnect (when notifications may have been missed). */
+  /** Called each time the channels start listening: at first and after every reconnect (when notifications may have been missed). */
   onListening?: () => void
   retryMs?: number
 }
 
-export interface NotifyChannel {
-  /** Sends a payload to every other listener of the channel; nothing when the connection is down. */
-  publish(payload: string): Promise<void>
-  /** Resolves once the channel listens (tests wait for it before publishing). */
+export interface NotifyChannel<Name extends string> {
+  /** Sends a payload to every other listener of a channel; nothing when the connection is down. */
+  publish(name: Name, payload: string): Promise<void>
+  /** Resolves once the channels listen (tests wait for it before publishing). */
   listening(): Promise<void>
   close(): Promise<void>
 }
@@ -38,22 +38,23 @@ export function notifyChannelName(name: string, schema: string | null): string {
 }
 
 /**
- * A PostgreSQL LISTEN/NOTIFY channel on a connection of its own (a pooled one would lose its
+ * PostgreSQL LISTEN/NOTIFY channels on one connection of their own (a pooled one would lose its
  * LISTEN when released). Payloads are fire-and-forget: the server delivers them to the sessions
  * listening when it commits, and a session that is reconnecting misses what was sent meanwhile.
- * A lost connection is opened again after `retryMs`, and listens again. The channel's own
+ * A lost connection is opened again after `retryMs`, and listens again. The connection's own
  * notifications come back to it from the server; they are dropped here (same backend process).
  */
-export function openNotifyChannel({
+export function openNotifyChannel<Name extends string>({
   url,
-  name,
+  names,
   onMessage,
   onError,
   onListening,
   retryMs = 1000,
-}: NotifyChannelOptions): NotifyChannel {
+}: NotifyChannelOptions<Name>): NotifyChannel<Name> {
   const { schema, ...connection } = postgresConnection(url)
-  const channel = notifyChannelName(name, schema)
+  const channels = new Map(names.map((name) => [name, notifyChannelName(name, schema)]))
+  const nameOf = new Map([...channels].map(([name, channel]) => [channel, name]))
   let client: Client | undefined
   let closed = false
   let ready: () => void = () => {}
@@ -65,9 +66,10 @@ export function openNotifyChannel({
     while (!closed) {
       const next = new Client(connection)
       next.on('notification', (message) => {
-        if (message.channel !== channel || message.payload === undefined) return
+        const name = nameOf.get(message.channel)
+        if (name === undefined || message.payload === undefined) return
         if (message.processId === (next as Client & { processID?: number }).processID) return
-        onMessage(message.payload)
+        onMessage(name, message.payload)
       })
       next.on('error', (error) => {
         onError(error)
@@ -76,7 +78,7 @@ export function openNotifyChannel({
       next.on('end', () => lost(next))
       try {
         await next.connect()
-        await next.query(`LISTEN ${escapeIdentifier(channel)}`)
+        for (const channel of channels.values()) await next.query(`LISTEN ${escapeIdentifier(channel)}`)
         if (closed) {
           await next.end()
           return
@@ -106,11 +108,11 @@ export function openNotifyChannel({
   void connect()
 
   return {
-    async publish(payload) {
+    async publish(name, payload) {
       const current = client
       if (!current) return
       try {
-        await current.query('SELECT pg_notify($1, $2)', [channel, payload])
+        await current.query('SELECT pg_notify($1, $2)', [channels.get(name), payload])
       } catch (error) {
         onError(error)
       }
