@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { NOTIFY_PAYLOAD_MAX } from '@atrium/platform'
 import { createPresence, PRESENCE_GRACE_MS } from './presence.ts'
-import { ALIVE_MS, type PresenceMessage, shareAcrossGateways, stateParts } from './presence-link.ts'
+import { ALIVE_MS, type PresenceMessage, parsePresence, shareAcrossGateways, stateParts } from './presence-link.ts'
 
 /**
  * Gateway processes joined by an in-memory channel that, like PostgreSQL's, hands every message to
@@ -114,4 +114,23 @@ test('the open streams go in parts that fit a notification', () => {
   }
   assert.deepEqual(parts.flat(), entries)
   assert.deepEqual(stateParts([]), [[]])
+})
+
+test('a notification that is not a presence message is refused', () => {
+  assert.deepEqual(parsePresence('{"p":"a1","open":7}'), { p: 'a1', open: 7 })
+  assert.deepEqual(parsePresence('{"p":"a1","state":[[7,2]],"first":true}'), { p: 'a1', state: [[7, 2]], first: true })
+  for (const payload of [
+    'not json',
+    'null',
+    '{"open":7}',
+    '{"p":"a1","open":-7}',
+    '{"p":"a1","open":"7"}',
+    '{"p":"a1","close":1.5}',
+    '{"p":"a1","state":[[7]],"first":true}',
+    '{"p":"a1","state":[[7,0]],"first":false}',
+    '{"p":"a1","state":[[7,2]]}',
+    '{"p":"a1","alive":1}',
+  ]) {
+    assert.equal(parsePresence(payload), undefined, payload)
+  }
 })
