@@ -6,18 +6,19 @@
  * `GET /sub/<crmId>`; their `user:` subjects are polled in chunks of `<chunk subjects>` in the order
  * they opened, one long-poll loop per chunk with its cursor from the clock, each call signed as the
  * gateway signs it (undici's `request`, as the gateway's poller). Each item's frame is made once per
- * event and written, as one HTTP/1.1 chunk, straight to the socket of the member's stream; one
- * timer sends a `: heartbeat` comment to streams silent for a whole period.
+ * event and written, as one HTTP/1.1 chunk, straight to the socket of the member's stream;
+ * heartbeats as the gateway's (sse-floor.ts).
  *   node bench/sse-node-poll.ts <chat module base> <service secret> <heartbeat seconds> <chunk subjects> <memory file>
  * Prints `{"port": N}` once listening; SIGHUP collects garbage (with --expose-gc) and writes
  * `process.memoryUsage()` to the memory file.
  */
-import { createServer, type ServerResponse } from 'node:http'
+import { createServer } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { signedHeaders, timetickAt } from '@atrium/platform'
 import { request } from 'undici'
 import { toChunk } from '../packages/gateway/src/events/sse-chunks.ts'
-import { stopWithParent, writeFileAtomically } from './child-process.ts'
+import { stopWithParent } from './child-process.ts'
+import { createFloorStreams, type FloorStream, listenOnLoopback } from './sse-floor.ts'
 
 const [base = '', secret = '', heartbeatArg, chunkArg, memoryFile] = process.argv.slice(2)
 if (!base || !secret || !heartbeatArg || !chunkArg || !memoryFile) {
@@ -30,27 +31,16 @@ const chunkSubjects = Number(chunkArg)
 const WAIT_MS = 25_000
 const LIMIT = 500
 
-interface Stream {
-  response: ServerResponse
-  silentChecks: number
-}
-
 interface Chunk {
   subjects: string[]
   cursor: number
   call: AbortController | undefined
 }
 
-const streams = new Map<number, Set<Stream>>()
-const all = new Set<Stream>()
+const floor = createFloorStreams({ heartbeatMs, memoryFile, toSocket: true })
+const streams = new Map<number, Set<FloorStream>>()
 const chunks: Chunk[] = []
-const HEARTBEAT = toChunk(': heartbeat\n\n')
 let stopped = false
-
-function write(stream: Stream, chunk: Uint8Array) {
-  stream.silentChecks = 0
-  stream.response.socket?.write(chunk)
-}
 
 interface Item {
   CrmId: number
@@ -78,7 +68,7 @@ async function poll(chunk: Chunk) {
           const event = { module: 'chat', tick, type: item.EventType, data: item.Data }
           frame = toChunk(`id: ${tick}\ndata: ${JSON.stringify(event)}\n\n`)
         }
-        for (const stream of streams.get(item.CrmId) ?? []) write(stream, frame!)
+        for (const stream of streams.get(item.CrmId) ?? []) floor.write(stream, frame!)
       }
       chunk.cursor = result.LastTick
     } catch {
@@ -109,36 +99,17 @@ const server = createServer((request, response) => {
     response.writeHead(404, { 'content-length': 0 }).end()
     return
   }
-  response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' })
-  // The head goes out with the first chunk, through the response, so later raw writes follow it.
-  response.write(': subscribed\n\n')
-  const stream: Stream = { response, silentChecks: 0 }
-  const mine = streams.get(crmId) ?? new Set<Stream>()
+  const mine = streams.get(crmId) ?? new Set<FloorStream>()
   streams.set(crmId, mine)
   if (mine.size === 0) join(crmId)
+  const stream = floor.open(response, () => mine.delete(stream))
   mine.add(stream)
-  all.add(stream)
-  response.once('close', () => {
-    mine.delete(stream)
-    all.delete(stream)
-  })
 })
 
-setInterval(() => {
-  for (const stream of all) if (++stream.silentChecks >= 2) write(stream, HEARTBEAT)
-}, heartbeatMs / 2).unref()
-
-process.on('SIGHUP', () => {
-  globalThis.gc?.()
-  writeFileAtomically(memoryFile, JSON.stringify(process.memoryUsage()))
-})
 stopWithParent(async () => {
   stopped = true
   for (const chunk of chunks) chunk.call?.abort()
   server.closeAllConnections()
   server.close()
 })
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address()
-  if (address && typeof address === 'object') process.stdout.write(`${JSON.stringify({ port: address.port })}\n`)
-})
+listenOnLoopback(server)
