@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
-import { setDisplayName, shownMessages } from './steps.ts'
+import { holdRequests, send, setDisplayName, shownMessages } from './steps.ts'
 import { choosePerson, launchBrowser, openPage, type System, screenshot, startSystem } from './system.ts'
 
 /** Signs in on the sign-in page by email code read from the SMTP sink; returns the user's CRM id. */
@@ -102,53 +102,31 @@ forEachDialect(
 
     // A message sent after Bob's list was read but before his stream is up still reaches him: the
     // stream starts from the tick the list was read up to, and the gateway replays the message.
-    let release = () => {}
-    const held = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    const stream = `${system.url}/auth/v1/subscribe**`
-    await bob.page.route(stream, async (route) => {
-      await held
-      await route.continue()
-    })
+    const releaseStream = await holdRequests(bob.page, `${system.url}/auth/v1/subscribe**`)
     await bob.page.goto(`${system.url}/chat/`)
     await bobsChat.locator('.chat-preview', { hasText: 'Great, see you at noon.' }).waitFor()
-    await alice.page.getByRole('textbox', { name: 'Message' }).fill('Sent while your stream was connecting')
-    await alice.page.keyboard.press('Enter')
-    await alice.page.locator('.message.mine', { hasText: 'Sent while your stream was connecting' }).waitFor()
-    release()
+    await send(alice.page, 'Sent while your stream was connecting')
+    releaseStream()
     await bobsChat.locator('.chat-preview', { hasText: 'Sent while your stream was connecting' }).waitFor()
     await bob.page.locator('.live-status').waitFor({ state: 'detached' })
     assert.match((await bobsChat.locator('.unread-badge').textContent()) ?? '', /^1\s*unread$/)
-    await bob.page.unroute(stream)
 
     // A reload of the open chat asks for its first page at once, beside the list. A message sent
     // after the page was read but before the list was shows in the conversation too: the list's
     // newer last message makes the conversation catch up (no live event of it is coming).
     await bobsChat.getByRole('link').click()
     await bob.page.getByRole('textbox', { name: 'Message' }).waitFor()
-    let releaseList = () => {}
-    const listHeld = new Promise<void>((resolve) => {
-      releaseList = resolve
-    })
-    const list = `${system.url}/msg/v1/get_chats**`
-    await alice.page.route(list, async (route) => {
-      await listHeld
-      await route.continue()
-    })
+    const releaseList = await holdRequests(alice.page, `${system.url}/msg/v1/get_chats**`)
     const firstPage = alice.page.waitForResponse((response) => response.url().includes('/msg/v1/get_chat_messages'))
     await alice.page.reload()
     await firstPage
-    await bob.page.getByRole('textbox', { name: 'Message' }).fill('Sent between your page and your list')
-    await bob.page.keyboard.press('Enter')
-    await bob.page.locator('.message.mine', { hasText: 'Sent between your page and your list' }).waitFor()
+    await send(bob.page, 'Sent between your page and your list')
     releaseList()
     await alice.page.locator('.message', { hasText: 'Sent between your page and your list' }).waitFor()
     assert.deepEqual((await shownMessages(alice.page)).slice(-2), [
       'Sent while your stream was connecting',
       'Sent between your page and your list',
     ])
-    await alice.page.unroute(list)
 
     assert.deepEqual(alice.errors, [])
     assert.deepEqual(bob.errors, [])

@@ -23,6 +23,22 @@ export async function openPrivateChat(page: Page, peer: string): Promise<string>
   return new URL(page.url()).pathname.split('/').at(-1)!
 }
 
+/**
+ * Holds the page's requests to `url` (a glob) until the returned function is called, which lets
+ * them go on; later ones pass at once.
+ */
+export async function holdRequests(page: Page, url: string): Promise<() => void> {
+  let release = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  await page.route(url, async (route) => {
+    await held
+    await route.continue()
+  })
+  return release
+}
+
 /** Writes a message in the open conversation; returns its id once it shows as sent (as `shown`, rendered). */
 export async function send(page: Page, text: string, shown = text): Promise<string> {
   await page.getByRole('textbox', { name: 'Message' }).fill(text)
