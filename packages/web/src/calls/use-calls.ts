@@ -114,8 +114,9 @@ export function useCalls({ api, me, bus, enabled, reportIce, live }: CallsOption
   // A call that began ringing before the stream was up (a reload, a tab opened from a notification,
   // a stream that was down) rings here too: the offer comes from call/active. The question is asked
   // when the page opens and again each time the stream comes up: a stream that starts fresh (the
-  // guest page's) replays nothing, so a ring that began while it was connecting comes only from here. A stream going down
-  // asks nothing: after a sign-out the question would only meet a revoked session.
+  // guest page's) replays nothing, so a ring that began while it was connecting comes only from
+  // here. A stream going down asks nothing: after a sign-out the question would only meet a
+  // revoked session.
   const opened = useRef(false)
   useEffect(() => {
     if (!enabled || (opened.current && !live)) return

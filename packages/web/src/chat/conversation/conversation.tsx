@@ -131,7 +131,7 @@ export function Conversation({
   // A page older than the list (the list read after a message the page missed) catches up at once.
   useLayoutEffect(() => {
     if (initialPage) {
-      if (behindList(latest.current, chat.last_message)) catchUp()
+      if (behindList(latest.current, lastMessage.current)) catchUp()
       return
     }
     api
