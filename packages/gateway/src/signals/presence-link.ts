@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { NOTIFY_PAYLOAD_MAX } from '@atrium/platform'
+import { notifyBatches } from '@atrium/platform'
 import type { Presence } from './presence.ts'
 
 /** The channel's name (gateway-links.ts). */
@@ -129,21 +129,11 @@ export function shareAcrossGateways(
   }
 }
 
-/** Open streams per person as `state` parts, each within PostgreSQL's payload limit once sent. */
+/** Open streams per person as `state` parts, each within PostgreSQL's payload limit once sent; one (empty) when there are none. */
 export function stateParts(entries: [number, number][]): [number, number][][] {
-  const room = NOTIFY_PAYLOAD_MAX - 100
-  const parts: [number, number][][] = [[]]
-  let used = 0
-  for (const entry of entries) {
-    const size = JSON.stringify(entry).length + 1
-    if (used + size > room) {
-      parts.push([])
-      used = 0
-    }
-    parts.at(-1)!.push(entry)
-    used += size
-  }
-  return parts
+  // The rest of a state message: the process key (16 characters) and `first`.
+  const parts = notifyBatches(entries, 100)
+  return parts.length > 0 ? parts : [[]]
 }
 
 const isId = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0

@@ -1,4 +1,4 @@
-import { NOTIFY_PAYLOAD_MAX } from '@atrium/platform'
+import { notifyBatches } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
 import type { EventHub } from '../events/event-hub.ts'
 import { toChunk } from '../events/sse-chunks.ts'
@@ -41,22 +41,8 @@ export type TypingLink = ReturnType<typeof createTypingLink>
 
 /** The frame as notification payloads of at most NOTIFY_PAYLOAD_MAX bytes, the members split between them. */
 export function payloads({ members, chunk }: TypingFrame): string[] {
-  const room = NOTIFY_PAYLOAD_MAX - Buffer.byteLength(JSON.stringify({ members: [], chunk }))
-  const out: string[] = []
-  let batch: number[] = []
-  let used = 0
-  for (const member of members) {
-    const size = String(member).length + 1
-    if (batch.length > 0 && used + size > room) {
-      out.push(JSON.stringify({ members: batch, chunk }))
-      batch = []
-      used = 0
-    }
-    batch.push(member)
-    used += size
-  }
-  if (batch.length > 0) out.push(JSON.stringify({ members: batch, chunk }))
-  return out
+  const overhead = Buffer.byteLength(JSON.stringify({ members: [], chunk })) - 2
+  return notifyBatches(members, overhead).map((batch) => JSON.stringify({ members: batch, chunk }))
 }
 
 function parseFrame(payload: string): TypingFrame | undefined {

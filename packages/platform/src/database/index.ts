@@ -23,6 +23,7 @@ export {
   NOTIFY_PAYLOAD_MAX,
   type NotifyChannel,
   type NotifyChannelOptions,
+  notifyBatches,
   notifyChannelName,
   openNotifyChannel,
 } from './notify-channel.ts'

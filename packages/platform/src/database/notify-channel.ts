@@ -28,6 +28,30 @@ export interface NotifyChannel<Name extends string> {
   close(): Promise<void>
 }
 
+/**
+ * `items` in batches, in order, each of which fits a payload once it is written as a JSON array
+ * inside `overhead` bytes of other text: a batch holds at least one item, and none when `items`
+ * is empty.
+ */
+export function notifyBatches<T>(items: readonly T[], overhead: number): T[][] {
+  const room = NOTIFY_PAYLOAD_MAX - overhead
+  const batches: T[][] = []
+  let batch: T[] = []
+  let used = 2
+  for (const item of items) {
+    const size = Buffer.byteLength(JSON.stringify(item)) + 1
+    if (batch.length > 0 && used + size > room) {
+      batches.push(batch)
+      batch = []
+      used = 2
+    }
+    batch.push(item)
+    used += size
+  }
+  if (batch.length > 0) batches.push(batch)
+  return batches
+}
+
 /** The channel a name and schema make: the schema hashed, so any schema name fits PostgreSQL's 63-byte identifiers. */
 export function notifyChannelName(name: string, schema: string | null): string {
   const scope = createHash('sha256')
