@@ -42,6 +42,7 @@ import { createModuleDirectory } from './proxy/module-instances.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { createProxyMetrics } from './proxy/proxy-metrics.ts'
 import { createCallerLimits, createConnectionLimit } from './rate-limit/rate-limits.ts'
+import { workersUsage } from './rate-limit/usage-share.ts'
 import { createAdmission } from './server/admission.ts'
 import type { InvalidationRelay } from './server/invalidations.ts'
 import { createModuleVersions, installModuleVersions } from './server/module-versions.ts'
@@ -102,6 +103,11 @@ export interface Gateway extends Service {
   stun: StunResponder
   /** Messages from the node's other workers are handed in here (server/workers.ts). */
   nodeMessages: NodeMessages
+  /**
+   * Settles once this process hears the other gateway processes on its PostgreSQL gateway
+   * database (limit usage, typing, presence); at once on SQLite.
+   */
+  linked(): Promise<void>
 }
 
 /** Builds the gateway with every capability registered and its database migrated; the caller listens. */
@@ -119,7 +125,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   const tls = readTlsFiles(config.Tls)
   const frontends = await loadFrontends(config.Static)
   const store = await openGatewayStore(config, { node: nodeNumber }, now, worker?.relay)
-  // Typing, presence and limit usage shared with the node's other workers (server/node-messages.ts).
+  // On SQLite, typing, presence and limit usage go to the node's other workers (server/node-messages.ts).
   const nodeMessages = createNodeMessages(worker?.broadcast)
   const lookupCountry = await loadCountryLookup()
   const version = processVersion(gatewayPackage, 'gateway')
@@ -137,6 +143,10 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   })
   app.addHook('onClose', () => store.close())
   warnNewerSchema(app.log, store.newerSchema)
+  // On a PostgreSQL gateway database limit usage, typing and presence go between every gateway
+  // process, other nodes' included; on SQLite (one node) the node's workers pass them among themselves.
+  const links = store.dialect === 'postgres' ? linkGateways(config.GatewayDB, app.log) : undefined
+  if (links) app.addHook('onClose', () => links.close())
   // Every call to a module, proxied or the gateway's own, goes to an instance chosen here (docs/operations.md).
   const modules = createModuleDirectory(config.Modules, { backoffMs: config.Proxy.InstanceBackoffMs, log: app.log })
   app.addHook('onClose', () => modules.close())
@@ -189,7 +199,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     }
     request.caller = caller
   })
-  const callerLimits = createCallerLimits(rateLimits, nodeMessages)
+  const callerLimits = createCallerLimits(rateLimits, links?.usage ?? workersUsage(nodeMessages))
   app.addHook('onClose', async () => callerLimits.close?.())
   admission.add(callerLimits.check)
   const { countBody, countReply, meterSent } = callerLimits
@@ -276,12 +286,8 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   // Before the server waits for open connections: SSE streams never end by themselves.
   app.addHook('preClose', () => events.close())
   // Presence and typing live in memory beside the streams (docs/events.md, "Typing and presence").
-  // On a PostgreSQL gateway database typing and presence go between every gateway process, other
-  // nodes' included; on SQLite (one node) the node's workers pass them among themselves.
-  const links =
-    store.dialect === 'postgres' ? linkGateways(config.GatewayDB, app.log, events, createPresence()) : undefined
-  if (links) app.addHook('onClose', () => links.close())
-  const presence = links?.presence ?? shareWithWorkers(createPresence(), nodeMessages)
+  const signals = links?.signals(events, createPresence())
+  const presence = signals?.presence ?? shareWithWorkers(createPresence(), nodeMessages)
   app.register(eventsPlugin, {
     prefix: '/auth/v1',
     hub: events,
@@ -299,7 +305,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     hub: events,
     presence,
     node: nodeMessages,
-    link: links?.typing,
+    link: signals?.typing,
     membersFor: createChatAudience({
       chat,
       serviceSecret: config.ServiceSecret,
@@ -431,5 +437,6 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     mailPort: () => mailBridge?.port() ?? 0,
     stun,
     nodeMessages,
+    linked: async () => links?.listening(),
   }) as Gateway
 }

@@ -124,7 +124,7 @@ export const gatewaySettings = Type.Object(
       minimum: 0,
       maximum: 31,
       description:
-        'Gateway processes serving the port together (SO_REUSEPORT); 0 (the default): one per core. `npm start` runs 1. Rate limits, typing and presence are shared by the workers of a node. Worker w writes ids as NodeNumber + w, so space node numbers by Workers.',
+        'Gateway processes serving the port together (SO_REUSEPORT); 0 (the default): one per core. `npm start` runs 1. Rate limits, typing and presence are shared by the workers of a node (on a PostgreSQL gateway database, by every gateway process). Worker w writes ids as NodeNumber + w, so space node numbers by Workers.',
     }),
     PushSending: Type.Boolean({
       default: true,

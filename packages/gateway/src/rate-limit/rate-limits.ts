@@ -2,8 +2,8 @@ import { pipeline, type Readable, Transform } from 'node:stream'
 import { ApiError, type ReplyView, type RequestView, sendError } from '@atrium/platform'
 import type { GatewayRequest } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
-import type { NodeMessages } from '../server/node-messages.ts'
 import { createConnectionWindow, createFixedWindow, type FixedWindow } from './fixed-window.ts'
+import type { UsageKey, UsageShare } from './usage-share.ts'
 
 export interface RateLimitOptions {
   settings: GatewayConfig['RateLimits']
@@ -130,7 +130,7 @@ export interface CallerLimits {
   countBody?: (request: GatewayRequest, payload: Readable) => Readable
   countReply?: (request: MaybeAuthenticated, reply: ReplyView, payload: unknown) => unknown
   meterSent: SentMeter
-  /** Stops reporting usage to the node's other workers. */
+  /** Stops reporting usage to the other gateway processes. */
   close?: () => void
 }
 
@@ -139,11 +139,12 @@ export interface CallerLimits {
  * authentication sets `request.caller`. Each scope is a fixed window kept in memory: no database
  * access per request. A request is admitted while its scope's window total is below the limit;
  * bytes count as they flow, so the request that crosses the bandwidth limit finishes and the next
- * one in that window is refused. `meterSent` counts replies that routes write themselves.
+ * one in that window is refused. `meterSent` counts replies that routes write themselves. With a
+ * `share`, the windows count the other gateway processes' uses too.
  */
-export function createCallerLimits({ settings, now }: RateLimitOptions, node?: NodeMessages): CallerLimits {
+export function createCallerLimits({ settings, now }: RateLimitOptions, share?: UsageShare): CallerLimits {
   const { Session, ApiKey, Bandwidth } = settings
-  const usage = node?.shared ? shareUsage(node) : undefined
+  const usage = share ? shareUsage(share) : undefined
   const session =
     Session.Requests > 0
       ? createFixedWindow<string>(Session.Requests, Session.WindowSeconds, now, usage?.counter('session'))
@@ -188,28 +189,29 @@ export function createCallerLimits({ settings, now }: RateLimitOptions, node?: N
   }
 }
 
-/** How often a worker tells the others what it counted: the most a node-wide limit can be overrun by is this much of the node's traffic. */
+/** How often a process tells the others what it counted: the most a shared limit can be overrun by is this much of everyone's traffic. */
 const USAGE_REPORT_MS = 100
 
 /**
- * Node-wide limits with several workers (docs/operations.md, "Workers"): each worker counts its
- * own requests at once and tells the others what it counted every USAGE_REPORT_MS; theirs are
- * added to its windows (clock-aligned, so every worker's window is the same one). A key is thus
- * refused once the node's total reaches its limit, give or take one report interval.
+ * Limits shared by several gateway processes (docs/operations.md, "Workers" and "A PostgreSQL
+ * deployment of several gateways"): each counts its own requests at once and tells the others what it counted every
+ * USAGE_REPORT_MS; theirs are added to its windows (clock-aligned, so every process's window is
+ * the same one). A key is thus refused once everyone's total reaches its limit, give or take one
+ * report interval.
  */
-function shareUsage(node: NodeMessages) {
-  const windows = new Map<string, FixedWindow<string | number>>()
-  const pending = new Map<string, { end: number; uses: Map<string | number, number> }>()
+function shareUsage(share: UsageShare) {
+  const windows = new Map<string, FixedWindow<UsageKey>>()
+  const pending = new Map<string, { end: number; uses: Map<UsageKey, number> }>()
 
-  function send(scope: string, batch: { end: number; uses: Map<string | number, number> }) {
-    if (batch.uses.size > 0) node.publish({ kind: 'usage', scope, windowEnd: batch.end, uses: [...batch.uses] })
+  function send(scope: string, batch: { end: number; uses: Map<UsageKey, number> }) {
+    if (batch.uses.size > 0) share.publish({ scope, windowEnd: batch.end, uses: [...batch.uses] })
   }
   const timer = setInterval(() => {
     for (const [scope, batch] of pending) send(scope, batch)
     pending.clear()
   }, USAGE_REPORT_MS)
   timer.unref()
-  node.on('usage', ({ scope, windowEnd, uses }) => {
+  share.subscribe(({ scope, windowEnd, uses }) => {
     const window = windows.get(scope)
     if (window) for (const [key, amount] of uses) window.addFrom(windowEnd, key, amount)
   })
@@ -217,7 +219,7 @@ function shareUsage(node: NodeMessages) {
   return {
     /** The `counted` callback of one scope's window. */
     counter(scope: string) {
-      return (key: string | number, amount: number) => {
+      return (key: UsageKey, amount: number) => {
         if (amount === 0) return
         const end = windows.get(scope)?.windowEnd() ?? 0
         let batch = pending.get(scope)
@@ -229,10 +231,10 @@ function shareUsage(node: NodeMessages) {
         batch.uses.set(key, (batch.uses.get(key) ?? 0) + amount)
       }
     },
-    /** The windows other workers' uses are added to. */
+    /** The windows other processes' uses are added to. */
     count(scopes: Record<string, FixedWindow<string> | FixedWindow<number> | null>) {
       for (const [scope, window] of Object.entries(scopes)) {
-        if (window) windows.set(scope, window as FixedWindow<string | number>)
+        if (window) windows.set(scope, window as FixedWindow<UsageKey>)
       }
     },
     close: () => clearInterval(timer),

@@ -1,0 +1,94 @@
+import { notifyBatches } from '@atrium/platform'
+import type { NodeMessages } from '../server/node-messages.ts'
+
+/** A limit key: a session id, an API key number or a client address (rate-limits.ts). */
+export type UsageKey = string | number
+
+/**
+ * Uses of one limit scope that one gateway process counted since its last report, per key, in the
+ * window ending at `windowEnd` (epoch ms: windows are aligned to the clock, so every process
+ * names the same window alike).
+ */
+export interface UsageReport {
+  scope: string
+  windowEnd: number
+  uses: [UsageKey, number][]
+}
+
+/**
+ * How limit usage goes between gateway processes, so a limit holds for all of them together: the
+ * workers of one node (`workersUsage`), or every gateway process on one PostgreSQL gateway
+ * database (`createUsageLink`, docs/operations.md, "A PostgreSQL deployment of several gateways").
+ */
+export interface UsageShare {
+  /** Tells the other processes; they never send a report back to its sender. */
+  publish(report: UsageReport): void
+  /** Reports from the other processes. */
+  subscribe(receive: (report: UsageReport) => void): void
+}
+
+/** The node's workers as a usage share (through the primary); undefined for a gateway that is its node's only process. */
+export function workersUsage(node: NodeMessages): UsageShare | undefined {
+  if (!node.shared) return undefined
+  return {
+    publish: (report) => node.publish({ kind: 'usage', ...report }),
+    subscribe: (receive) => node.on('usage', ({ scope, windowEnd, uses }) => receive({ scope, windowEnd, uses })),
+  }
+}
+
+/** The channel's name (signals/gateway-links.ts). */
+export const USAGE_CHANNEL = 'atrium_gateway_usage'
+
+/** A report as notification payloads within PostgreSQL's payload limit, its uses split between them. */
+export function usagePayloads({ scope, windowEnd, uses }: UsageReport): string[] {
+  const overhead = Buffer.byteLength(JSON.stringify({ scope, windowEnd, uses: [] })) - 2
+  return notifyBatches(uses, overhead).map((batch) => JSON.stringify({ scope, windowEnd, uses: batch }))
+}
+
+function isUse(value: unknown): value is [UsageKey, number] {
+  if (!Array.isArray(value) || value.length !== 2) return false
+  const [key, amount] = value as unknown[]
+  return (
+    (typeof key === 'string' || Number.isSafeInteger(key)) && Number.isSafeInteger(amount) && (amount as number) > 0
+  )
+}
+
+/** A report from a notification payload; undefined when it is not one. */
+export function parseUsageReport(payload: string): UsageReport | undefined {
+  try {
+    const value = JSON.parse(payload) as Partial<UsageReport>
+    if (
+      typeof value.scope === 'string' &&
+      Number.isSafeInteger(value.windowEnd) &&
+      Array.isArray(value.uses) &&
+      value.uses.every(isUse)
+    ) {
+      return { scope: value.scope, windowEnd: value.windowEnd!, uses: value.uses }
+    }
+  } catch {}
+  return undefined
+}
+
+/**
+ * Usage between every gateway process on one PostgreSQL gateway database, other nodes' included:
+ * a report goes out as one or more notifications (`send`), and what arrives (`receive`) reaches
+ * the subscribers; a malformed payload is dropped and reported to `malformed`.
+ */
+export function createUsageLink(send: (payload: string) => void, malformed: (payload: string) => void) {
+  const subscribers: ((report: UsageReport) => void)[] = []
+  return {
+    share: {
+      publish(report) {
+        for (const payload of usagePayloads(report)) send(payload)
+      },
+      subscribe(receive) {
+        subscribers.push(receive)
+      },
+    } satisfies UsageShare,
+    receive(payload: string): void {
+      const report = parseUsageReport(payload)
+      if (report) for (const receive of subscribers) receive(report)
+      else malformed(payload)
+    },
+  }
+}
