@@ -82,6 +82,26 @@ export function useCalls({ api, me, bus, enabled, reportIce, live }: CallsOption
     return created
   }
 
+  /**
+   * Rings for the call that call/active says rings for this person now, with its offer. Its
+   * answer, not a CallUpdated event, decides: an event may be replayed after a reconnect, of a
+   * ring that ended while the page was offline.
+   */
+  function ringIfRinging(): Promise<void> {
+    return api.active().then(({ call, offer }) => {
+      if (call?.state !== 'ringing' || call.callee !== me || !offer) return
+      if (!canRing()) return
+      const stored = early.current.get(call.call_id) ?? { candidates: [] }
+      early.current.set(call.call_id, { ...stored, offer })
+      setPhase({ kind: 'incoming', call })
+    })
+  }
+
+  /** Whether a ring may take the screen: no call of this device is on it. */
+  function canRing(): boolean {
+    return current.current.kind === 'idle' || current.current.kind === 'ended'
+  }
+
   function onEvent(event: BroadcastEvent | 'resync') {
     if (event === 'resync' || event.module !== 'chat') return
     const now = current.current
@@ -100,10 +120,12 @@ export function useCalls({ api, me, bus, enabled, reportIce, live }: CallsOption
     if (event.type !== 'CallUpdated') return
     const call = callOf(event.data)
     const mine = (now.kind === 'active' || now.kind === 'incoming') && now.call.call_id === call.call_id
-    if (call.state === 'ringing' && call.callee === me && now.kind === 'idle') setPhase({ kind: 'incoming', call })
-    else if (call.state === 'ringing' && call.callee === me && now.kind === 'ended')
-      setPhase({ kind: 'incoming', call })
-    else if (mine && call.state === 'ended') finish(call)
+    if (call.state === 'ringing' && call.callee === me && canRing()) {
+      // Asked rather than rung at once; should the question fail, the event rings.
+      ringIfRinging().catch(() => {
+        if (canRing()) setPhase({ kind: 'incoming', call })
+      })
+    } else if (mine && call.state === 'ended') finish(call)
     else if (mine && now.kind === 'active') setPhase({ kind: 'active', call })
     // Answered on another device of this person: this one stops ringing.
     else if (mine && now.kind === 'incoming' && call.state === 'connected') setPhase({ kind: 'idle' })
@@ -121,16 +143,7 @@ export function useCalls({ api, me, bus, enabled, reportIce, live }: CallsOption
   useEffect(() => {
     if (!enabled || (opened.current && !live)) return
     opened.current = true
-    api
-      .active()
-      .then(({ call, offer }) => {
-        if (call?.state !== 'ringing' || call.callee !== me || !offer) return
-        if (current.current.kind !== 'idle') return
-        const stored = early.current.get(call.call_id) ?? { candidates: [] }
-        early.current.set(call.call_id, { ...stored, offer })
-        setPhase({ kind: 'incoming', call })
-      })
-      .catch(() => {})
+    ringIfRinging().catch(() => {})
   }, [api, enabled, me, live])
 
   // Leaving the page ends the call at once, instead of leaving the other side to the heartbeat.

@@ -220,6 +220,40 @@ test('two browsers call each other over host candidates; a reload keeps the ring
     .getByRole('status')
     .filter({ hasText: /^Call ended · .* declined$/ })
     .waitFor()
+
+  // Alice's page opens offline again, and Bob calls and hangs up while it rings. Her stream's
+  // replay then brings that ring and its end: the page asks call/active rather than ring for a
+  // replayed event, so it neither rings nor says "Call ended" for a call that was over. Bob's next
+  // call, after the replay, rings once.
+  await alice.page.route(stream, (route) => route.abort())
+  await alice.page.goto(`${system.url}/chat/`)
+  await alice.page.locator('.live-status', { hasText: 'Offline' }).waitFor()
+  await alice.page.evaluate(() => {
+    const seen: string[] = []
+    const shown = { ring: false, ended: false }
+    new MutationObserver(() => {
+      const ring = document.querySelector('[role="alertdialog"]') !== null
+      const ended = [...document.querySelectorAll('[role="status"]')].some((node) =>
+        node.textContent?.startsWith('Call ended'),
+      )
+      if (ring && !shown.ring) seen.push('ring')
+      if (ended && !shown.ended) seen.push('ended')
+      Object.assign(shown, { ring, ended })
+    }).observe(document.body, { subtree: true, childList: true, characterData: true })
+    ;(window as unknown as { callScreens: string[] }).callScreens = seen
+  })
+  await bob.page.getByRole('button', { name: 'Call back Alice' }).first().click()
+  const bobCall = bob.page.getByRole('region', { name: 'Call with Alice' })
+  await bobCall.getByText('Ringing…').waitFor()
+  await bobCall.getByRole('button', { name: 'End call' }).click()
+  await bob.page.getByRole('status').filter({ hasText: 'Call ended' }).waitFor()
+  await alice.page.unroute(stream)
+  await alice.page.locator('.live-status').waitFor({ state: 'detached', timeout: 40_000 })
+  await alice.page.locator('.chat-list', { hasText: /Missed (video )?call/ }).waitFor()
+  await bob.page.getByRole('button', { name: 'Call back Alice' }).first().click()
+  await alice.page.getByRole('alertdialog', { name: 'Bob is calling' }).getByRole('button', { name: 'Decline' }).click()
+  const screens = await alice.page.evaluate(() => (window as unknown as { callScreens: string[] }).callScreens)
+  assert.deepEqual(screens, ['ring'], 'only the call placed after the replay rang')
   // The refused stream attempts were logged as console errors by design of this step.
   const unexpected = alice.errors.filter((error) => !error.includes('/auth/v1/subscribe'))
   assert.deepEqual([...unexpected, ...bob.errors], [])
