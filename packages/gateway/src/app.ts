@@ -5,6 +5,7 @@ import {
   installOpenApi,
   processVersion,
   type Service,
+  startBackgroundSweep,
   warnNewerSchema,
 } from '@atrium/platform'
 import type { FastifyServerOptions } from 'fastify'
@@ -354,15 +355,13 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     await store.mcpAudit.sweep(store.now() - config.Mcp.AuditRetentionDays * 86_400_000)
     await store.mcpGrants.sweep()
   }
-  const sweep = setInterval(() => {
-    if (!singletons) return
-    store.sessions.sweep().catch((error) => app.log.error({ err: error }, 'session sweep failed'))
-    challenges.sweep().catch((error) => app.log.error({ err: error }, 'sign-in challenge sweep failed'))
-    sweepFiles(files).catch((error) => app.log.error({ err: error }, 'file sweep failed'))
-    sweepMcp().catch((error) => app.log.error({ err: error }, 'MCP audit sweep failed'))
-  }, config.Sessions.SweepSeconds * 1000)
-  sweep.unref()
-  app.addHook('onClose', async () => clearInterval(sweep))
+  if (singletons) {
+    const everyMs = config.Sessions.SweepSeconds * 1000
+    startBackgroundSweep(app, everyMs, 'session sweep', () => store.sessions.sweep())
+    startBackgroundSweep(app, everyMs, 'sign-in challenge sweep', () => challenges.sweep())
+    startBackgroundSweep(app, everyMs, 'file sweep', () => sweepFiles(files))
+    startBackgroundSweep(app, everyMs, 'MCP audit sweep', sweepMcp)
+  }
 
   // The embedded STUN responder and its diagnostics (docs/stun.md).
   const { stun, stunReports } = await installStun(app, { config, store, bind: singletons })

@@ -1,3 +1,4 @@
+export { startBackgroundSweep } from './background-sweep.ts'
 export { type BuildInfo, buildInfo } from './build-info.ts'
 export {
   ConfigError,

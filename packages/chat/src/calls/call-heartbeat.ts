@@ -1,5 +1,4 @@
-import type { Service } from '@atrium/platform'
-import { startBackgroundSweep } from '../background-sweep.ts'
+import { type Service, startBackgroundSweep } from '@atrium/platform'
 import type { Store } from '../store.ts'
 import type { EndReason } from './call-record.ts'
 import { endCall } from './call-transitions.ts'

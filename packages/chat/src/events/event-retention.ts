@@ -1,5 +1,4 @@
-import { type Service, timetickAt } from '@atrium/platform'
-import { startBackgroundSweep } from '../background-sweep.ts'
+import { type Service, startBackgroundSweep, timetickAt } from '@atrium/platform'
 import type { EventFeed } from './event-feed.ts'
 
 export interface EventRetentionOptions {

@@ -1,4 +1,4 @@
-import { ApiError, type Service } from '@atrium/platform'
+import { ApiError, type Service, startBackgroundSweep } from '@atrium/platform'
 import type { FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { requireScope } from '../auth/caller.ts'
@@ -97,23 +97,11 @@ export default async function domainsPlugin(
   })
 
   if (recheckSeconds > 0) {
-    let running = false
-    const recheck = async () => {
-      if (running) return
-      running = true
-      try {
-        for (const row of await domains.pending()) {
-          const checked = await verifyProjectDomain(domains, checkDomain, row)
-          if (checked.state === VERIFIED) app.log.info({ domain: checked.domain }, 'project domain verified')
-        }
-      } finally {
-        running = false
+    startBackgroundSweep(app, recheckSeconds * 1000, 'project domain re-check', async () => {
+      for (const row of await domains.pending()) {
+        const checked = await verifyProjectDomain(domains, checkDomain, row)
+        if (checked.state === VERIFIED) app.log.info({ domain: checked.domain }, 'project domain verified')
       }
-    }
-    const timer = setInterval(() => {
-      recheck().catch((error) => app.log.error({ err: error }, 'project domain re-check failed'))
-    }, recheckSeconds * 1000)
-    timer.unref()
-    app.addHook('onClose', async () => clearInterval(timer))
+    })
   }
 }

@@ -1,5 +1,12 @@
 import type { Readable } from 'node:stream'
-import { ApiError, type FrontRequest, hasFlag, type ReplyView, RouteFlags } from '@atrium/platform'
+import {
+  ApiError,
+  type FrontRequest,
+  hasFlag,
+  type ReplyView,
+  RouteFlags,
+  startBackgroundSweep,
+} from '@atrium/platform'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { GatewayRequest } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
@@ -74,13 +81,9 @@ function hasBody(request: FrontRequest): boolean {
 export default async function proxyPlugin(app: FastifyInstance, options: ProxyPluginOptions) {
   const { routes, cors, settings } = options
   await Promise.all([routes.refresh(), cors.refresh()])
-  const reload = setInterval(() => {
-    Promise.all([routes.refresh(), cors.refresh()]).catch((error) =>
-      app.log.error({ err: error }, 'route map reload failed'),
-    )
-  }, settings.RouteReloadMs)
-  reload.unref()
-  app.addHook('onClose', async () => clearInterval(reload))
+  startBackgroundSweep(app, settings.RouteReloadMs, 'route map reload', () =>
+    Promise.all([routes.refresh(), cors.refresh()]),
+  )
 
   // Bodies stream through untouched: the raw request is the body, whatever its type or size.
   app.removeAllContentTypeParsers()

@@ -1,11 +1,16 @@
-import type { Service } from '@atrium/platform'
+import type { FastifyInstance } from 'fastify'
 
 /**
  * Runs `sweep` every `everyMs` in the background, never two at once, logging a failure as `what`
  * failed; the app's close stops the timer and waits for a sweep under way.
  */
-export function startBackgroundSweep(app: Service, everyMs: number, what: string, sweep: () => Promise<void>): void {
-  let running: Promise<void> | undefined
+export function startBackgroundSweep(
+  app: FastifyInstance,
+  everyMs: number,
+  what: string,
+  sweep: () => Promise<unknown>,
+): void {
+  let running: Promise<unknown> | undefined
   const timer = setInterval(() => {
     if (running) return
     running = sweep()
