@@ -61,6 +61,11 @@ forEachDialect('people are found by name or email, shown by name everywhere and 
   const memberNames = alice.page.locator('.member-list .member-name')
   await memberNames.filter({ hasText: 'Carol Created' }).waitFor()
   assert.deepEqual((await memberNames.allInnerTexts()).sort(), ['Bob Builder', 'Carol Created', 'You'])
+  // Who is online: Alice and Bob have the messenger open, Carol never signed in (one answer says all three).
+  const memberRow = (name: string) => alice.page.locator('.member-list li', { hasText: name })
+  await memberRow('Bob Builder').locator('.presence.online', { hasText: 'online' }).waitFor()
+  await memberRow('You').locator('.presence.online', { hasText: 'online' }).waitFor()
+  assert.equal(await memberRow('Carol Created').locator('.presence').count(), 0)
   await checkAccessibility(alice.page, 'people-members')
   await alice.page.locator('.chat-info-toggle').click()
 

@@ -24,29 +24,34 @@ export function useTypingSender(api: ChatApi, chatId: string): () => void {
   return useMemo(() => createTypingSender(() => api.sendTyping(chatId)), [api, chatId])
 }
 
-/** How often an open private chat asks whether the peer is connected. */
+/** How often an open chat asks which members are connected. */
 const PRESENCE_POLL_MS = 10_000
 
+/** The gateway tells presence for chats of at most this many members (docs/events.md). */
+export const PRESENCE_MAX_MEMBERS = 500
+
 /**
- * Whether the peer of an open private chat has a live connection (GET /auth/v1/presence), asked
- * when the chat opens and every 10 s; undefined for other chats and until the first answer. A peer
- * who is typing is online whatever the last answer said.
+ * Which members of a chat have a live connection (GET /auth/v1/presence), asked while `active`:
+ * at once and every 10 s. Undefined until the first answer and after a failed one: unknown
+ * presence shows nothing rather than a wrong "offline".
  */
-export function usePeerPresence(api: ChatApi, chat: ChatView, typers: string[]): boolean | undefined {
-  const [online, setOnline] = useState<boolean | undefined>(undefined)
-  const isPrivate = chat.type === ChatType.Private
+export function useMembersPresence(
+  api: ChatApi,
+  chatId: string,
+  active: boolean,
+): ReadonlyMap<string, boolean> | undefined {
+  const [online, setOnline] = useState<ReadonlyMap<string, boolean> | undefined>(undefined)
   useEffect(() => {
     setOnline(undefined)
-    if (!isPrivate) return
+    if (!active) return
     let current = true
     const ask = () =>
       api
-        .getPresence(chat.id)
+        .getPresence(chatId)
         .then(({ members }) => {
-          if (current) setOnline(members.find((member) => member.member === chat.peer)?.online)
+          if (current) setOnline(new Map(members.map(({ member, online }) => [member, online])))
         })
         .catch(() => {
-          // Unknown presence shows nothing rather than a wrong "offline".
           if (current) setOnline(undefined)
         })
     ask()
@@ -55,6 +60,17 @@ export function usePeerPresence(api: ChatApi, chat: ChatView, typers: string[]):
       current = false
       clearInterval(timer)
     }
-  }, [api, chat.id, chat.peer, isPrivate])
-  return isPrivate && typers.includes(chat.peer) ? true : online
+  }, [api, chatId, active])
+  return online
+}
+
+/**
+ * Whether the peer of an open private chat has a live connection; undefined for other chats and
+ * until the first answer. A peer who is typing is online whatever the last answer said.
+ */
+export function usePeerPresence(api: ChatApi, chat: ChatView, typers: string[]): boolean | undefined {
+  const isPrivate = chat.type === ChatType.Private
+  const online = useMembersPresence(api, chat.id, isPrivate)
+  if (!isPrivate) return undefined
+  return typers.includes(chat.peer) ? true : online?.get(chat.peer)
 }

@@ -6,6 +6,7 @@ import { failureText } from '../../api/envelope.ts'
 import { Avatar } from '../../people/avatar.tsx'
 import { usePeopleNames } from '../../people/people-names.ts'
 import { compareIds } from '../chat-list/chat-list-state.ts'
+import { PRESENCE_MAX_MEMBERS, useMembersPresence } from '../conversation/use-typing.ts'
 import { InviteLink } from '../manage/invite-link.tsx'
 import { senderName } from '../message/names.ts'
 import { AddMember } from './add-member.tsx'
@@ -23,8 +24,9 @@ interface MembersPanelProps {
 const PAGE = 100
 
 /**
- * The members of the open chat with their roles; owner and admins add and remove members, grant
- * and revoke Admin, and create a group invite link for guests.
+ * The members of the open chat with their roles and who is online (chats of up to 500 members);
+ * owner and admins add and remove members, grant and revoke Admin, and create a group invite link
+ * for guests.
  */
 export function MembersPanel({ api, chat, me, onChanged }: MembersPanelProps) {
   const [members, setMembers] = useState<MemberView[]>([])
@@ -33,6 +35,7 @@ export function MembersPanel({ api, chat, me, onChanged }: MembersPanelProps) {
   const [busy, setBusy] = useState('')
   const [error, setError] = useState('')
   const names = usePeopleNames()
+  const online = useMembersPresence(api, chat.id, chat.member_count <= PRESENCE_MAX_MEMBERS)
 
   function learn(page: MemberView[]) {
     names?.learn(page.map((member) => ({ id: member.member, name: member.name })))
@@ -111,6 +114,7 @@ export function MembersPanel({ api, chat, me, onChanged }: MembersPanelProps) {
               <li key={member.member} data-member-id={member.member}>
                 <Avatar id={member.member} name={self ? member.name : senderName(member.member, chat, me, names)} />
                 <span class="member-name">{senderName(member.member, chat, me, names)}</span>
+                {online?.get(member.member) && <span class="presence online">online</span>}
                 <span class={`role role-${roleName(member).toLowerCase()}`}>{roleName(member)}</span>
                 <span class="member-actions">
                   {allowed.makeAdmin && (
