@@ -38,7 +38,8 @@ export function renderConfigurationReference(): string {
     '',
     'Booleans accept `true/false/1/0/yes/no/on/off`; lists and maps in the environment are JSON.',
     'Database connection strings are `sqlite:<path>` (relative to the working directory) or',
-    '`postgres://user@host:port/database`, optionally with `?schema=<name>` to use a PostgreSQL schema.',
+    '`postgres://user@host:port/database`, optionally with `?schema=<name>` to use a PostgreSQL schema and',
+    '`pool_max=<n>` (1–1000, default 10) for the most connections the process keeps to it.',
     '',
     '<!-- Generated from each packages/*/src/config.ts by `npm run docs`; do not edit by hand. -->',
   ]

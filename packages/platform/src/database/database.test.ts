@@ -6,6 +6,7 @@ import { join, relative } from 'node:path'
 import { test } from 'node:test'
 import { type Generated, type Kysely, sql } from 'kysely'
 import { createTestDatabaseUrl, forEachDialect, onlyWithPostgres, openTestDatabase } from '../testing/databases.ts'
+import { until } from '../testing/until.ts'
 import { columnType, notNullDefault, primaryKey, readBool, writeBool } from './columns.ts'
 import { createDatabase } from './database.ts'
 
@@ -122,6 +123,31 @@ test('an unsupported or malformed URL throws an error naming the accepted forms'
   assert.throws(() => createDatabase('sqlite:'), /invalid SQLite database URL: use sqlite:<path>/)
   assert.throws(() => createDatabase('sqlite://data/chat.db'), /invalid SQLite database URL/)
   assert.throws(() => createDatabase('postgres://localhost/test?schema=Bad-Name'), /invalid schema in database URL/)
+  for (const bad of ['0', '1001', '2.5', 'ten', '', '-3']) {
+    assert.throws(
+      () => createDatabase(`postgres://localhost/test?pool_max=${bad}`),
+      /invalid pool_max in database URL: .* must be a whole number from 1 to 1000/,
+      bad,
+    )
+  }
+})
+
+test('PostgreSQL ?pool_max= caps the pool: queries past it wait for a connection', onlyWithPostgres(), async (t) => {
+  const url = new URL(await createTestDatabaseUrl(t, 'postgres'))
+  url.searchParams.set('pool_max', '2')
+  const database = createDatabase(url.toString())
+  t.after(() => database.destroy())
+  const queries = Array.from({ length: 5 }, (_, index) =>
+    sql<{ n: number }>`select ${index}::int as n, pg_sleep(0.2)`.execute(database.db),
+  )
+  await until(() => (database.poolStats()?.waiting ?? 0) > 0, 'a query waiting for a connection')
+  assert.equal(database.poolStats()?.total, 2)
+  const rows = await Promise.all(queries)
+  assert.deepEqual(
+    rows.map(({ rows }) => rows[0]?.n),
+    [0, 1, 2, 3, 4],
+  )
+  assert.equal(database.poolStats()?.total, 2)
 })
 
 test('PostgreSQL int8 and numeric results beyond Number.MAX_SAFE_INTEGER throw', onlyWithPostgres(), async (t) => {

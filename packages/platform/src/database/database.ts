@@ -99,13 +99,31 @@ function openSqlite<DB>(url: string): Database<DB> {
   }
 }
 
-/** How to connect to a `postgres://…[?schema=<name>]` URL: node-postgres's settings and the schema. */
+/** node-postgres's pool size when the URL names none. */
+export const DEFAULT_POOL_MAX = 10
+
+/**
+ * How to connect to a `postgres://…[?schema=<name>][&pool_max=<n>]` URL: node-postgres's settings,
+ * the schema and the pool's size.
+ */
 export interface PostgresConnection {
   connectionString: string
   /** Startup options (`-c search_path=<schema>` and the URL's own `options`), when there are any. */
   options?: string
   /** The URL's schema; null for the server's default search path. */
   schema: string | null
+  /** The most connections the process's pool opens (`pool_max`, 1–1000; DEFAULT_POOL_MAX without it). */
+  poolMax: number
+}
+
+/** The URL's `pool_max`, or DEFAULT_POOL_MAX; anything but a whole number from 1 to 1000 is refused. */
+function poolMaxOf(value: string | null): number {
+  if (value === null) return DEFAULT_POOL_MAX
+  const max = Number(value)
+  if (!/^\d+$/.test(value) || max < 1 || max > 1000) {
+    throw new Error(`invalid pool_max in database URL: "${value}" must be a whole number from 1 to 1000`)
+  }
+  return max
 }
 
 /** Parses a PostgreSQL database URL as `createDatabase` connects to it. */
@@ -113,6 +131,8 @@ export function postgresConnection(url: string): PostgresConnection {
   const parsed = new URL(url)
   const schema = parsed.searchParams.get('schema')
   parsed.searchParams.delete('schema')
+  const poolMax = poolMaxOf(parsed.searchParams.get('pool_max'))
+  parsed.searchParams.delete('pool_max')
   let startupOptions = parsed.searchParams.get('options') ?? ''
   parsed.searchParams.delete('options')
   if (schema !== null) {
@@ -126,12 +146,13 @@ export function postgresConnection(url: string): PostgresConnection {
     connectionString: parsed.toString(),
     ...(startupOptions === '' ? {} : { options: startupOptions }),
     schema,
+    poolMax,
   }
 }
 
 function openPostgres<DB>(url: string, options: DatabaseOptions): Database<DB> {
-  const { schema: _schema, ...connection } = postgresConnection(url)
-  const pool = new Pool({ ...connection, types: { getTypeParser } })
+  const { schema: _schema, poolMax, ...connection } = postgresConnection(url)
+  const pool = new Pool({ ...connection, max: poolMax, types: { getTypeParser } })
   // Without a listener, an idle connection dropped by the server would crash the process.
   pool.on('error', options.onConnectionError ?? (() => {}))
   const postgres = new PostgresDialect({ pool })

@@ -61,7 +61,7 @@ test('a listener whose connection the server ends connects and listens again', o
   const sender = listener(t, url)
   const receiver = listener(t, url)
   await Promise.all([sender.channel.listening(), receiver.channel.listening()])
-  const { schema, ...connection } = postgresConnection(url)
+  const { schema, poolMax: _poolMax, ...connection } = postgresConnection(url)
   const admin = new Client(connection)
   await admin.connect()
   t.after(() => admin.end())

@@ -76,7 +76,7 @@ export function openNotifyChannel<Name extends string>({
   onListening,
   retryMs = 1000,
 }: NotifyChannelOptions<Name>): NotifyChannel<Name> {
-  const { schema, ...connection } = postgresConnection(url)
+  const { schema, poolMax: _poolMax, ...connection } = postgresConnection(url)
   const channels = new Map(names.map((name) => [name, notifyChannelName(name, schema)]))
   const nameOf = new Map([...channels].map(([name, channel]) => [channel, name]))
   let client: Client | undefined
