@@ -88,6 +88,8 @@ function summarise(name: string, runs: Run[]): Row {
 /** Ratios printed under the table: [numerator, denominator, label]. */
 const RATIOS = [
   ['gateway', 'node-proxy', 'gateway / the bare node:http proxy floor (target: CPU per request ≤ 1.25×)'],
+  ['gateway', 'node-proxy-signed', 'gateway / the floor that also signs the hop and sets the identity headers'],
+  ['node-proxy-signed', 'node-proxy', 'the signing floor / the bare floor (what the specified hop costs)'],
   ['gateway', 'nginx-auth', 'gateway / nginx auth_request + proxy_pass'],
   ['gateway', 'nginx', 'gateway / nginx proxy_pass'],
   ['gateway-auth', 'nginx-auth', 'gateway answering itself / nginx auth_request + proxy_pass'],

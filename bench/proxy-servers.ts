@@ -9,14 +9,19 @@
  *                                               gateway's forwarder does, with nothing else of the gateway;
  *                                               with a port, on that port with SO_REUSEPORT, so several
  *                                               processes share it as the gateway's Workers do
+ *   node bench/proxy-servers.ts proxy-signed <name> <upstream port>
+ *                                               the floor of the gateway's specified work: the same, plus a
+ *                                               request id (echoed), the identity headers and the signed hop
+ *                                               (X-Service-Auth) the gateway sends every module
  * Each listens on an ephemeral loopback port, prints `{"port":…}` on one line and runs until SIGTERM.
  * The auth service and the proxy learn the valid session tokens on standard input (a JSON array).
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { text } from 'node:stream/consumers'
 import { gzipSync } from 'node:zlib'
 import { Agent, type Dispatcher } from 'undici'
+import { signHop } from '../packages/platform/src/identity.ts'
 
 /** The upstream's answer to every request. */
 export const UPSTREAM_BODY = '{"ok":true,"from":"upstream"}'
@@ -68,21 +73,34 @@ function createAuthHandler(cookieName: string, tokens: string[]) {
   }
 }
 
+/** The inter-service secret the signed floor signs with (its upstream checks nothing). */
+const FLOOR_SECRET = 'proxy-bench-floor-secret'.padEnd(40, '-')
+
 /**
  * Checks the session cookie and forwards the request with the user in X-Crm on a keep-alive undici
  * pool, answering the upstream's status, content type and body (collected: the upstream's is small).
+ * `signed` adds what the specification has the gateway send a module: a request id (echoed in the
+ * answer), the identity headers and X-Service-Auth, signed with the platform's own `signHop`.
  */
-function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: number) {
+function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: number, signed = false) {
   const sessionOf = createSessionCheck(cookieName, tokens)
   const agent = new Agent({ connections: 64, pipelining: 1, keepAliveTimeout: 60_000 })
   const origin = `http://127.0.0.1:${upstreamPort}`
   return function answerProxy(request: IncomingMessage, response: ServerResponse) {
     const session = sessionOf(request, response)
     if (!session) return
-    const headers = {
+    const path = request.url ?? '/'
+    const headers: Record<string, string> = {
       host: request.headers.host ?? '',
       'x-crm': session.user,
       'x-forwarded-for': request.socket.remoteAddress ?? '',
+    }
+    const requestId = signed ? randomUUID() : ''
+    if (signed) {
+      headers['x-request-id'] = requestId
+      headers['x-scopes'] = 'chat'
+      headers['x-keytype'] = 'session'
+      headers['x-service-auth'] = signHop(FLOOR_SECRET, { method: request.method ?? 'GET', url: path, headers })
     }
     let status = 0
     let type = 'application/octet-stream'
@@ -100,7 +118,8 @@ function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: 
       },
       onResponseEnd() {
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-        response.writeHead(status, { 'content-type': type, 'content-length': body.length })
+        const answer = { 'content-type': type, 'content-length': body.length }
+        response.writeHead(status, signed ? { ...answer, 'x-request-id': requestId } : answer)
         response.end(body)
       },
       onResponseError() {
@@ -109,7 +128,7 @@ function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: 
       },
     }
     const method = request.method as Dispatcher.HttpMethod
-    agent.dispatch({ origin, path: request.url ?? '/', method, headers }, handler)
+    agent.dispatch({ origin, path, method, headers }, handler)
   }
 }
 
@@ -138,11 +157,12 @@ async function main() {
   if (role === 'upstream') handler = answerUpstream
   else if (role === 'auth' && cookieName) handler = createAuthHandler(cookieName, JSON.parse(await text(process.stdin)))
   else if (role === 'static') handler = createStaticHandler(JSON.parse(await text(process.stdin)) as string)
-  else if (role === 'proxy' && cookieName && upstreamPort) {
-    handler = createProxyHandler(cookieName, JSON.parse(await text(process.stdin)), Number(upstreamPort))
+  else if ((role === 'proxy' || role === 'proxy-signed') && cookieName && upstreamPort) {
+    const tokens = JSON.parse(await text(process.stdin))
+    handler = createProxyHandler(cookieName, tokens, Number(upstreamPort), role === 'proxy-signed')
   } else {
     throw new Error(
-      'usage: node bench/proxy-servers.ts upstream | auth <cookie name> | proxy <cookie name> <upstream port> [<port>] | static',
+      'usage: node bench/proxy-servers.ts upstream | auth <cookie name> | proxy <cookie name> <upstream port> [<port>] | proxy-signed <cookie name> <upstream port> | static',
     )
   }
   // nginx and the gateway keep idle upstream connections for up to a minute between rounds.

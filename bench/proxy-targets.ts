@@ -16,6 +16,7 @@ export const TARGETS = [
   'gateway',
   'gateway-auth',
   'node-proxy',
+  'node-proxy-signed',
   'static-nginx',
   'static-gateway',
   'static-node',
@@ -58,7 +59,7 @@ export interface TargetContext {
    * Starts a helper of bench/proxy-servers.ts on the servers' CPU, stopped with the benchmark: the
    * auth service of nginx auth_request, or the bare Node proxy.
    */
-  startHelper(role: 'auth' | 'proxy' | 'static'): Promise<{ pid: number; port: number }>
+  startHelper(role: 'auth' | 'proxy' | 'proxy-signed' | 'static'): Promise<{ pid: number; port: number }>
   /** Registers a server's stop for the end of the benchmark. */
   track(stop: () => Promise<void>): void
   /** The page and the directory with it and its .gz for nginx. */
@@ -196,9 +197,10 @@ export async function createTarget(name: TargetName, context: TargetContext): Pr
     }
   }
 
-  if (name === 'node-proxy') {
-    // The runtime's floor: authenticate and forward in bare node:http, nothing else of the gateway.
-    const proxy = await context.startHelper('proxy')
+  if (name === 'node-proxy' || name === 'node-proxy-signed') {
+    // The runtime's floor: authenticate and forward in bare node:http, nothing else of the gateway;
+    // signed, also the request id, identity headers and signed hop the gateway must send.
+    const proxy = await context.startHelper(name === 'node-proxy' ? 'proxy' : 'proxy-signed')
     const url = `http://127.0.0.1:${proxy.port}${PROXY_PATH}`
     return { name, url, headers: cookie, server: [proxy.pid], auth: [], check: () => expectUpstream(url, cookie) }
   }

@@ -4,7 +4,7 @@
  * (the Authelia / oauth2-proxy pattern), all with keep-alive upstreams; and a 20 KB page with gzip
  * from the gateway's static service against nginx `gzip_static`.
  *   npm exec -- node bench/proxy.ts [--seconds 10] [--rounds 3] [--warmup 3] [--connections 32]
- *     [--threads 1] [--targets nginx,nginx-auth,gateway,gateway-auth,node-proxy,static-nginx,static-gateway,static-node]
+ *     [--threads 1] [--targets nginx,nginx-auth,gateway,gateway-auth,node-proxy,node-proxy-signed,static-nginx,static-gateway,static-node]
  *     [--server-cpu 1] [--load-cpu 0] [--upstream-cpu 0] [--max-others 10] [--retries 2] [--quiet-wait 120]
  *     [--profile 10] [--profile-targets gateway,static-gateway] [--baseline <checkout>] [--keep]
  * Needs nginx (with the auth_request and gzip_static modules) and wrk: on Debian

@@ -19,7 +19,7 @@ import type { ModuleDirectory } from './module-instances.ts'
 import type { ProxyMetrics } from './proxy-metrics.ts'
 import { createResponseHeaders } from './response-headers.ts'
 import type { Route, Routes } from './routes.repository.ts'
-import { createUpstreamTargets } from './upstream-target.ts'
+import { createUpstreamTargets, upstreamPath } from './upstream-target.ts'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -126,10 +126,7 @@ export default async function proxyPlugin(app: FastifyInstance, options: ProxyPl
     }
 
     const target = upstreamTarget(route.upstream)
-    // The URL is parsed once here, so the path signed is exactly the path sent. It is
-    // concatenated, never resolved against the origin: resolved, `//host/x` would name another host.
-    const url = new URL(target.origin + target.basePath + request.url)
-    const path = url.pathname + url.search
+    const path = upstreamPath(target, request.url)
     let appId = caller.appId
     if (decision.kind === 'allowed') {
       request.corsOrigin = decision.origin

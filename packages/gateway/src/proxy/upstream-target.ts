@@ -31,3 +31,22 @@ export function createUpstreamTargets(modules: ModuleDirectory) {
     return target
   }
 }
+
+/**
+ * A request target of only these characters comes out of the WHATWG URL parser as it went in:
+ * nothing in it is encoded, and without a dot, a percent sign or a backslash it holds no dot
+ * segment to resolve.
+ */
+const PLAIN_TARGET = /^\/[A-Za-z0-9\-_~!$&()*+,;=:@/?]*$/
+
+/**
+ * The path and query a module receives for a request target: the base path and the target as the
+ * WHATWG URL parser makes them (dot segments resolved, characters encoded), so the path signed is
+ * exactly the path sent. Concatenated, never resolved against the origin: resolved, `//host/x`
+ * would name another host. A plain target (most of them) skips the parser.
+ */
+export function upstreamPath(target: UpstreamTarget, requestUrl: string): string {
+  if (PLAIN_TARGET.test(requestUrl) && !requestUrl.endsWith('?')) return target.basePath + requestUrl
+  const url = new URL(target.origin + target.basePath + requestUrl)
+  return url.pathname + url.search
+}
