@@ -28,7 +28,7 @@ test('every main screen of the client passes axe-core without serious or critica
   const { code } = await system.mailTo('alice@example.com')
   await alice.page.getByLabel('Sign-in code').fill(code)
   await alice.page.getByRole('button', { name: 'Sign in', exact: true }).click()
-  await alice.page.getByTestId('my-crm-id').waitFor()
+  await alice.page.getByTestId('my-crm-id').waitFor({ state: 'attached' })
   await alice.page.getByText('No chats yet').waitFor()
   await checkAccessibility(alice.page, 'a11y-messenger-empty')
 

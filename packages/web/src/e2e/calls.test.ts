@@ -76,7 +76,7 @@ async function caller(t: TestContext, system: System, email: string, name: strin
   const person = await signedInPerson(browser, system, email, name)
   await person.context.addInitScript(KEEP_PEER_CONNECTIONS)
   await person.page.reload()
-  await person.page.getByTestId('my-crm-id').waitFor()
+  await person.page.getByTestId('my-crm-id').waitFor({ state: 'attached' })
   return person
 }
 

@@ -22,7 +22,7 @@ async function signInWithPrintedCode(page: Page, started: Started, label: string
   await page.getByLabel('Sign-in code').waitFor()
   await page.getByLabel('Sign-in code').fill(await printedCode(started, printed))
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
-  await page.getByTestId('my-crm-id').waitFor()
+  await page.getByTestId('my-crm-id').waitFor({ state: 'attached' })
 }
 
 test('on a fresh start a newcomer opens / and signs in by the code npm start prints, by email and by phone', async (t) => {

@@ -97,7 +97,7 @@ test('passkeys and security keys: registered, named, used to sign in, and refuse
   await checkAccessibility(alice.page, 'passkeys-sign-in')
   const verifyBody = alice.page.waitForRequest(/\/auth\/v1\/passkeys\/authenticate\/verify$/)
   await alice.page.getByRole('button', { name: 'Sign in with a passkey' }).click()
-  await alice.page.getByTestId('my-crm-id').filter({ hasText: aliceId }).waitFor()
+  await alice.page.getByTestId('my-crm-id').filter({ hasText: aliceId }).waitFor({ state: 'attached' })
   const signCount = (await laptop.credentials())[0]?.signCount ?? 0
   assert.ok(signCount >= 1, 'the authenticator counted the assertion')
 
@@ -121,7 +121,7 @@ test('passkeys and security keys: registered, named, used to sign in, and refuse
   await bob.page.getByRole('button', { name: 'Add a passkey' }).click()
   await bob.page.getByRole('status').filter({ hasText: 'Passkey 1 added.' }).waitFor()
   await signOut(bob.page)
-  await bob.page.getByTestId('my-crm-id').filter({ hasText: bobId }).waitFor()
+  await bob.page.getByTestId('my-crm-id').filter({ hasText: bobId }).waitFor({ state: 'attached' })
 
   // A clone of Alice's credential in another browser: with a lower counter, then with another
   // backup eligibility. Its autofill request is refused and said so.
@@ -158,7 +158,7 @@ test('passkeys and security keys: registered, named, used to sign in, and refuse
   await carol.page.getByRole('button', { name: 'Use a security key' }).click()
   await carol.page.getByLabel('Email address of your account').fill('carol@example.com')
   await carol.page.getByRole('button', { name: 'Use my security key' }).click()
-  await carol.page.getByTestId('my-crm-id').filter({ hasText: carolId }).waitFor()
+  await carol.page.getByTestId('my-crm-id').filter({ hasText: carolId }).waitFor({ state: 'attached' })
 
   // A removed passkey no longer signs in.
   await openAccount(alice.page)

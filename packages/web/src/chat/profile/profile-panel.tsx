@@ -57,12 +57,12 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
       <p class="me">
         <Avatar id={me.crmId} name={shown} />
         <span class="me-name">{shown}</span>
-        <span class="me-id">
-          Your user id: <strong data-testid="my-crm-id">{me.crmId}</strong>
-        </span>
       </p>
       <details class="profile-details">
         <summary>Profile</summary>
+        <p class="me-id">
+          Your user id: <strong data-testid="my-crm-id">{me.crmId}</strong>
+        </p>
         <form onSubmit={saveName}>
           <label for="profile-name">Display name</label>
           <input
