@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { ChatView, MemberView } from '../../api/chat-types.ts'
-import { managesChat, memberActions, roleName } from './member-rules.ts'
+import { inListOrder, managesChat, memberActions, roleName } from './member-rules.ts'
 
 function group(role: number, type = 2): ChatView {
   return {
@@ -67,4 +67,26 @@ test('roles read as Owner, Admin or Member', () => {
     'Admin',
     'Member',
   ])
+})
+
+test('the panel lists the owner, then admins, then members, each by name as people read it, then by id', () => {
+  const named = (id: string, role: 'owner' | 'admin' | 'member', name: string) => ({ ...member(id, role), name })
+  const members = [
+    named('7', 'member', 'bob'),
+    named('12', 'member', 'Émile'),
+    named('3', 'admin', 'Zoe'),
+    named('9', 'member', 'Alice'),
+    named('100', 'member', 'Bob'),
+    named('4', 'owner', 'Yann'),
+    named('5', 'admin', 'Carl'),
+    named('8', 'member', 'User 10'),
+    named('6', 'member', 'User 9'),
+  ]
+  const order = inListOrder(members, (m) => m.name).map((m) => m.member)
+  assert.deepEqual(order, ['4', '5', '3', '9', '7', '100', '12', '6', '8'])
+  // The list given stays as it was (paging continues from its last id).
+  assert.deepEqual(
+    members.map((m) => m.member),
+    ['7', '12', '3', '9', '100', '4', '5', '8', '6'],
+  )
 })

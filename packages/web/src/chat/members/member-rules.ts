@@ -1,4 +1,5 @@
 import type { ChatView, MemberView } from '../../api/chat-types.ts'
+import { compareIds } from '../chat-list/chat-list-state.ts'
 import { ChatType } from '../message/names.ts'
 
 /** Member role flags (spec: "Member role flags"): Owner 1, Admin 2. */
@@ -37,4 +38,23 @@ export function memberActions(chat: ChatView, me: string, member: MemberView): M
 export function roleName(member: MemberView): 'Owner' | 'Admin' | 'Member' {
   if (member.owner) return 'Owner'
   return member.admin ? 'Admin' : 'Member'
+}
+
+/** Owner first, then admins, then the other members. */
+function rankOf(member: MemberView): number {
+  if (member.owner) return 0
+  return member.admin ? 1 : 2
+}
+
+/**
+ * The members as the panel lists them: the owner, the admins, then everyone else, each group by
+ * the name shown (`nameOf`, compared as people read it: case and accents aside), people with the
+ * same name by id. The list itself stays in id order, which paging continues from.
+ */
+export function inListOrder(members: readonly MemberView[], nameOf: (member: MemberView) => string): MemberView[] {
+  const collator = new Intl.Collator(undefined, { sensitivity: 'base', numeric: true })
+  return members
+    .map((member) => ({ member, rank: rankOf(member), name: nameOf(member) }))
+    .sort((a, b) => a.rank - b.rank || collator.compare(a.name, b.name) || compareIds(a.member.member, b.member.member))
+    .map(({ member }) => member)
 }

@@ -10,7 +10,7 @@ import { PRESENCE_MAX_MEMBERS, useMembersPresence } from '../conversation/use-ty
 import { InviteLink } from '../manage/invite-link.tsx'
 import { senderName } from '../message/names.ts'
 import { AddMember } from './add-member.tsx'
-import { managesChat, memberActions, roleName } from './member-rules.ts'
+import { inListOrder, managesChat, memberActions, roleName } from './member-rules.ts'
 
 interface MembersPanelProps {
   api: ChatApi
@@ -85,6 +85,11 @@ export function MembersPanel({ api, chat, me, onChanged }: MembersPanelProps) {
     }
   }
 
+  /** The name the list is ordered by: the one shown, and for the caller their own name rather than "You". */
+  function listName(member: MemberView): string {
+    return member.member === me.crmId && member.name ? member.name : senderName(member.member, chat, me, names)
+  }
+
   function upsert(added: MemberView) {
     setMembers((known) =>
       [...known.filter((m) => m.member !== added.member), added].sort((a, b) => compareIds(a.member, b.member)),
@@ -107,7 +112,7 @@ export function MembersPanel({ api, chat, me, onChanged }: MembersPanelProps) {
         <p class="loading">Loading members…</p>
       ) : (
         <ul class="member-list">
-          {members.map((member) => {
+          {inListOrder(members, (member) => listName(member)).map((member) => {
             const allowed = memberActions(chat, me.crmId, member)
             const self = member.member === me.crmId
             return (
