@@ -194,10 +194,10 @@ const USAGE_REPORT_MS = 100
 
 /**
  * Limits shared by several gateway processes (docs/operations.md, "Workers" and "A PostgreSQL
- * deployment of several gateways"): each counts its own requests at once and tells the others what it counted every
- * USAGE_REPORT_MS; theirs are added to its windows (clock-aligned, so every process's window is
- * the same one). A key is thus refused once everyone's total reaches its limit, give or take one
- * report interval.
+ * deployment of several gateways"): each counts its own requests at once and tells the others
+ * what it counted every USAGE_REPORT_MS; theirs are added to its windows (clock-aligned, so every
+ * process's window is the same one). A key is thus refused once everyone's total reaches its
+ * limit, give or take one report interval.
  */
 function shareUsage(share: UsageShare) {
   const windows = new Map<string, FixedWindow<UsageKey>>()

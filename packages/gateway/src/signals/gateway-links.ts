@@ -10,9 +10,10 @@ type LinkName = typeof TYPING_CHANNEL | typeof PRESENCE_CHANNEL | typeof USAGE_C
 
 /**
  * Limit usage, typing and presence between every gateway process on one PostgreSQL gateway
- * database, other nodes' included (docs/events.md, "Several gateway processes", and docs/operations.md): one connection of this process, listening on a channel for each, beside the database
- * pool. Opened before the request checks, which count usage from the start; `signals` joins the
- * event hub once it exists. `close` says goodbye to the others.
+ * database, other nodes' included (docs/events.md, "Several gateway processes", and
+ * docs/operations.md): one connection of this process, listening on a channel for each, beside
+ * the database pool. Opened before the request checks, which count usage from the start;
+ * `signals` joins the event hub once it exists. `close` says goodbye to the others.
  */
 export function linkGateways(url: string, log: FastifyBaseLogger) {
   const receivers = new Map<LinkName, (payload: string) => void>()
@@ -68,5 +69,3 @@ export function linkGateways(url: string, log: FastifyBaseLogger) {
     },
   }
 }
-
-export type GatewayLinks = ReturnType<typeof linkGateways>
