@@ -89,6 +89,72 @@ forEachDialect(
 )
 
 forEachDialect(
+  'an operator registers an app: its settings are kept, its secrets shown once, and bad settings register nothing',
+  async (t, dialect) => {
+    const panel = await startPanel(t, dialect)
+    const owner = await panel.store.users.create({ name: 'Oscar Owner' })
+    const list = await panel.page('/ProxyAdmin/Apps', panel.operator)
+    assert.match(list.html, /No app is registered yet/)
+    assert.match(list.html, /<form method="post" action="\/ProxyAdmin\/Apps\/Create">/)
+
+    const refusals: [Record<string, string>, RegExp][] = [
+      [{ Name: '', Owner: String(owner.crm_id) }, /an app name has 1 to 200 characters/],
+      [{ Name: 'x'.repeat(201), Owner: String(owner.crm_id) }, /an app name has 1 to 200 characters/],
+      [{ Name: 'Shop', Owner: '424242' }, /No user "424242" to own the app/],
+      [{ Name: 'Shop', Owner: 'oscar' }, /No user "oscar" to own the app/],
+      [{ Name: 'Shop', Owner: String(owner.crm_id), Callback: 'ftp://shop.example/hook' }, /must be http\(s\)/],
+      [
+        { Name: 'Shop', Owner: String(owner.crm_id), Events: 'NewChatMessage, bad/type' },
+        /invalid event type "bad\/type"/,
+      ],
+      [{ Name: 'Shop', Owner: String(owner.crm_id), Origins: 'https://shop.example/app' }, /without a path/],
+    ]
+    for (const [form, reason] of refusals) {
+      const answer = await panel.post('/ProxyAdmin/Apps/Create', form, panel.operator)
+      assert.equal(answer.status, 303)
+      assert.match(lineOf(answer.location, 'error'), reason, JSON.stringify(form).slice(0, 80))
+    }
+    assert.deepEqual(await panel.store.apps.page({ limit: 10 }), [])
+
+    const created = await panel.post(
+      '/ProxyAdmin/Apps/Create',
+      {
+        Name: ' Shop ',
+        Owner: String(owner.crm_id),
+        AppAuthAndCORS: 'true',
+        Origins: 'https://shop.example\r\nhttps://m.shop.example:8443/',
+        Callback: 'https://shop.example/hooks/atrium',
+        Events: 'NewChatMessage, ChatCreated NewChatMessage',
+      },
+      panel.operator,
+    )
+    // The secrets are on the answer page only: no redirect, never stored by the browser.
+    assert.equal(created.status, 200)
+    const id = Number(/<code id="new-app-id">(\d+)<\/code>/.exec(created.body)?.[1])
+    const secret = /<code id="new-secret">([^<]+)<\/code>/.exec(created.body)?.[1] ?? ''
+    const webhookSecret = /<code id="new-webhook-secret">(whsec_[^<]+)<\/code>/.exec(created.body)?.[1]
+    const app = (await panel.store.apps.get(id))!
+    assert.equal(app.name, 'Shop')
+    assert.equal(app.owner, owner.crm_id)
+    assert.equal(app.flags, AppFlag.AppAuthAndCORS)
+    assert.deepEqual(appOrigins(app), ['https://shop.example', 'https://m.shop.example:8443'])
+    assert.equal(app.callback_url, 'https://shop.example/hooks/atrium')
+    assert.deepEqual(JSON.parse(app.event_types), ['NewChatMessage', 'ChatCreated'])
+    assert.equal(webhookSecret, app.webhook_secret)
+    assert.ok(await panel.store.apps.verify(id, secret), 'the secret shown signs the app in')
+    const after = await panel.page('/ProxyAdmin/Apps', panel.operator)
+    assert.match(after.html, new RegExp(`<a href="/ProxyAdmin/AppDetail\\?Id=${id}">Shop</a>`))
+    assert.ok(!after.html.includes(secret) && !after.html.includes(webhookSecret!))
+
+    const log = tableRows((await panel.page('/ProxyAdmin/Actions', panel.operator)).html)
+    assert.equal(log.length, refusals.length + 1)
+    assert.match(log[0]!, new RegExp(`app\\.create Shop ${id} Shop ok$`))
+    const audit = JSON.stringify(await panel.store.db.selectFrom('admin_actions').selectAll().execute())
+    assert.ok(!audit.includes(secret) && !audit.includes(webhookSecret!), 'no secret in the audit')
+  },
+)
+
+forEachDialect(
   'origins are refused as the CLI refuses them, and a refused change changes nothing',
   async (t, dialect) => {
     const panel = await startPanel(t, dialect)
@@ -129,6 +195,7 @@ forEachDialect('app actions refuse a non-operator and a cross-origin form, and c
     ['/ProxyAdmin/AppDetail/Origins', { Id: id, Origins: 'https://evil.example' }],
     ['/ProxyAdmin/AppDetail/RotateSecret', { Id: id }],
     ['/ProxyAdmin/AppDetail/RotateWebhookSecret', { Id: id }],
+    ['/ProxyAdmin/Apps/Create', { Name: 'Evil', Owner: String(app.owner) }],
   ]
   assert.equal((await panel.page(`/ProxyAdmin/AppDetail?Id=${id}`, panel.member)).status, 403)
   await assertActionsRefused(panel, actions, (body) => assert.doesNotMatch(body, /new-secret/))
@@ -137,5 +204,9 @@ forEachDialect('app actions refuse a non-operator and a cross-origin form, and c
   assert.deepEqual(appOrigins(after), ['https://shop.example'])
   assert.equal(after.webhook_secret, app.webhook_secret)
   assert.ok(await panel.store.apps.verify(app.id, secret))
+  assert.deepEqual(
+    (await panel.store.apps.page({ limit: 10 })).map((row) => row.name),
+    ['Shop'],
+  )
   assert.equal((await panel.page('/ProxyAdmin/Actions', panel.operator)).html.includes('<tbody>'), false)
 })

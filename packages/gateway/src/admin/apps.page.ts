@@ -1,7 +1,15 @@
 import { ApiError, AppFlag, flagNames } from '@atrium/platform'
 import { adminHref, adminTime, emptyState, html, pager } from '@atrium/platform/admin'
 import type { FastifyInstance } from 'fastify'
-import { type App, type Apps, appOrigins, normalizeOrigin } from '../apps/apps.repository.ts'
+import {
+  type App,
+  type Apps,
+  appName,
+  appOrigins,
+  eventTypeList,
+  normalizeOrigin,
+  normalizeWebhookUrl,
+} from '../apps/apps.repository.ts'
 import {
   ADMIN_ROOT,
   type AdminContext,
@@ -16,12 +24,13 @@ import {
 } from './admin-shell.ts'
 
 export interface AppsPageOptions extends AdminContext {
-  apps: Pick<Apps, 'page' | 'get' | 'update' | 'rotateSecret' | 'rotateWebhookSecret'>
+  apps: Pick<Apps, 'create' | 'page' | 'get' | 'update' | 'rotateSecret' | 'rotateWebhookSecret'>
   /** How often each gateway node re-reads the apps' origins and flags (Proxy.RouteReloadMs). */
   reloadMs: number
 }
 
 const LIST = `${ADMIN_ROOT}/Apps`
+const CREATE = `${LIST}/Create`
 const DETAIL = `${ADMIN_ROOT}/AppDetail`
 const FLAG_NAMES = Object.keys(AppFlag) as (keyof typeof AppFlag)[]
 /** As many origins as an operator types by hand; the CORS map holds them all in memory. */
@@ -49,6 +58,21 @@ function formOrigins(text: string): string[] {
   return origins
 }
 
+/** The flags ticked in a form. */
+function formFlags(form: Record<string, string>): number {
+  let flags = 0
+  for (const name of FLAG_NAMES) if (form[name] === 'true') flags |= AppFlag[name]
+  return flags
+}
+
+/** The flag checkboxes of a form, ticked as `flags` says. */
+function flagBoxes(flags: number) {
+  return FLAG_NAMES.map(
+    (name) => html`<label for=${`flag-${name}`}><input id=${`flag-${name}`} type="checkbox" name=${name}
+      value="true" checked=${(flags & AppFlag[name]) !== 0} /> ${name}</label>`,
+  )
+}
+
 /**
  * /ProxyAdmin/Apps and /ProxyAdmin/AppDetail: registered apps, and per app its AppFlags, CORS
  * origins and secrets. The app secret and the webhook signing secret are never shown, except a
@@ -70,7 +94,7 @@ export default async function appsPage(app: FastifyInstance, options: AppsPageOp
       current: LIST,
       body: html`${
         rows.length === 0
-          ? emptyState('No app is registered. Register one with “atrium app create”.')
+          ? emptyState('No app is registered yet. Register one below (or with “atrium app create”).')
           : html`<table>
             <thead><tr><th>App</th><th>Owner</th><th>Flags</th><th>Origins</th><th>Webhook</th><th>Events</th><th>Created</th></tr></thead>
             <tbody>${rows.map(
@@ -86,7 +110,21 @@ export default async function appsPage(app: FastifyInstance, options: AppsPageOp
             )}</tbody>
           </table>`
       }
-      ${pager(nextPage(LIST, query, rows, limit))}`,
+      ${pager(nextPage(LIST, query, rows, limit))}
+      <h2>Register an app</h2>
+      <form class="filters" method="post" action=${CREATE}>
+        <label for="app-name">Name <input id="app-name" name="Name" required maxlength="200" /></label>
+        <label for="app-owner">Owner's user id <input id="app-owner" name="Owner" required inputmode="numeric"
+          pattern="[0-9]+" /></label>
+        ${flagBoxes(0)}
+        <label for="app-origins">Allowed origins, one per line
+          <textarea id="app-origins" name="Origins" rows="3" cols="40" placeholder="https://shop.example"></textarea></label>
+        <label for="app-callback">Webhook URL (optional)
+          <input id="app-callback" name="Callback" type="url" placeholder="https://shop.example/hooks/atrium" /></label>
+        <label for="app-events">Webhook events, by commas or spaces
+          <input id="app-events" name="Events" placeholder="NewChatMessage, ChatCreated" /></label>
+        <button type="submit">Register the app</button>
+      </form>`,
     })
   })
 
@@ -116,10 +154,7 @@ export default async function appsPage(app: FastifyInstance, options: AppsPageOp
         <h2>Flags</h2>
         <form class="filters" method="post" action=${`${DETAIL}/Flags`}>
           ${hidden}
-          ${FLAG_NAMES.map(
-            (name) => html`<label for=${`flag-${name}`}><input id=${`flag-${name}`} type="checkbox" name=${name}
-              value="true" checked=${(row.flags & AppFlag[name]) !== 0} /> ${name}</label>`,
-          )}
+          ${flagBoxes(row.flags)}
           <button type="submit">Save flags</button>
         </form>
         <h2>Allowed origins</h2>
@@ -158,8 +193,7 @@ export default async function appsPage(app: FastifyInstance, options: AppsPageOp
     back,
     perform: async (form) => {
       const row = await appOf(form)
-      let flags = 0
-      for (const name of FLAG_NAMES) if (form[name] === 'true') flags |= AppFlag[name]
+      const flags = formFlags(form)
       await apps.update(row.id, { flags })
       const names = flagNames(AppFlag, flags).join(', ') || 'no flags'
       return { detail: names, notice: `Flags of ${row.name} saved: ${names}.` }
@@ -227,6 +261,46 @@ export default async function appsPage(app: FastifyInstance, options: AppsPageOp
           secret,
           'The app checks the signature of each webhook delivery with it.',
         ),
+      }
+    },
+  })
+
+  operatorAction(app, options, {
+    path: CREATE,
+    action: 'app.create',
+    target: (form) => (form.Name ?? '').trim(),
+    back: () => LIST,
+    perform: async (form) => {
+      const name = appName((form.Name ?? '').trim())
+      const owner = idField(form.Owner?.trim())
+      if (owner === undefined || !(await users.get(owner))) {
+        throw new ApiError(
+          'InvalidRequest',
+          `No user ${JSON.stringify((form.Owner ?? '').slice(0, 40))} to own the app.`,
+        )
+      }
+      const flags = formFlags(form)
+      const origins = formOrigins(form.Origins ?? '')
+      const callbackUrl = normalizeWebhookUrl((form.Callback ?? '').trim())
+      const eventTypes = eventTypeList((form.Events ?? '').split(/[\s,]+/).filter(Boolean))
+      const { app: created, secret } = await apps.create({ name, owner, flags, callbackUrl, origins, eventTypes })
+      return {
+        detail: `${created.id} ${name}`,
+        notice: `App ${name} registered (${created.id}).`,
+        page: {
+          title: `${name} registered`,
+          current: LIST,
+          body: html`
+            <p>${name} is registered as app <code>${String(created.id)}</code>. Its secrets are shown only now: copy them
+              and store them safely.</p>
+            <dl class="fields">
+              <dt>App id</dt><dd><code id="new-app-id">${String(created.id)}</code></dd>
+              <dt>App secret (AppLogin)</dt><dd><code id="new-secret">${secret}</code></dd>
+              <dt>Webhook signing secret</dt><dd><code id="new-webhook-secret">${created.webhook_secret}</code></dd>
+            </dl>
+            <p><a href=${adminHref(DETAIL, { Id: created.id })}>Open ${name}</a></p>
+          `,
+        },
       }
     },
   })

@@ -40,6 +40,38 @@ export function normalizeOrigin(text: string): string {
   return url.origin
 }
 
+/** The longest app name. */
+export const APP_NAME_MAX = 200
+
+/** An app name as given by an operator: 1 to APP_NAME_MAX characters. */
+export function appName(text: string): string {
+  if (text.length === 0 || text.length > APP_NAME_MAX) {
+    throw new ApiError('InvalidRequest', `an app name has 1 to ${APP_NAME_MAX} characters`)
+  }
+  return text
+}
+
+/** An app's webhook URL as stored: an http(s) URL, or '' for none. */
+export function normalizeWebhookUrl(text: string): string {
+  if (text === '') return ''
+  const url = URL.parse(text)
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new ApiError(
+      'InvalidRequest',
+      `the webhook URL must be http(s): ${JSON.stringify(text.slice(0, 300))}`,
+    )
+  }
+  return url.href
+}
+
+/** The event types an app subscribes to, each once: letters, digits and `_ . : -`, at most 64 characters each. */
+export function eventTypeList(types: readonly string[]): string[] {
+  const unique = [...new Set(types)]
+  const bad = unique.find((type) => !/^[A-Za-z0-9_.:-]{1,64}$/.test(type))
+  if (bad !== undefined) throw new ApiError('InvalidRequest', `invalid event type ${JSON.stringify(bad.slice(0, 100))}`)
+  return unique
+}
+
 /** A new webhook signing secret: `whsec_` and 32 random bytes, base64url. */
 function newWebhookSecret(): string {
   return `whsec_${newToken()}`

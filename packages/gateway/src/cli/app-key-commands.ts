@@ -1,5 +1,14 @@
 import { ApiError, AppFlag } from '@atrium/platform'
-import { type App, type AppPatch, appOrigins, normalizeOrigin } from '../apps/apps.repository.ts'
+import {
+  APP_NAME_MAX,
+  type App,
+  type AppPatch,
+  appName,
+  appOrigins,
+  eventTypeList,
+  normalizeOrigin,
+  normalizeWebhookUrl,
+} from '../apps/apps.repository.ts'
 import type { ApiKey } from '../auth/api-keys.repository.ts'
 import { parseScopes } from '../auth/caller.ts'
 import {
@@ -45,21 +54,10 @@ function keyView(key: ApiKey) {
   }
 }
 
-function httpUrl(text: string, what: string): URL {
-  let url: URL
+/** A value checked by the apps' own rules, their refusal said as a usage error. */
+function checked<T>(check: () => T): T {
   try {
-    url = new URL(text)
-  } catch {
-    throw new UsageError(`${what} is not a URL: ${JSON.stringify(text)}`)
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new UsageError(`${what} must be http(s): ${text}`)
-  return url
-}
-
-/** An origin exactly as browsers send it: scheme, host and port only. */
-function parseOrigin(text: string): string {
-  try {
-    return normalizeOrigin(text)
+    return check()
   } catch (error) {
     throw error instanceof ApiError ? new UsageError(error.message) : error
   }
@@ -76,20 +74,18 @@ const APP_OPTIONS = {
 /** The app settings given on the command line, validated; options not given are undefined. */
 function parseAppOptions(values: CommandInput['values']): AppPatch {
   const name = stringOption(values, 'name')
-  if (name !== undefined && (name.length === 0 || name.length > 200))
-    throw new UsageError('--name must have 1 to 200 characters')
   const flags = stringOption(values, 'flags')
   const callback = stringOption(values, 'callback')
-  const eventTypes = values.events === undefined ? undefined : [...new Set(listOption(values, 'events'))]
-  const badEvent = eventTypes?.find((type) => !/^[A-Za-z0-9_.:-]{1,64}$/.test(type))
-  if (badEvent) throw new UsageError(`invalid event type ${JSON.stringify(badEvent)}`)
   return {
-    name,
+    name: name === undefined ? undefined : checked(() => appName(name)),
     flags: flags === undefined ? undefined : parseFlags(flags, AppFlag),
     // An empty --callback removes the webhook URL.
-    callbackUrl: callback === undefined ? undefined : callback && httpUrl(callback, '--callback').href,
-    origins: values.origins === undefined ? undefined : [...new Set(listOption(values, 'origins').map(parseOrigin))],
-    eventTypes,
+    callbackUrl: callback === undefined ? undefined : checked(() => normalizeWebhookUrl(callback)),
+    origins:
+      values.origins === undefined
+        ? undefined
+        : [...new Set(listOption(values, 'origins').map((origin) => checked(() => normalizeOrigin(origin))))],
+    eventTypes: values.events === undefined ? undefined : checked(() => eventTypeList(listOption(values, 'events'))),
   }
 }
 
@@ -101,10 +97,9 @@ const createApp: Command = {
     'atrium app create --name Shop --owner 123456789 --flags AppAuthAndCORS --origins https://shop.example --callback https://shop.example/hook --events NewChatMessage,ChatCreated',
   options: { ...APP_OPTIONS, owner: { type: 'string' } },
   async run({ values }, { store }) {
-    const name = stringOption(values, 'name')
-    if (!name) throw new UsageError('--name is required (at most 200 characters)')
+    if (!stringOption(values, 'name')) throw new UsageError(`--name is required (at most ${APP_NAME_MAX} characters)`)
     const owner = parseId(stringOption(values, 'owner'), '--owner')
-    const { flags, callbackUrl, origins, eventTypes } = parseAppOptions(values)
+    const { name = '', flags, callbackUrl, origins, eventTypes } = parseAppOptions(values)
     if (!(await store.users.get(owner))) throw new CommandFailed(`no user ${owner} to own the app`)
     const { app, secret } = await store.apps.create({ name, owner, flags, callbackUrl, origins, eventTypes })
     return {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ContactFlags } from '@atrium/platform'
+import { AppFlag, ContactFlags } from '@atrium/platform'
 import { until } from '@atrium/platform/testing'
 import { startPushService, webPushSettings } from '../../../gateway/test/push-service.ts'
 import { startEchoUpstream } from '../../../gateway/test/upstream.ts'
@@ -112,6 +112,23 @@ test('an operator signs in to /ProxyAdmin/, finds a user, revokes a session, edi
   await page.getByRole('heading', { name: `Shop (${shop.app.id})` }).waitFor()
   assert.equal(await page.getByText(secret).count(), 0)
 
+  // Register another app from the Apps page: its secrets are shown once, and the secret signs it in.
+  await page.getByRole('link', { name: 'Apps', exact: true }).click()
+  await page.getByRole('heading', { name: 'Register an app' }).waitFor()
+  await checkAccessibility(page, 'proxy-admin-apps')
+  await page.getByLabel('Name').fill('Ledger')
+  await page.getByLabel("Owner's user id").fill(String(rita.crm_id))
+  await page.getByRole('checkbox', { name: 'AppAuthAndCORS' }).check()
+  await page.getByLabel('Allowed origins').fill('https://ledger.example')
+  await page.getByRole('button', { name: 'Register the app' }).click()
+  await page.getByRole('heading', { name: 'Ledger registered' }).waitFor()
+  const ledgerId = Number(await page.locator('#new-app-id').textContent())
+  const ledgerSecret = (await page.locator('#new-secret').textContent()) ?? ''
+  const ledger = await store.apps.verify(ledgerId, ledgerSecret)
+  assert.deepEqual([ledger?.name, ledger?.owner, ledger?.flags], ['Ledger', rita.crm_id, AppFlag.AppAuthAndCORS])
+  await page.getByRole('link', { name: 'Open Ledger' }).click()
+  await page.getByRole('heading', { name: `Ledger (${ledgerId})` }).waitFor()
+
   // The login audit has the operator's sign-in; the actions log has every change.
   await page.getByRole('link', { name: 'Login audit' }).click()
   await page.getByLabel('User (CRM id)').fill(String(operator.crm_id))
@@ -128,6 +145,6 @@ test('an operator signs in to /ProxyAdmin/, finds a user, revokes a session, edi
     await checkAccessibility(page, `proxy-admin-${name.toLowerCase().replace(' ', '-')}`)
   }
   await page.getByRole('link', { name: 'Operator actions' }).click()
-  assert.equal(await page.locator('tbody tr').count(), 5)
+  assert.equal(await page.locator('tbody tr').count(), 6)
   await checkAccessibility(page, 'proxy-admin-actions')
 })
