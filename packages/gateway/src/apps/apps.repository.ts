@@ -56,10 +56,7 @@ export function normalizeWebhookUrl(text: string): string {
   if (text === '') return ''
   const url = URL.parse(text)
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw new ApiError(
-      'InvalidRequest',
-      `the webhook URL must be http(s): ${JSON.stringify(text.slice(0, 300))}`,
-    )
+    throw new ApiError('InvalidRequest', `the webhook URL must be http(s): ${JSON.stringify(text.slice(0, 300))}`)
   }
   return url.href
 }
