@@ -222,6 +222,89 @@ forEachDialect(
 )
 
 forEachDialect(
+  'an operator adds an email address and a phone number to a user and removes one; taken and malformed ones are refused',
+  async (t, dialect) => {
+    const panel = await startPanel(t, dialect)
+    const { users } = panel.store
+    const sam = await users.create({ name: 'Sam' })
+    const otto = await users.create({ name: 'Otto' })
+    await users.addContact(otto.crm_id, ContactKind.Email, 'otto@example.com')
+    const crmId = String(sam.crm_id)
+    const add = (Contact: string, Verified?: string) =>
+      panel.post(
+        '/ProxyAdmin/UserDetail/AddContact',
+        { CrmId: crmId, Contact, ...(Verified && { Verified }) },
+        panel.operator,
+      )
+
+    const page = await panel.page(`/ProxyAdmin/UserDetail?CrmId=${crmId}`, panel.operator)
+    assert.match(page.html, /<form class="filters" method="post" action="\/ProxyAdmin\/UserDetail\/AddContact">/)
+    assert.equal(
+      lineOf((await add(' Sam@Example.COM ', 'true')).location, 'notice'),
+      'sam@example.com added, verified.',
+    )
+    assert.equal(lineOf((await add('0049 151 1234-5678')).location, 'notice'), '+4915112345678 added.')
+    const refusals: [string, string][] = [
+      ['sam@example.com', 'sam@example.com belongs to this user already.'],
+      ['OTTO@example.com', `otto@example.com belongs to user ${otto.crm_id} already.`],
+      ['not an address', '"not an address" is neither an email address nor a phone number (+ and 8 to 15 digits).'],
+      ['+12', '"+12" is neither an email address nor a phone number (+ and 8 to 15 digits).'],
+    ]
+    for (const [typed, error] of refusals) assert.equal(lineOf((await add(typed)).location, 'error'), error, typed)
+    const unknownUser = await panel.post(
+      '/ProxyAdmin/UserDetail/AddContact',
+      { CrmId: '4242', Contact: 'new@example.com' },
+      panel.operator,
+    )
+    assert.equal(lineOf(unknownUser.location, 'error'), 'No such user.')
+
+    const contacts = await users.contactsOf(sam.crm_id)
+    assert.deepEqual(
+      contacts.map((contact) => [contact.kind, contact.value, contact.flags]),
+      [
+        [ContactKind.Email, 'sam@example.com', ContactFlags.ManuallyAdded | ContactFlags.Verified],
+        [ContactKind.Phone, '+4915112345678', ContactFlags.ManuallyAdded],
+      ],
+    )
+    // Added by hand, the address signs Sam in: it names him.
+    assert.equal((await users.findContact(ContactKind.Email, 'sam@example.com'))?.crm_id, sam.crm_id)
+
+    const phone = contacts[1]!
+    // Another user's contact is not removed through this user's page.
+    const wrong = await panel.post(
+      '/ProxyAdmin/UserDetail/RemoveContact',
+      { CrmId: String(otto.crm_id), Contact: String(phone.id) },
+      panel.operator,
+    )
+    assert.equal(lineOf(wrong.location, 'error'), 'That contact is not one of this user’s.')
+    const removed = await panel.post(
+      '/ProxyAdmin/UserDetail/RemoveContact',
+      { CrmId: crmId, Contact: String(phone.id) },
+      panel.operator,
+    )
+    assert.equal(
+      lineOf(removed.location, 'notice'),
+      '+4915112345678 removed; the user no longer signs in with it (their sessions stay).',
+    )
+    assert.deepEqual(
+      (await users.contactsOf(sam.crm_id)).map((contact) => contact.value),
+      ['sam@example.com'],
+    )
+    assert.equal(await users.findContact(ContactKind.Phone, '+4915112345678'), undefined)
+
+    const log = tableRows((await panel.page('/ProxyAdmin/Actions', panel.operator)).html).map((row) =>
+      row.split(' ').slice(6).join(' ').replaceAll('&quot;', '"'),
+    )
+    assert.deepEqual(log.slice(0, 3), [
+      `contact.remove ${crmId} +4915112345678 ok`,
+      `contact.remove ${otto.crm_id} That contact is not one of this user’s.`,
+      'contact.add 4242 No such user.',
+    ])
+    assert.equal(log.at(-1), `contact.add ${crmId} sam@example.com, verified ok`)
+  },
+)
+
+forEachDialect(
   'scope and contact actions refuse a non-operator and a cross-origin form, and change nothing',
   async (t, dialect) => {
     const panel = await startPanel(t, dialect)
@@ -231,8 +314,14 @@ forEachDialect(
     const actions: [string, Record<string, string>][] = [
       ['/ProxyAdmin/UserDetail/Scopes', { CrmId: crmId, Scopes: 'admin' }],
       ['/ProxyAdmin/UserDetail/ContactVerified', { CrmId: crmId, Contact: String(contact.id), Verified: 'true' }],
+      ['/ProxyAdmin/UserDetail/AddContact', { CrmId: crmId, Contact: 'mel@other.example' }],
+      ['/ProxyAdmin/UserDetail/RemoveContact', { CrmId: crmId, Contact: String(contact.id) }],
     ]
     await assertActionsRefused(panel, actions)
+    assert.deepEqual(
+      (await users.contactsOf(panel.member.crmId)).map((row) => row.value),
+      ['mel@example.com'],
+    )
     assert.deepEqual(users.scopesOf((await users.get(panel.member.crmId))!), [])
     assert.equal((await users.contactsOf(panel.member.crmId))[0]!.flags, ContactFlags.ManuallyAdded)
     assert.equal((await panel.page('/ProxyAdmin/Actions', panel.operator)).html.includes('<tbody>'), false)

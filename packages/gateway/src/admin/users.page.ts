@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { ApiKeys } from '../auth/api-keys.repository.ts'
 import { parseScopes, SCOPE_NAME } from '../auth/caller.ts'
 import type { Sessions } from '../sessions/sessions.repository.ts'
-import { ContactKind, normalizeEmail, normalizePhone, type User } from '../users/users.repository.ts'
+import { addContactByHand, ContactKind, normalizeEmail, normalizePhone, type User } from '../users/users.repository.ts'
 import {
   ADMIN_ROOT,
   type AdminContext,
@@ -152,11 +152,23 @@ export default async function usersPage(app: FastifyInstance, options: UsersPage
                         ? html`<input type="hidden" name="Verified" value="false" /><button type="submit">Mark unverified</button>`
                         : html`<input type="hidden" name="Verified" value="true" /><button type="submit">Mark verified</button>`
                     }
+                  </form>
+                  <form class="inline" method="post" action=${`${DETAIL}/RemoveContact`}>
+                    ${hidden}<input type="hidden" name="Contact" value=${String(contact.id)} />
+                    <button class="danger" type="submit" aria-label=${`Remove ${contact.value}`}>Remove</button>
                   </form></td>
                 </tr>`,
               )}</tbody>
             </table>`
         }
+        <form class="filters" method="post" action=${`${DETAIL}/AddContact`}>
+          ${hidden}
+          <label for="new-contact">Add an email address or phone number
+            <input id="new-contact" name="Contact" required maxlength="254" placeholder="name@example.com or +4915112345678" /></label>
+          <label for="new-contact-verified"><input id="new-contact-verified" type="checkbox" name="Verified" value="true" />
+            Verified</label>
+          <button type="submit">Add contact</button>
+        </form>
         <h2>Sessions</h2>
         ${
           live.length === 0
@@ -237,6 +249,18 @@ export default async function usersPage(app: FastifyInstance, options: UsersPage
     },
   })
 
+  /** One of the form's user's contacts, named by its id; NotFound otherwise. */
+  async function contactOf(form: Record<string, string>) {
+    const crmId = idField(form.CrmId)
+    const contactId = idField(form.Contact)
+    const contact =
+      crmId === undefined || contactId === undefined
+        ? undefined
+        : (await users.contactsOf(crmId)).find((row) => row.id === contactId)
+    if (!contact || crmId === undefined) throw new ApiError('NotFound', 'That contact is not one of this user’s.')
+    return { crmId, contact }
+  }
+
   // Verified is the one flag an operator sets; ManuallyAdded records how the contact came and stays.
   operatorAction(app, options, {
     path: `${DETAIL}/ContactVerified`,
@@ -244,18 +268,42 @@ export default async function usersPage(app: FastifyInstance, options: UsersPage
     target: (form) => form.CrmId ?? '',
     back: backToUser,
     perform: async (form) => {
-      const crmId = idField(form.CrmId)
-      const contactId = idField(form.Contact)
-      const contact =
-        crmId === undefined || contactId === undefined
-          ? undefined
-          : (await users.contactsOf(crmId)).find((row) => row.id === contactId)
-      if (!contact || crmId === undefined) throw new ApiError('NotFound', 'That contact is not one of this user’s.')
+      const { crmId, contact } = await contactOf(form)
       const verified = form.Verified === 'true'
       const flags = verified ? contact.flags | ContactFlags.Verified : contact.flags & ~ContactFlags.Verified
       await users.setContactFlags(crmId, contact.id, flags)
       const state = verified ? 'verified' : 'unverified'
       return { detail: `${contact.value} ${state}`, notice: `${contact.value} marked ${state}.` }
+    },
+  })
+
+  operatorAction(app, options, {
+    path: `${DETAIL}/AddContact`,
+    action: 'contact.add',
+    target: (form) => form.CrmId ?? '',
+    back: backToUser,
+    perform: async (form) => {
+      const crmId = idField(form.CrmId)
+      if (crmId === undefined || !(await users.get(crmId))) throw new ApiError('NotFound', 'No such user.')
+      const verified = form.Verified === 'true'
+      const contact = await addContactByHand(users, crmId, form.Contact ?? '', verified)
+      const state = verified ? ', verified' : ''
+      return { detail: `${contact.value}${state}`, notice: `${contact.value} added${state}.` }
+    },
+  })
+
+  operatorAction(app, options, {
+    path: `${DETAIL}/RemoveContact`,
+    action: 'contact.remove',
+    target: (form) => form.CrmId ?? '',
+    back: backToUser,
+    perform: async (form) => {
+      const { crmId, contact } = await contactOf(form)
+      await users.removeContact(crmId, contact.id)
+      return {
+        detail: contact.value,
+        notice: `${contact.value} removed; the user no longer signs in with it (their sessions stay).`,
+      }
     },
   })
 

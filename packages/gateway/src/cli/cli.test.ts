@@ -108,6 +108,26 @@ forEachDialect('a newcomer creates the first admin, an app and keys that the gat
     'ManuallyAdded | Verified',
   )
 
+  // Contacts by hand: added (Verified unless --unverified), refused when malformed or someone's, removed.
+  const added = JSON.parse(
+    (await runHere('contact', 'add', admin.crmId, 'Ops@Example.com', '--unverified', '--json')).stdout,
+  )
+  assert.deepEqual([added.contact, added.verified], ['ops@example.com', false])
+  const owned = await runHere('contact', 'add', admin.crmId, 'ADMIN@example.com')
+  assert.equal(owned.code, 2, owned.stderr)
+  assert.match(owned.stderr, /admin@example\.com belongs to this user already/)
+  const malformed = await runHere('contact', 'add', admin.crmId, 'not-an-address')
+  assert.equal(malformed.code, 1, malformed.stderr)
+  assert.match(malformed.stderr, /is neither an email address nor a phone number/)
+  const removed = await runHere('contact', 'remove', admin.crmId, 'ops@example.com', '--json')
+  assert.equal(JSON.parse(removed.stdout).removed, 'ops@example.com')
+  const gone = await runHere('contact', 'remove', admin.crmId, 'ops@example.com')
+  assert.equal(gone.code, 2, gone.stderr)
+  assert.deepEqual(
+    (await gateway.store.users.contactsOf(Number(admin.crmId))).map((contact) => contact.value),
+    contacts.map((contact) => contact.value),
+  )
+
   // Lists never show secrets; revocation is reported and final.
   const [revoked, listed, apps] = [
     await run('key', 'revoke', issued.apiKey.id),

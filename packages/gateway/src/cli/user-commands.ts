@@ -1,11 +1,13 @@
-import { ContactFlags } from '@atrium/platform'
+import { ApiError, ContactFlags } from '@atrium/platform'
 import { parseScopes } from '../auth/caller.ts'
 import {
+  addContactByHand,
   type Contact,
   ContactKind,
   createUsers,
   normalizeEmail,
   normalizePhone,
+  parseContact,
   type User,
 } from '../users/users.repository.ts'
 import {
@@ -126,4 +128,56 @@ const listUsers: Command = {
   },
 }
 
-export const userCommands: Command[] = [createUser, setScopes, listUsers]
+/** An apps' or users' refusal said as the CLI says it: malformed input is a usage error, the rest a failure. */
+function asCommandError(error: unknown): unknown {
+  if (!(error instanceof ApiError)) return error
+  return error.name === 'InvalidRequest' ? new UsageError(error.message) : new CommandFailed(error.message)
+}
+
+const addContact: Command = {
+  name: 'contact add',
+  usage: '<crmId> <email or phone> [--unverified]',
+  summary:
+    'Give a user an email address or phone number (Verified unless --unverified); refused when another user has it.',
+  example: 'atrium contact add 123456789 ada@example.com',
+  positionals: 2,
+  options: { unverified: { type: 'boolean' } },
+  async run({ args, values }, { store }) {
+    const crmId = parseId(args[0], 'crmId')
+    if (!(await store.users.get(crmId))) throw new CommandFailed(`no user ${crmId}`)
+    const contact = await addContactByHand(store.users, crmId, args[1] ?? '', values.unverified !== true).catch(
+      (error: unknown) => {
+        throw asCommandError(error)
+      },
+    )
+    const verified = (contact.flags & ContactFlags.Verified) !== 0
+    return {
+      text: `User ${crmId} now has ${contact.value}${verified ? ' (verified)' : ''}`,
+      json: { crmId: String(crmId), contact: contact.value, verified },
+    }
+  },
+}
+
+const removeContact: Command = {
+  name: 'contact remove',
+  usage: '<crmId> <email or phone>',
+  summary: 'Take an email address or phone number from a user; their sessions stay.',
+  example: 'atrium contact remove 123456789 +4915112345678',
+  positionals: 2,
+  async run({ args }, { store }) {
+    const crmId = parseId(args[0], 'crmId')
+    const typed = parseContact(args[1] ?? '')
+    if (!typed) throw new UsageError(`${JSON.stringify(args[1] ?? '')} is neither an email address nor a phone number`)
+    const contact = (await store.users.contactsOf(crmId)).find(
+      (row) => row.kind === typed.kind && row.value === typed.value,
+    )
+    if (!contact) throw new CommandFailed(`user ${crmId} has no contact ${typed.value}`)
+    await store.users.removeContact(crmId, contact.id)
+    return {
+      text: `Removed ${contact.value} from user ${crmId}; their sessions stay`,
+      json: { crmId: String(crmId), removed: contact.value },
+    }
+  },
+}
+
+export const userCommands: Command[] = [createUser, setScopes, listUsers, addContact, removeContact]

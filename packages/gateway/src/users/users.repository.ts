@@ -1,4 +1,4 @@
-import { ContactFlags, type TimetickGenerator } from '@atrium/platform'
+import { ApiError, ContactFlags, isUniqueViolation, type TimetickGenerator } from '@atrium/platform'
 import { type Kysely, sql } from 'kysely'
 import { parseScopes } from '../auth/caller.ts'
 import type { ContactsTable, GatewayDatabase, UsersTable } from '../db/schema.ts'
@@ -25,6 +25,13 @@ export function normalizePhone(text: string): string | undefined {
   const compact = text.trim().replace(/[\s().-]/g, '')
   const phone = compact.startsWith('00') ? `+${compact.slice(2)}` : compact
   return /^\+[1-9][0-9]{7,14}$/.test(phone) ? phone : undefined
+}
+
+/** A contact an operator typed: an email address (it has an `@`) or a phone number, normalised; undefined when it is neither. */
+export function parseContact(text: string): { kind: ContactKindValue; value: string } | undefined {
+  const value = text.includes('@') ? normalizeEmail(text) : normalizePhone(text)
+  if (value === undefined) return undefined
+  return { kind: text.includes('@') ? ContactKind.Email : ContactKind.Phone, value }
 }
 
 /** Users (the CRM id is the identity) and their phone and email contacts. */
@@ -238,6 +245,25 @@ export function createUsers(
       return db.selectFrom('contacts').selectAll().where('id', '=', id).executeTakeFirst()
     },
 
+    /**
+     * Removes one of a user's contacts (CLI, admin): the removed contact, or undefined when the
+     * user has no such contact. The user's sessions stay; signing in by that address no longer
+     * finds them.
+     */
+    async removeContact(crmId: number, id: number): Promise<Contact | undefined> {
+      const contact = await db
+        .selectFrom('contacts')
+        .selectAll()
+        .where('id', '=', id)
+        .where('crm_id', '=', crmId)
+        .executeTakeFirst()
+      if (!contact) return undefined
+      await db.deleteFrom('contacts').where('id', '=', id).where('crm_id', '=', crmId).execute()
+      // The user's contacts are part of the profile the modules are told (docs/crm.md).
+      await touch(crmId)
+      return contact
+    },
+
     /** Adds a contact to a user by hand (CLI, admin): flagged ManuallyAdded, plus `flags`. */
     async addContact(crmId: number, kind: ContactKindValue, value: string, flags = 0): Promise<Contact> {
       const contact: Contact = {
@@ -256,3 +282,33 @@ export function createUsers(
 }
 
 export type Users = ReturnType<typeof createUsers>
+
+/**
+ * Gives a user a contact an operator typed (CLI, admin), Verified when `verified`: refused when
+ * it is neither an email address nor a phone number (InvalidRequest) or is some user's already
+ * (Conflict, naming them; the database's unique index decides a race).
+ */
+export async function addContactByHand(
+  users: Pick<Users, 'findContact' | 'addContact'>,
+  crmId: number,
+  text: string,
+  verified: boolean,
+): Promise<Contact> {
+  const contact = parseContact(text)
+  if (!contact) {
+    throw new ApiError(
+      'InvalidRequest',
+      `${JSON.stringify(text.slice(0, 100))} is neither an email address nor a phone number (+ and 8 to 15 digits).`,
+    )
+  }
+  const owned = (owner: number) =>
+    new ApiError('Conflict', `${contact.value} belongs to ${owner === crmId ? 'this user' : `user ${owner}`} already.`)
+  const taken = await users.findContact(contact.kind, contact.value)
+  if (taken) throw owned(taken.crm_id)
+  try {
+    return await users.addContact(crmId, contact.kind, contact.value, verified ? ContactFlags.Verified : 0)
+  } catch (error) {
+    const winner = isUniqueViolation(error) ? await users.findContact(contact.kind, contact.value) : undefined
+    throw winner ? owned(winner.crm_id) : error
+  }
+}
