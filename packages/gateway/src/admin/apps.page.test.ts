@@ -95,7 +95,7 @@ forEachDialect(
     const owner = await panel.store.users.create({ name: 'Oscar Owner' })
     const list = await panel.page('/ProxyAdmin/Apps', panel.operator)
     assert.match(list.html, /No app is registered yet/)
-    assert.match(list.html, /<form method="post" action="\/ProxyAdmin\/Apps\/Create">/)
+    assert.match(list.html, /<form class="filters" method="post" action="\/ProxyAdmin\/Apps\/Create">/)
 
     const refusals: [Record<string, string>, RegExp][] = [
       [{ Name: '', Owner: String(owner.crm_id) }, /an app name has 1 to 200 characters/],
