@@ -173,12 +173,15 @@ export function Messenger({
   // request leaves before the first paint rather than a frame after it (the first render of a
   // conversation waits for it; bench/web-render.ts). The first load takes the answer index.html's
   // start-up script asked for (early-requests.ts), if there is one.
+  // Each answer notes the events applied before it was asked for (`since`): those after are
+  // applied again on it, so an answer read before an event's change does not undo it.
   useLayoutEffect(() => {
     if (list.loaded && !list.reload) return
+    const since = list.seq
     api
       .getChatsWithHidden()
       .then(({ chats, tick }) => {
-        dispatch({ type: 'loaded', chats })
+        dispatch({ type: 'loaded', chats, since })
         setListTick((first) => first ?? tick ?? 0)
       })
       .catch((failure) => {
@@ -190,11 +193,12 @@ export function Messenger({
   useEffect(() => {
     if (list.refetch.length === 0) return
     const chatIds = list.refetch
+    const since = list.seq
     dispatch({ type: 'refetched', chatIds })
     for (const id of chatIds) {
       api
         .getChatInfo(id)
-        .then((chat) => dispatch({ type: 'upsert', chat }))
+        .then((chat) => dispatch({ type: 'upsert', chat, since }))
         .catch((failure) => {
           if (isFailure(failure, 'ChatNotFound')) dispatch({ type: 'remove', chatId: id })
           else setError(failureText(failure))
@@ -255,9 +259,10 @@ export function Messenger({
   const needsLookup = chatId !== undefined && list.loaded && !openChat && missing !== chatId
   useEffect(() => {
     if (!needsLookup || !chatId) return
+    const since = list.seq
     api
       .getChatInfo(chatId)
-      .then((chat) => dispatch({ type: 'upsert', chat }))
+      .then((chat) => dispatch({ type: 'upsert', chat, since }))
       .catch((failure) => {
         if (isFailure(failure, 'ChatNotFound', 'InvalidRequest')) setMissing(chatId)
         else setError(failureText(failure))

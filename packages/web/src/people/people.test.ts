@@ -38,7 +38,10 @@ test('ProfileChanged renames the private chat named after that person, not group
     ['12', 'Carol'],
   ])
   // The same name again changes nothing.
-  assert.equal(chatListReducer(renamed, { type: 'event', event, me: '1001', openChatId: undefined }), renamed)
+  assert.deepEqual(
+    chatListReducer(renamed, { type: 'event', event, me: '1001', openChatId: undefined }).chats,
+    renamed.chats,
+  )
 })
 
 test('people names are asked for once, in one batch, and a live rename reaches listeners', async () => {

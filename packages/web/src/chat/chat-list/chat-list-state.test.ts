@@ -193,5 +193,86 @@ test('a call row in the preview follows its call', () => {
   assert.deepEqual(JSON.parse(after.chats[0]!.last_message_preview!.content), ended)
   // Another call of the chat, not the previewed one, leaves it.
   const other = { ...updated, data: { ...updated.data, call_id: '6999' } }
-  assert.equal(chatListReducer(state, { type: 'event', event: other, me: '1001', openChatId: undefined }), state)
+  assert.deepEqual(
+    chatListReducer(state, { type: 'event', event: other, me: '1001', openChatId: undefined }).chats,
+    state.chats,
+  )
+})
+
+/** The state after `event`, as the messenger dispatches it for the signed-in 1001. */
+const after = (state: ChatListState, event: BroadcastEvent) =>
+  chatListReducer(state, { type: 'event', event, me: '1001', openChatId: undefined })
+
+const deleted = (chatId: string, messageId: string): BroadcastEvent => ({
+  module: 'chat',
+  tick: Number(messageId) + 10,
+  type: 'MessageDeleted',
+  data: { chat_id: chatId, message_id: messageId },
+})
+
+test('an answer asked for before a message event does not undo it', () => {
+  const start = loaded(chat('100'), chat('200', { last_message: '400' }))
+  // The chat's view is asked for; our own message and a peer's in another chat arrive before the answer.
+  const since = start.seq
+  const live = after(after(start, message('100', '900', '1001')), message('200', '950', '1002'))
+  const stale = chat('100')
+  const upserted = chatListReducer(live, { type: 'upsert', chat: stale, since })
+  assert.deepEqual(
+    upserted.chats.map((c) => [c.id, c.last_message, c.unread]),
+    [
+      ['200', '950', 1],
+      ['100', '900', 0],
+    ],
+  )
+  assert.equal(upserted.chats.find((c) => c.id === '100')?.last_message_preview?.id, '900')
+  // The whole list, asked for before both: both messages stay, the peer's counted once.
+  const reloaded = chatListReducer(live, {
+    type: 'loaded',
+    chats: [chat('100'), chat('200', { last_message: '400' })],
+    since,
+  })
+  assert.deepEqual(
+    reloaded.chats.map((c) => [c.id, c.last_message, c.unread]),
+    [
+      ['200', '950', 1],
+      ['100', '900', 0],
+    ],
+  )
+  // Without `since` an answer stands as it is.
+  assert.equal(
+    chatListReducer(live, { type: 'upsert', chat: stale }).chats.find((c) => c.id === '100')?.last_message,
+    '0',
+  )
+})
+
+test('a deleted last message: an answer asked for after it stands, one asked for before it is asked again', () => {
+  const shown = (id: string) => ({
+    id,
+    sender: '1001',
+    sender_name: '',
+    content: `message ${id}`,
+    file_name: '',
+    flags: 0,
+    edited: false,
+    time: '2026-11-26T10:00:00.000Z',
+  })
+  const start = loaded(chat('100', { last_message: '900', last_message_preview: shown('900') }))
+  const before = start.seq
+  const live = chatListReducer(after(start, deleted('100', '900')), { type: 'refetched', chatIds: ['100'] })
+  const since = live.seq
+  const current = chat('100', { last_message: '800', last_message_preview: shown('800') })
+  const upserted = chatListReducer(live, { type: 'upsert', chat: current, since })
+  assert.deepEqual([upserted.chats[0]?.last_message, upserted.refetch], ['800', []])
+  // Read before the delete, the answer still shows the deleted message: the delete asks for the chat again.
+  const stale = chat('100', { last_message: '900', last_message_preview: shown('900') })
+  assert.deepEqual(chatListReducer(live, { type: 'upsert', chat: stale, since: before }).refetch, ['100'])
+})
+
+test('an answer older than the events kept is fetched again rather than trusted', () => {
+  let live = loaded(chat('100'), chat('200'))
+  const since = live.seq
+  for (let index = 0; index < 250; index++) live = after(live, message('200', String(1000 + index), '1001'))
+  assert.equal(live.log.length, 200)
+  assert.equal(chatListReducer(live, { type: 'loaded', chats: [chat('100'), chat('200')], since }).reload, true)
+  assert.deepEqual(chatListReducer(live, { type: 'upsert', chat: chat('100'), since }).refetch, ['100'])
 })

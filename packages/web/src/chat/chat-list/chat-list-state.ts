@@ -12,18 +12,29 @@ export interface ChatListState {
   refetch: string[]
   /** The whole list must be fetched again (an event of an unknown chat, or a resync). */
   reload: boolean
+  /** How many chat events were applied: a request notes it, and its answer is brought up to date (`since`). */
+  seq: number
+  /** The last LOG_MAX chat events applied, numbered by `seq`. */
+  log: LoggedEvent[]
 }
 
+type EventAction = { type: 'event'; event: BroadcastEvent; me: string; openChatId: string | undefined }
+type LoggedEvent = EventAction & { seq: number }
+
+/** Chat events kept to bring a late answer up to date; an answer older than these reloads instead. */
+const LOG_MAX = 200
+
 export type ChatListAction =
-  | { type: 'loaded'; chats: ChatView[] }
-  | { type: 'upsert'; chat: ChatView }
+  /** `since`: the state's `seq` when the answer was asked for; events applied after it are applied again on it. */
+  | { type: 'loaded'; chats: ChatView[]; since?: number }
+  | { type: 'upsert'; chat: ChatView; since?: number }
   | { type: 'remove'; chatId: string }
   | { type: 'read'; chatId: string; unread: number }
   | { type: 'refetched'; chatIds: string[] }
   | { type: 'resync' }
-  | { type: 'event'; event: BroadcastEvent; me: string; openChatId: string | undefined }
+  | EventAction
 
-export const EMPTY_CHAT_LIST: ChatListState = { chats: [], loaded: false, refetch: [], reload: false }
+export const EMPTY_CHAT_LIST: ChatListState = { chats: [], loaded: false, refetch: [], reload: false, seq: 0, log: [] }
 
 /** The chat a `/chat/c/{id}` path names: by chat id, or a private chat by its peer's CRM id. */
 export function findChat(chats: ChatView[], chatId: string | undefined): ChatView | undefined {
@@ -125,13 +136,34 @@ function applyEvent(state: ChatListState, event: BroadcastEvent, me: string, ope
   }
 }
 
+/**
+ * A state built from a server answer, with the chat events (of `chatId` only, when given) applied
+ * after the answer was asked for (`since`) applied again on it: the answer may have been read
+ * before those events' changes, and the events do not come again. When the log no longer reaches
+ * back that far, the chat (or the whole list) is fetched again instead.
+ */
+function upToDate(answered: ChatListState, since: number | undefined, chatId?: string): ChatListState {
+  if (since === undefined || since >= answered.seq) return answered
+  if ((answered.log[0]?.seq ?? Number.POSITIVE_INFINITY) > since + 1) {
+    return chatId === undefined ? { ...answered, reload: true } : refetching(answered, chatId)
+  }
+  let state = answered
+  for (const logged of answered.log) {
+    if (logged.seq <= since || (chatId !== undefined && String(logged.event.data.chat_id ?? '') !== chatId)) continue
+    state = applyEvent(state, logged.event, logged.me, logged.openChatId)
+  }
+  return state
+}
+
 /** The chat list's reducer: server answers replace what they cover, live events adjust the rest. */
 export function chatListReducer(state: ChatListState, action: ChatListAction): ChatListState {
   switch (action.type) {
-    case 'loaded':
-      return { chats: orderChats(action.chats), loaded: true, refetch: [], reload: false }
+    case 'loaded': {
+      const answered = { ...state, chats: orderChats(action.chats), loaded: true, refetch: [], reload: false }
+      return upToDate(answered, action.since)
+    }
     case 'upsert':
-      return withChat(state, action.chat)
+      return upToDate(withChat(state, action.chat), action.since, action.chat.id)
     case 'remove':
       return { ...state, chats: state.chats.filter((chat) => chat.id !== action.chatId) }
     case 'read': {
@@ -142,7 +174,11 @@ export function chatListReducer(state: ChatListState, action: ChatListAction): C
       return { ...state, refetch: state.refetch.filter((chatId) => !action.chatIds.includes(chatId)) }
     case 'resync':
       return { ...state, reload: true }
-    case 'event':
-      return applyEvent(state, action.event, action.me, action.openChatId)
+    case 'event': {
+      if (action.event.module !== 'chat') return state
+      const seq = state.seq + 1
+      const log = [...state.log.slice(1 - LOG_MAX), { ...action, seq }]
+      return { ...applyEvent(state, action.event, action.me, action.openChatId), seq, log }
+    }
   }
 }
