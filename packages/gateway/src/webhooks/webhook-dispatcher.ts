@@ -124,13 +124,13 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
         signal,
       )
       attempts++
+      // Each attempt is counted once its outcome is stored, so a scrape that sees the count sees the queue agree.
       if (result.ok) {
-        metrics?.attempted('delivered')
         await webhooks.delivered(delivery.id)
+        metrics?.attempted('delivered')
         return
       }
       const dead = result.permanent || attempts >= settings.MaxAttempts
-      metrics?.attempted(dead ? 'dead' : 'failed')
       due = now() + retryDelayMs(attempts, settings.BackoffBaseMs, settings.BackoffMaxMs)
       await webhooks.failed(delivery.id, {
         attempts,
@@ -139,6 +139,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
         error: result.error,
         dead,
       })
+      metrics?.attempted(dead ? 'dead' : 'failed')
       const context = { app: app.id, delivery: delivery.id, attempts, error: result.error }
       if (dead) {
         log.warn(context, 'webhooks: delivery moved to the dead letters')
