@@ -1,4 +1,4 @@
-import { ApiError, AppFlag } from '@atrium/platform'
+import { AppFlag } from '@atrium/platform'
 import {
   APP_NAME_MAX,
   type App,
@@ -15,6 +15,7 @@ import {
   type Command,
   CommandFailed,
   type CommandInput,
+  checked,
   flagNames,
   formatTable,
   formatTime,
@@ -51,15 +52,6 @@ function keyView(key: ApiKey) {
     created: key.created,
     lastUsed: key.last_used,
     revoked: key.revoked,
-  }
-}
-
-/** A value checked by the apps' own rules, their refusal said as a usage error. */
-function checked<T>(check: () => T): T {
-  try {
-    return check()
-  } catch (error) {
-    throw error instanceof ApiError ? new UsageError(error.message) : error
   }
 }
 

@@ -1,3 +1,4 @@
+import { ApiError } from '@atrium/platform'
 import { SCOPE_NAME } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import type { DnsCheck } from '../domains/dns-check.ts'
@@ -12,6 +13,24 @@ export class UsageError extends Error {
 /** A failure of a well-formed command (no such user, DNS check failed …): exit code 2. */
 export class CommandFailed extends Error {
   override name = 'CommandFailed'
+}
+
+/**
+ * A refusal of the shared rules (apps, contacts …) said as the CLI says it: malformed input is a
+ * usage error, any other refusal a failure of the command; anything else passes through.
+ */
+export function asCommandError(error: unknown): unknown {
+  if (!(error instanceof ApiError)) return error
+  return error.name === 'InvalidRequest' ? new UsageError(error.message) : new CommandFailed(error.message)
+}
+
+/** A value checked by a shared rule, its refusal said as the CLI says it. */
+export function checked<T>(check: () => T): T {
+  try {
+    return check()
+  } catch (error) {
+    throw asCommandError(error)
+  }
 }
 
 /** What a command works with: the gateway's settings and the same repositories the server uses. */

@@ -1,4 +1,4 @@
-import { ApiError, ContactFlags } from '@atrium/platform'
+import { ContactFlags } from '@atrium/platform'
 import { parseScopes } from '../auth/caller.ts'
 import {
   addContactByHand,
@@ -11,6 +11,7 @@ import {
   type User,
 } from '../users/users.repository.ts'
 import {
+  asCommandError,
   type Command,
   CommandFailed,
   formatTable,
@@ -126,12 +127,6 @@ const listUsers: Command = {
     ])
     return { text: formatTable(['CRM ID', 'NAME', 'SCOPES', 'CONTACTS', 'CREATED'], rows), json: { users: views } }
   },
-}
-
-/** An apps' or users' refusal said as the CLI says it: malformed input is a usage error, the rest a failure. */
-function asCommandError(error: unknown): unknown {
-  if (!(error instanceof ApiError)) return error
-  return error.name === 'InvalidRequest' ? new UsageError(error.message) : new CommandFailed(error.message)
 }
 
 const addContact: Command = {
