@@ -200,7 +200,9 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     }
     request.caller = caller
   })
-  const callerLimits = createCallerLimits(rateLimits, links?.usage ?? workersUsage(nodeMessages))
+  // Limit usage goes to the node's other workers, or to every gateway process on PostgreSQL.
+  const usage = links?.usage ?? workersUsage(nodeMessages)
+  const callerLimits = createCallerLimits(rateLimits, usage)
   app.addHook('onClose', async () => callerLimits.close?.())
   admission.add(callerLimits.check)
   const { countBody, countReply, meterSent } = callerLimits
@@ -307,6 +309,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     presence,
     node: nodeMessages,
     link: signals?.typing,
+    usage,
     membersFor: createChatAudience({
       chat,
       serviceSecret: config.ServiceSecret,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { AddressInfo } from 'node:net'
 import { type TestContext, test } from 'node:test'
-import { RouteFlags } from '@atrium/platform'
+import { openNotifyChannel, RouteFlags } from '@atrium/platform'
 import { closeAfterTest, createTestDatabaseUrl, json, onlyWithPostgres, until } from '@atrium/platform/testing'
 import type { FastifyInstance } from 'fastify'
 import { buildChat } from '../../../chat/src/app.ts'
@@ -14,6 +14,8 @@ import { startS3Server } from '../../test/s3-server.ts'
 import { checksumOf, createUpload, storageDirectory, testBytes, tusHeaders } from '../../test/uploads.ts'
 import { buildGateway } from '../app.ts'
 import { loadGatewayConfig } from '../config.ts'
+import { parseUsageReport, USAGE_CHANNEL } from '../rate-limit/usage-share.ts'
+import { TYPING_WINDOW_MS } from '../signals/signals.plugin.ts'
 
 /*
  * The scale-out of ARCHITECTURE.md "Scale-out" and docs/operations.md on one machine: two gateways
@@ -22,6 +24,28 @@ import { loadGatewayConfig } from '../config.ts'
  * S3-compatible store for upload bytes.
  * PostgreSQL only: several instances on one SQLite file are not a supported deployment.
  */
+
+/** Listens to the gateways' usage reports: how much of a scope and key has been reported so far. */
+async function listenToUsage(t: TestContext, url: string) {
+  const uses = new Map<string, number>()
+  const { promise: listening, resolve } = Promise.withResolvers<void>()
+  const channel = openNotifyChannel({
+    url,
+    names: [USAGE_CHANNEL],
+    onMessage(_name, payload) {
+      const report = parseUsageReport(payload)
+      for (const [key, amount] of report?.uses ?? []) {
+        const named = `${report!.scope} ${key}`
+        uses.set(named, (uses.get(named) ?? 0) + amount)
+      }
+    },
+    onError: (error) => assert.fail(error as Error),
+    onListening: resolve,
+  })
+  t.after(() => channel.close())
+  await listening
+  return (scope: string, key: string) => uses.get(`${scope} ${key}`) ?? 0
+}
 
 /** Starts a server built by `build` on an ephemeral port; `stop` closes it once (also after the test). */
 async function startKillable<App extends FastifyInstance>(t: TestContext, build: () => Promise<App>) {
@@ -165,6 +189,21 @@ test(
     assert.deepEqual(atOne, [signal, signal])
     assert.deepEqual(atAlice, [])
     bobOnOne.close()
+
+    // The typing limit holds for both gateways together, not per gateway: Bob types twice through
+    // gateway 2; once its report is out (seen here on the same channel), gateway 1 admits his third
+    // signal and refuses a fourth, where on its own count it would admit two more. All four fall in
+    // one clock-aligned window.
+    const bobKey = `${bob.crmId}:${chatId}`
+    const reported = await listenToUsage(t, one.config.GatewayDB)
+    await until(() => Date.now() % TYPING_WINDOW_MS < TYPING_WINDOW_MS / 3, 'a typing window with 4 s left', 7000)
+    const bobTypes = (base: string) => bob.post(base, '/auth/v1/typing', { chat_id: chatId })
+    for (let index = 0; index < 2; index++) assert.equal((await bobTypes(two.url)).status, 200)
+    await until(() => reported('typing', bobKey) >= 2, 'gateway 2’s report of Bob’s typing')
+    assert.equal((await bobTypes(one.url)).status, 200)
+    const fourth = await bobTypes(one.url)
+    assert.equal(fourth.status, 429, JSON.stringify(fourth.envelope))
+    assert.equal(fourth.envelope.error.code, 1011)
 
     // The wallet's events reach Bob's stream through his gateway too.
     await wallet.deposit(alice.crmId, 'USD', 10)

@@ -3,7 +3,7 @@ import { ApiError, type ReplyView, type RequestView, sendError } from '@atrium/p
 import type { GatewayRequest } from '../auth/caller.ts'
 import type { GatewayConfig } from '../config.ts'
 import { createConnectionWindow, createFixedWindow, type FixedWindow } from './fixed-window.ts'
-import type { UsageKey, UsageShare } from './usage-share.ts'
+import { shareUsage, type UsageShare } from './usage-share.ts'
 
 export interface RateLimitOptions {
   settings: GatewayConfig['RateLimits']
@@ -186,57 +186,5 @@ export function createCallerLimits({ settings, now }: RateLimitOptions, share?: 
       const key = bandwidthKeyOf(request)
       return (bytes) => bandwidth.add(key, bytes)
     },
-  }
-}
-
-/** How often a process tells the others what it counted: the most a shared limit can be overrun by is this much of everyone's traffic. */
-const USAGE_REPORT_MS = 100
-
-/**
- * Limits shared by several gateway processes (docs/operations.md, "Workers" and "A PostgreSQL
- * deployment of several gateways"): each counts its own requests at once and tells the others
- * what it counted every USAGE_REPORT_MS; theirs are added to its windows (clock-aligned, so every
- * process's window is the same one). A key is thus refused once everyone's total reaches its
- * limit, give or take one report interval.
- */
-function shareUsage(share: UsageShare) {
-  const windows = new Map<string, FixedWindow<UsageKey>>()
-  const pending = new Map<string, { end: number; uses: Map<UsageKey, number> }>()
-
-  function send(scope: string, batch: { end: number; uses: Map<UsageKey, number> }) {
-    if (batch.uses.size > 0) share.publish({ scope, windowEnd: batch.end, uses: [...batch.uses] })
-  }
-  const timer = setInterval(() => {
-    for (const [scope, batch] of pending) send(scope, batch)
-    pending.clear()
-  }, USAGE_REPORT_MS)
-  timer.unref()
-  share.subscribe(({ scope, windowEnd, uses }) => {
-    const window = windows.get(scope)
-    if (window) for (const [key, amount] of uses) window.addFrom(windowEnd, key, amount)
-  })
-
-  return {
-    /** The `counted` callback of one scope's window. */
-    counter(scope: string) {
-      return (key: UsageKey, amount: number) => {
-        if (amount === 0) return
-        const end = windows.get(scope)?.windowEnd() ?? 0
-        let batch = pending.get(scope)
-        if (batch?.end !== end) {
-          if (batch) send(scope, batch)
-          batch = { end, uses: new Map() }
-          pending.set(scope, batch)
-        }
-        batch.uses.set(key, (batch.uses.get(key) ?? 0) + amount)
-      }
-    },
-    /** The windows other processes' uses are added to. */
-    count(scopes: Record<string, FixedWindow<string> | FixedWindow<number> | null>) {
-      for (const [scope, window] of Object.entries(scopes)) {
-        if (window) windows.set(scope, window as FixedWindow<UsageKey>)
-      }
-    },
-    close: () => clearInterval(timer),
   }
 }

@@ -1,5 +1,6 @@
 import { notifyBatches } from '@atrium/platform'
 import type { NodeMessages } from '../server/node-messages.ts'
+import type { FixedWindow } from './fixed-window.ts'
 
 /** A limit key: a session id, an API key number or a client address (rate-limits.ts). */
 export type UsageKey = string | number
@@ -90,5 +91,58 @@ export function createUsageLink(send: (payload: string) => void, malformed: (pay
       if (report) for (const receive of subscribers) receive(report)
       else malformed(payload)
     },
+  }
+}
+
+/** How often a process tells the others what it counted: the most a shared limit can be overrun by is this much of everyone's traffic. */
+const USAGE_REPORT_MS = 100
+
+/**
+ * Limits shared by several gateway processes (docs/operations.md, "Workers" and "A PostgreSQL
+ * deployment of several gateways"): each counts its own requests at once and tells the others
+ * what it counted every USAGE_REPORT_MS; theirs are added to its windows (clock-aligned, so every
+ * process's window is the same one). A key is thus refused once everyone's total reaches its
+ * limit, give or take one report interval. Each user of a share (the caller limits, typing) makes
+ * its own: reports name their scope, and a scope nobody here counts is ignored.
+ */
+export function shareUsage(share: UsageShare) {
+  const windows = new Map<string, FixedWindow<UsageKey>>()
+  const pending = new Map<string, { end: number; uses: Map<UsageKey, number> }>()
+
+  function send(scope: string, batch: { end: number; uses: Map<UsageKey, number> }) {
+    if (batch.uses.size > 0) share.publish({ scope, windowEnd: batch.end, uses: [...batch.uses] })
+  }
+  const timer = setInterval(() => {
+    for (const [scope, batch] of pending) send(scope, batch)
+    pending.clear()
+  }, USAGE_REPORT_MS)
+  timer.unref()
+  share.subscribe(({ scope, windowEnd, uses }) => {
+    const window = windows.get(scope)
+    if (window) for (const [key, amount] of uses) window.addFrom(windowEnd, key, amount)
+  })
+
+  return {
+    /** The `counted` callback of one scope's window. */
+    counter(scope: string) {
+      return (key: UsageKey, amount: number) => {
+        if (amount === 0) return
+        const end = windows.get(scope)?.windowEnd() ?? 0
+        let batch = pending.get(scope)
+        if (batch?.end !== end) {
+          if (batch) send(scope, batch)
+          batch = { end, uses: new Map() }
+          pending.set(scope, batch)
+        }
+        batch.uses.set(key, (batch.uses.get(key) ?? 0) + amount)
+      }
+    },
+    /** The windows other processes' uses are added to. */
+    count(scopes: Record<string, FixedWindow<string> | FixedWindow<number> | null>) {
+      for (const [scope, window] of Object.entries(scopes)) {
+        if (window) windows.set(scope, window as FixedWindow<UsageKey>)
+      }
+    },
+    close: () => clearInterval(timer),
   }
 }

@@ -2,6 +2,8 @@ import { ApiError, type Service, TIMETICK_PATTERN } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { EventHub } from '../events/event-hub.ts'
 import { toChunk } from '../events/sse-chunks.ts'
+import { createFixedWindow } from '../rate-limit/fixed-window.ts'
+import { shareUsage, type UsageShare } from '../rate-limit/usage-share.ts'
 import type { NodeMessages } from '../server/node-messages.ts'
 import type { ChatAudience } from './chat-audience.ts'
 import type { Presence } from './presence.ts'
@@ -11,12 +13,15 @@ import type { TypingLink } from './typing-link.ts'
 export const TYPING_EXPIRES_MS = 6_000
 
 /**
- * Accepted typing signals per person and chat within TYPING_WINDOW_MS. The client sends one every
- * 3 s at most (two a window); the third leaves room for a reload or a second tab, whose first
- * signal may come right after the last one of the page before.
+ * Accepted typing signals per person and chat in each TYPING_WINDOW_MS window (aligned to the
+ * clock, as the rate limits' windows are). The client sends one every 3 s at most (two a window);
+ * the third leaves room for a reload or a second tab, whose first signal may come right after the
+ * last one of the page before.
  */
 export const TYPING_PER_WINDOW = 3
 export const TYPING_WINDOW_MS = 6_000
+/** The typing limit's name in usage reports between gateway processes. */
+const TYPING_SCOPE = 'typing'
 
 export interface SignalsPluginOptions {
   hub: EventHub
@@ -27,6 +32,8 @@ export interface SignalsPluginOptions {
   node?: NodeMessages
   /** Every other gateway process on the same PostgreSQL database; replaces `node` for typing when given. */
   link?: TypingLink
+  /** The other gateway processes' typing signals, counted against the limit too (rate-limit/usage-share.ts). */
+  usage?: UsageShare
 }
 
 const ChatId = Type.String({ pattern: TIMETICK_PATTERN, description: 'A chat id as a decimal string.' })
@@ -61,10 +68,20 @@ const presenceSchema = {
  */
 export default async function signalsPlugin(
   app: Service,
-  { hub, presence, membersFor, now = Date.now, node, link }: SignalsPluginOptions,
+  { hub, presence, membersFor, now = Date.now, node, link, usage }: SignalsPluginOptions,
 ) {
   node?.on('typing', ({ members, chunk }) => hub.signal(members, toChunk(chunk)))
-  const recentTyping = new Map<string, number[]>()
+  // Counted across every gateway process that shares `usage`, so Workers or a second node do not
+  // multiply the allowance.
+  const shared = usage ? shareUsage(usage) : undefined
+  const typingWindow = createFixedWindow<string>(
+    TYPING_PER_WINDOW,
+    TYPING_WINDOW_MS / 1000,
+    now,
+    shared?.counter(TYPING_SCOPE),
+  )
+  shared?.count({ [TYPING_SCOPE]: typingWindow })
+  if (shared) app.addHook('onClose', async () => shared.close())
 
   // Before the schema, so that an anonymous caller is told to sign in rather than what is missing.
   async function requirePerson(request: { caller: { crmId: number } }): Promise<void> {
@@ -75,11 +92,10 @@ export default async function signalsPlugin(
   app.post('/typing', { schema: typing, onRequest: requirePerson }, async (request, reply) => {
     const { crmId } = request.caller
     const { chat_id } = request.body
-    const key = `${crmId}:${chat_id}`
-    const at = now()
-    const recent = (recentTyping.get(key) ?? []).filter((when) => at - when < TYPING_WINDOW_MS)
-    if (recent.length >= TYPING_PER_WINDOW) {
-      const retryAfterSeconds = Math.ceil((TYPING_WINDOW_MS - (at - recent[0]!)) / 1000)
+    // Counted before the chat module is asked, so a caller past the limit costs it nothing (a
+    // refused non-member's signals count too).
+    const retryAfterSeconds = typingWindow.take(`${crmId}:${chat_id}`)
+    if (retryAfterSeconds > 0) {
       reply.header('retry-after', String(retryAfterSeconds))
       throw new ApiError(
         'RateLimited',
@@ -87,12 +103,6 @@ export default async function signalsPlugin(
       )
     }
     const members = await membersFor(chat_id, crmId)
-    recentTyping.set(key, [...recent, at])
-    if (recentTyping.size > 10_000) {
-      for (const [known, times] of recentTyping) {
-        if (times.every((when) => at - when >= TYPING_WINDOW_MS)) recentTyping.delete(known)
-      }
-    }
     const data = { chat_id, user: String(crmId), expires_ms: TYPING_EXPIRES_MS }
     const others = members.filter((member) => member !== crmId)
     const frame = `event: typing\ndata: ${JSON.stringify(data)}\n\n`
