@@ -1,5 +1,6 @@
 import { commonSettings, loadConfig, RouteFlags, readinessTimeoutSetting, type Settings } from '@atrium/platform'
 import { Type } from 'typebox'
+import { checkWebAuthn } from './auth/relying-party.ts'
 import { callsSettings, checkCalls } from './calls/calls-settings.ts'
 import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
@@ -81,8 +82,12 @@ export const gatewaySettings = Type.Object(
           default: 'Atrium',
           minLength: 1,
           maxLength: 64,
+          description: 'The name authenticators show for this site when a passkey or security key is made.',
+        }),
+        RpId: Type.String({
+          default: '',
           description:
-            'The name authenticators show for this site when a passkey or security key is made. The relying-party id is the host of PublicOrigin.',
+            'The relying-party id passkeys and security keys are bound to: empty (the default) for the host of PublicOrigin, or a domain that host ends with, e.g. `example.com` for `https://p1.example.com`; then every gateway node whose PublicOrigin lies within it (p1, p2, p3) takes the same keys (docs/gateway.md, "Passkeys and security keys"). Keys made under another id stop working when it changes.',
         }),
         SecurityKeyUserVerification: Type.Union(
           [Type.Literal('required'), Type.Literal('preferred'), Type.Literal('discouraged')],
@@ -425,6 +430,7 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
     env,
     refine: (config) => [
       ...checkSessions(config),
+      ...checkWebAuthn(config),
       ...checkWebPush(config),
       ...checkServing(config),
       ...checkNodeNumber(config),

@@ -27,6 +27,7 @@ import {
   removeCredential,
   renameCredential,
 } from './passkeys.schema.ts'
+import { relyingPartyId } from './relying-party.ts'
 import { validateReturnAddress } from './return-address.ts'
 import type { SignIn } from './sign-in.ts'
 
@@ -71,8 +72,8 @@ const sessionUser = (request: FastifyRequest) =>
  * PassKey and Fido2Key (spec: "Authentication", Keys) on WebAuthn with @simplewebauthn/server: a
  * signed-in user registers passkeys (discoverable, user verification required) and security keys
  * (user verification as configured), names and removes them; anyone signs in with one, with or
- * without naming their email first. The relying party is the host of PublicOrigin, the only origin
- * accepted. Each ceremony's challenge is single use and lives five minutes; a sign-in must show a
+ * without naming their email first. The relying party is the host of PublicOrigin, or the domain
+ * WebAuthn.RpId names (relying-party.ts); PublicOrigin is the only origin accepted. Each ceremony's challenge is single use and lives five minutes; a sign-in must show a
  * larger signature counter than the last (unless the authenticator keeps none) and the same backup
  * eligibility as at registration.
  */
@@ -80,7 +81,7 @@ export default async function passkeysPlugin(
   app: Service,
   { passkeys, users, signIn, publicOrigin, settings, decoyKey }: PasskeysPluginOptions,
 ) {
-  const rpID = new URL(publicOrigin).hostname
+  const rpID = relyingPartyId({ PublicOrigin: publicOrigin, WebAuthn: settings })
   const requireVerification = (kind: string) =>
     kind === 'passkey' || settings.SecurityKeyUserVerification === 'required'
 

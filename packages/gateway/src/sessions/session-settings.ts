@@ -46,6 +46,25 @@ const HOSTNAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](
 const NUMERIC_LABEL = /(^|\.)\d+$/
 
 /**
+ * What is wrong with `domain` as a setting that must hold the host of PublicOrigin (a cookie's
+ * Domain, a WebAuthn relying-party id): not a domain name, or neither that host nor a domain it
+ * ends with; empty when nothing is.
+ */
+export function domainOfOriginProblems(setting: string, domain: string, publicOrigin: string): string[] {
+  if (!HOSTNAME.test(domain) || NUMERIC_LABEL.test(domain)) {
+    return [
+      `${setting}: ${JSON.stringify(domain)} is not a domain name like example.com (no scheme, port, path or leading dot)`,
+    ]
+  }
+  const host = new URL(publicOrigin).hostname.toLowerCase()
+  const base = domain.toLowerCase()
+  if (host !== base && !host.endsWith(`.${base}`)) {
+    return [`${setting}: the host of PublicOrigin (${host}) must be ${base} or end with .${base}`]
+  }
+  return []
+}
+
+/**
  * Sessions.CookieDomain is a host name (no scheme, port or leading dot), and the gateway's own host
  * lies within it: a browser refuses a cookie whose Domain does not cover the host that set it, or
  * a `__Host-` cookie with any Domain (RFC 6265bis, "Cookie Name Prefixes").
@@ -58,15 +77,5 @@ export function checkSessions({ Sessions, PublicOrigin }: GatewayConfig): string
       'Sessions.CookieDomain: browsers refuse a __Host- cookie with a Domain; name the cookie without that prefix, or leave CookieDomain empty',
     ]
   }
-  if (!HOSTNAME.test(domain) || NUMERIC_LABEL.test(domain)) {
-    return [
-      `Sessions.CookieDomain: ${JSON.stringify(domain)} is not a domain name like example.com (no scheme, port, path or leading dot)`,
-    ]
-  }
-  const host = new URL(PublicOrigin).hostname.toLowerCase()
-  const base = domain.toLowerCase()
-  if (host !== base && !host.endsWith(`.${base}`)) {
-    return [`Sessions.CookieDomain: the host of PublicOrigin (${host}) must be ${base} or end with .${base}`]
-  }
-  return []
+  return domainOfOriginProblems('Sessions.CookieDomain', domain, PublicOrigin)
 }

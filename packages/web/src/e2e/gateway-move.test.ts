@@ -13,6 +13,7 @@ import { FAST_EVENTS } from '../../../gateway/test/events.ts'
 import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
 import { createTestCertificate } from '../../../gateway/test/tls.ts'
 import { buildClient } from '../../build-client.ts'
+import { openAccount, signOut, virtualAuthenticator, withoutAutofill } from './passkey-steps.ts'
 import { openPrivateChat, send, shownMessages } from './steps.ts'
 import { launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
 
@@ -65,6 +66,8 @@ async function startTwoGateways(t: TestContext, cookieDomain: string, { relayP1 
     Tls: { CertFile: certFile, KeyFile: keyFile },
     Static: { Apps: { '/chat/': clientDir } },
     Sessions: { CookieDomain: cookieDomain },
+    // Keys bound to the project domain, so one made on p1 signs in on p2 (docs/operations.md).
+    WebAuthn: { RpId: DOMAIN },
   })
   const chatNode = (name: string, nodeNumber: number) => ({
     NodeNumber: nodeNumber,
@@ -260,5 +263,34 @@ test(
     await alice.page.waitForURL(`${originOf('p2')}/chat/c/${chatId}`, { timeout: 30_000 })
     await alice.page.locator('.message', { hasText: 'During the silence' }).waitFor()
     assert.deepEqual(await shownMessages(alice.page), ['Hello from p1', 'Before the silence', 'During the silence'])
+  },
+)
+
+test(
+  'a passkey made on p1 signs in on p2: with WebAuthn.RpId the keys belong to the project domain',
+  onlyWithPostgres(),
+  async (t) => {
+    const { system, browser } = await startTwoGateways(t, DOMAIN)
+    if (!browser) return
+    const alice = await openPage(browser)
+    await withoutAutofill(alice.context)
+    const phone = await virtualAuthenticator(alice.context, alice.page, { transport: 'internal', hasResidentKey: true })
+    await alice.page.goto(`${originOf('p1')}/chat/`)
+    const aliceId = await signInByEmail(alice.page, system, 'alice@example.com')
+    await openAccount(alice.page)
+    await alice.page.getByRole('button', { name: 'Add a passkey' }).click()
+    await alice.page.getByRole('status').filter({ hasText: 'Passkey 1 added.' }).waitFor()
+    assert.deepEqual(
+      (await phone.credentials()).map((credential) => credential.rpId),
+      [DOMAIN],
+      'the key is the domain’s, not p1’s',
+    )
+
+    // Signed out (on every pN, by the shared cookie), Alice signs in on p2 with the key made on p1.
+    await signOut(alice.page)
+    await alice.page.goto(`${originOf('p2')}/chat/sign-in`)
+    await alice.page.getByRole('button', { name: 'Sign in with a passkey' }).click()
+    await alice.page.getByTestId('my-crm-id').filter({ hasText: aliceId }).waitFor({ state: 'attached' })
+    assert.equal(new URL(alice.page.url()).origin, originOf('p2'))
   },
 )

@@ -1,37 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { BrowserContext, CDPSession, Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
+import { openAccount, signOut, virtualAuthenticator, withoutAutofill } from './passkey-steps.ts'
 import { launchBrowser, openPage, type System, signInByEmail, startSystem } from './system.ts'
-
-type AuthenticatorOptions = {
-  transport: 'internal' | 'usb'
-  hasResidentKey: boolean
-  backupEligible?: boolean
-}
-
-/** Chromium's WebAuthn virtual authenticator in one page's browser context (over CDP). */
-async function virtualAuthenticator(context: BrowserContext, page: Page, options: AuthenticatorOptions) {
-  const cdp: CDPSession = await context.newCDPSession(page)
-  await cdp.send('WebAuthn.enable')
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: options.transport,
-      hasResidentKey: options.hasResidentKey,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-      defaultBackupEligibility: options.backupEligible ?? false,
-      defaultBackupState: options.backupEligible ?? false,
-    },
-  })
-  return {
-    cdp,
-    authenticatorId,
-    credentials: async () => (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials,
-  }
-}
 
 /** The login audit rows of passkey and security-key sign-ins, oldest first. */
 async function keyAudit(system: System) {
@@ -41,26 +12,6 @@ async function keyAudit(system: System) {
     .where('method', 'in', ['passkey', 'fido2_key'])
     .orderBy('id')
     .execute()
-}
-
-/** The account page, reached from the profile. */
-async function openAccount(page: Page) {
-  await page.getByText('Profile', { exact: true }).click()
-  await page.getByRole('link', { name: 'Account and security' }).click()
-  await page.getByRole('heading', { name: 'Account and security' }).waitFor()
-}
-
-/** Signs out with the profile's button, from the messenger. */
-async function signOut(page: Page) {
-  await page.goto(new URL('/chat/', page.url()).href)
-  await page.getByText('Profile', { exact: true }).click()
-  await page.getByRole('button', { name: 'Sign out' }).click()
-  await page.waitForURL(/\/chat\/sign-in$/)
-}
-
-/** A browser without passkey autofill (conditional mediation), so only the sign-in button asks for a passkey. */
-async function withoutAutofill(context: BrowserContext) {
-  await context.addInitScript('delete PublicKeyCredential.isConditionalMediationAvailable')
 }
 
 test('passkeys and security keys: registered, named, used to sign in, and refused when cloned or removed', async (t) => {
