@@ -49,11 +49,25 @@ test('sign-in failures are said in plain words, with what to do next', async (t)
   await other.page.getByRole('link', { name: 'Back to sign-in' }).click()
   await other.page.waitForURL(`${system.url}/chat/sign-in`)
 
-  // A new code, as the words suggest, signs in.
+  // A new code, as the words suggest, signs in. The mail can arrive before the page has the
+  // answer: the answer is held here until the new code is typed, and the typing must survive it.
+  let release = () => {}
+  const held = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  await page.route('**/auth/v1/email/start', async (route) => {
+    const answer = await route.fetch()
+    await held
+    await route.fulfill({ response: answer })
+  })
   await page.getByRole('button', { name: 'Send a new code' }).click()
   const second = await system.mailTo('words@example.com', first.count)
   assert.notEqual(second.code, '')
+  await page.getByRole('button', { name: 'Sending a new code…' }).waitFor()
   await page.getByLabel('Sign-in code').fill(second.code)
+  release()
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor()
+  assert.equal(await page.getByLabel('Sign-in code').inputValue(), second.code, 'the typed code is kept')
   await page.getByRole('button', { name: 'Sign in', exact: true }).click()
   await page.getByTestId('my-crm-id').waitFor({ state: 'attached' })
 })

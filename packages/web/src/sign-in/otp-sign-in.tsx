@@ -23,34 +23,38 @@ export function OtpSignIn({ flow, auth, info, returnTo, onSignedIn }: OtpSignInP
   const [target, setTarget] = useState('')
   const [challengeId, setChallengeId] = useState('')
   const [code, setCode] = useState('')
-  const [busy, setBusy] = useState(false)
+  // What is under way: a code being sent, or one being checked.
+  const [busy, setBusy] = useState<'' | 'sending' | 'verifying'>('')
   const [error, setError] = useState('')
   const input = useRef<HTMLInputElement>(null)
 
   // Keyboard users land in the field of each step.
   useLayoutEffect(() => input.current?.focus(), [challengeId])
 
-  async function attempt(action: () => Promise<void>) {
-    setBusy(true)
+  async function attempt(kind: 'sending' | 'verifying', action: () => Promise<void>) {
+    setBusy(kind)
     setError('')
     try {
       await action()
     } catch (failure) {
       setError(explain(failure, flow, challengeId !== ''))
     } finally {
-      setBusy(false)
+      setBusy('')
     }
   }
 
-  const start = () =>
-    attempt(async () => {
+  const start = () => {
+    // The old code goes now, not when the answer comes: the mail can arrive first, and a code typed
+    // meanwhile must stay.
+    setCode('')
+    return attempt('sending', async () => {
       const challenge = await flow.start(auth, target.trim(), returnTo, info)
-      setCode('')
       setChallengeId(challenge.challengeId)
     })
+  }
 
   const verify = () =>
-    attempt(async () => {
+    attempt('verifying', async () => {
       onSignedIn(await flow.verify(auth, challengeId, code.trim(), info))
     })
 
@@ -86,7 +90,7 @@ export function OtpSignIn({ flow, auth, info, returnTo, onSignedIn }: OtpSignInP
         )}
         <p class="hint">{flow.hint}</p>
         {alert}
-        <button type="submit" disabled={busy}>
+        <button type="submit" disabled={busy !== ''}>
           {busy ? 'Sending…' : 'Send code'}
         </button>
       </form>
@@ -110,14 +114,14 @@ export function OtpSignIn({ flow, auth, info, returnTo, onSignedIn }: OtpSignInP
         onInput={(event) => setCode(event.currentTarget.value)}
       />
       {alert}
-      <button type="submit" disabled={busy}>
-        {busy ? 'Signing in…' : 'Sign in'}
+      <button type="submit" disabled={busy !== ''}>
+        {busy === 'sending' ? 'Sending a new code…' : busy ? 'Signing in…' : 'Sign in'}
       </button>
       <div class="form-actions">
-        <button type="button" class="link-button" disabled={busy} onClick={start}>
+        <button type="button" class="link-button" disabled={busy !== ''} onClick={start}>
           Send a new code
         </button>
-        <button type="button" class="link-button" disabled={busy} onClick={() => setChallengeId('')}>
+        <button type="button" class="link-button" disabled={busy !== ''} onClick={() => setChallengeId('')}>
           Use another {flow.id === 'email' ? 'address' : 'number'}
         </button>
       </div>
