@@ -20,6 +20,11 @@ export interface EventBatchItem {
   TickUpdate: number
   EventType: string
   Data: Record<string, unknown>
+  /**
+   * Beyond the spec: the addressee muted the chat (MemberRole.Muted). The event is still theirs
+   * (their streams show it), but no notification is made of it (Web Push). Absent when not muted.
+   */
+  Muted?: boolean
 }
 
 /** What a module's events endpoint returns; `LastTick` is the `since` of the next call. */
@@ -38,6 +43,7 @@ export const EventBatchSchema = Type.Object({
       TickUpdate: Type.Integer({ minimum: 0 }),
       EventType: Type.String(),
       Data: Type.Object({}, { additionalProperties: true }),
+      Muted: Type.Optional(Type.Boolean({ description: 'The addressee muted the chat: no notification for it.' })),
     }),
   ),
   LastTick: Type.Integer({ minimum: 0 }),
@@ -204,6 +210,8 @@ export function parseEventBatch(value: unknown): EventBatch {
     if (typeof item.Data !== 'object' || item.Data === null || Array.isArray(item.Data)) {
       throw new TypeError(`${where}.Data is not an object`)
     }
+    if (item.Muted !== undefined && typeof item.Muted !== 'boolean')
+      throw new TypeError(`${where}.Muted is not a boolean`)
   })
   return batch as EventBatch
 }

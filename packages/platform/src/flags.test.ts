@@ -16,7 +16,7 @@ import {
 
 test('flag values are the spec values', () => {
   assert.deepEqual(ChatType, { Private: 1, Group: 2, InfoChannel: 4 })
-  assert.deepEqual(MemberRole, { Owner: 1, Admin: 2, Private: 4, Hidden: 8, Pinned: 16 })
+  assert.deepEqual(MemberRole, { Owner: 1, Admin: 2, Private: 4, Hidden: 8, Pinned: 16, Muted: 32 })
   assert.equal(ChatMessFlags.Deleted, 1073741824)
   assert.equal(ChatMessFlags.WidgetCommand, 1024)
   assert.deepEqual(CommunicationChannel, { SMS: 1, Email: 2, Messenger: 4 })

@@ -6,8 +6,11 @@
 /** Chat kind (spec: "Chat type flags"). */
 export const ChatType = { Private: 1, Group: 2, InfoChannel: 4 } as const
 
-/** A chat member's role and per-user list state (spec: "Chat member role flags"). */
-export const MemberRole = { Owner: 1, Admin: 2, Private: 4, Hidden: 8, Pinned: 16 } as const
+/**
+ * A chat member's role and per-user list state (spec: "Chat member role flags"). Muted is beyond
+ * the spec: the member gets the chat's events but no notifications for them (Web Push, Telegram).
+ */
+export const MemberRole = { Owner: 1, Admin: 2, Private: 4, Hidden: 8, Pinned: 16, Muted: 32 } as const
 
 /** Bits of chat_mess.flags (spec: "ChatMessFlags"). */
 export const ChatMessFlags = {

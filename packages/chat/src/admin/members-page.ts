@@ -26,6 +26,7 @@ function roleNames(role: number): string {
   if (names.length === 0) names.push('Member')
   if (role & MemberRole.Pinned) names.push('pinned')
   if (role & MemberRole.Hidden) names.push('hidden')
+  if (role & MemberRole.Muted) names.push('muted')
   return names.join(' · ')
 }
 

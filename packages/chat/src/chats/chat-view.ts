@@ -33,6 +33,10 @@ export const ChatView = Type.Object({
   role: Type.Integer({ description: "The caller's MemberRole flags." }),
   pinned: Type.Boolean(),
   hidden: Type.Boolean(),
+  muted: Type.Boolean({
+    description:
+      'The caller muted the chat (MemberRole.Muted, beyond the spec): no push or Telegram notification for it.',
+  }),
   member_count: Type.Integer(),
   unread: Type.Integer(),
   last_message: Type.String(),
@@ -118,6 +122,7 @@ export function toChatView(chat: ChatRow, view: ChatViewContext) {
     role: membership.role,
     pinned: (membership.role & MemberRole.Pinned) !== 0,
     hidden: (membership.role & MemberRole.Hidden) !== 0,
+    muted: (membership.role & MemberRole.Muted) !== 0,
     member_count: memberCount,
     unread,
     last_message: String(chat.last_message),

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { compiledOnce, type Database, type EventBatchItem, type TimetickGenerator } from '@atrium/platform'
+import { compiledOnce, type Database, type EventBatchItem, MemberRole, type TimetickGenerator } from '@atrium/platform'
 import { type Insertable, type Kysely, sql } from 'kysely'
 import type { ChatDatabase, ChatEventsTable } from '../db/schema.ts'
 
@@ -255,12 +255,12 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     const chatWide = [...new Set(rows.filter((row) => row.addressee === 0).map((row) => row.chat_id))]
     const wanted = subjects ? new Set(subjects.members) : undefined
     const wantedApps = subjects ? new Set(subjects.apps) : undefined
-    const membersByChat = new Map<number, { member: number; joined: number }[]>()
+    const membersByChat = new Map<number, { member: number; joined: number; role: number }[]>()
     // With subjects, only the members among them are addressed; app-only subjects address no member.
     if (chatWide.length > 0 && (!subjects || subjects.members.length > 0)) {
       let memberQuery = db
         .selectFrom('chat_members')
-        .select(['chat_id', 'member', 'joined'])
+        .select(['chat_id', 'member', 'joined', 'role'])
         .where('chat_id', 'in', chatWide)
       if (subjects) memberQuery = memberQuery.where('member', 'in', subjects.members)
       for (const row of await memberQuery.execute()) {
@@ -274,20 +274,21 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     for (const row of rows) {
       const before = items.length
       const data = withTick(row.data, row.tick_update)
-      const item = (crmId: number, appId: number): FeedItem => ({
+      const item = (crmId: number, appId: number, muted = false): FeedItem => ({
         CrmId: crmId,
         AppId: appId,
         Timetick: row.timetick,
         TickUpdate: row.tick_update,
         EventType: row.event_type,
         DataJson: data,
+        ...(muted ? { Muted: true } : {}),
       })
       if (row.addressee !== 0) {
         if (!wanted || wanted.has(row.addressee)) items.push(item(row.addressee, 0))
       } else {
         // Members who joined after the event do not receive it.
-        for (const { member, joined } of membersByChat.get(row.chat_id) ?? []) {
-          if (joined <= row.timetick) items.push(item(member, 0))
+        for (const { member, joined, role } of membersByChat.get(row.chat_id) ?? []) {
+          if (joined <= row.timetick) items.push(item(member, 0, (role & MemberRole.Muted) !== 0))
         }
       }
       if (row.app_id !== 0 && (!wantedApps || wantedApps.has(row.app_id))) items.push(item(0, row.app_id))

@@ -108,6 +108,8 @@ export function serializeEnvelope(envelope: unknown): Buffer {
   const tails = new Map<string, Buffer>()
   // A subscriber's ids recur across the batch's events: the feed's items are a member's (AppId 0) or an app's (CrmId 0).
   const heads = new Map<number, Buffer>()
+  // The same for the items of members who muted the chat (beyond the spec: `Muted`).
+  const mutedHeads = new Map<number, Buffer>()
   const parts: Buffer[] = []
   let length = head.length + end.length + Math.max(0, batch.Events.length - 1)
   for (const item of batch.Events) {
@@ -119,10 +121,11 @@ export function serializeEnvelope(envelope: unknown): Buffer {
       tails.set(item.DataJson, rest)
     }
     const key = item.AppId === 0 ? item.CrmId : item.CrmId === 0 ? -item.AppId : undefined
-    let ids = key === undefined ? undefined : heads.get(key)
+    const known = item.Muted ? mutedHeads : heads
+    let ids = key === undefined ? undefined : known.get(key)
     if (ids === undefined) {
-      ids = Buffer.from(`{"CrmId":${item.CrmId},"AppId":${item.AppId}`)
-      if (key !== undefined) heads.set(key, ids)
+      ids = Buffer.from(`{"CrmId":${item.CrmId},"AppId":${item.AppId}${item.Muted ? ',"Muted":true' : ''}`)
+      if (key !== undefined) known.set(key, ids)
     }
     parts.push(ids, rest)
     length += ids.length + rest.length

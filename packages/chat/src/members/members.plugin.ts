@@ -30,12 +30,18 @@ export const MemberView = Type.Object({
   last_read: Type.String(),
 })
 
-/** Shapes a membership for clients, named by the member's profile. */
-export function toMemberView(row: MemberRow, name: string | undefined) {
+/** The role bits that are a member's own list state: shown to that member alone. */
+const PERSONAL_ROLE = MemberRole.Hidden | MemberRole.Pinned | MemberRole.Muted
+
+/**
+ * Shapes a membership for clients, named by the member's profile. Shown to another member
+ * (`viewer`), it leaves out the list state: who pinned, hid or muted a chat is their own business.
+ */
+export function toMemberView(row: MemberRow, name: string | undefined, viewer?: number) {
   return {
     member: String(row.member),
     name: shownName(row.member, name),
-    role: row.role,
+    role: viewer === undefined || viewer === row.member ? row.role : row.role & ~PERSONAL_ROLE,
     owner: (row.role & MemberRole.Owner) !== 0,
     admin: (row.role & MemberRole.Admin) !== 0,
     joined: new Date(timetickTime(row.joined)).toISOString(),
@@ -57,7 +63,7 @@ const removeMember = {
 const Flag = Type.Optional(Type.Union([Type.Boolean(), Type.Null()]))
 const updateMember = {
   body: Type.Object(
-    { chat_id: Id, member: Type.Optional(MemberId), admin: Flag, pinned: Flag, hidden: Flag },
+    { chat_id: Id, member: Type.Optional(MemberId), admin: Flag, pinned: Flag, hidden: Flag, muted: Flag },
     { additionalProperties: false },
   ),
   response: { 200: MemberView },
@@ -74,15 +80,15 @@ const getChatMembers = {
 
 type NameReader = Pick<Store, 'profiles'> | Pick<Unit, 'profiles'>
 
-/** Memberships shaped for clients, with their members' names read in one query. */
-export async function memberViews(reader: NameReader, rows: MemberRow[]) {
+/** Memberships shaped for clients, with their members' names read in one query; `viewer` as in toMemberView. */
+export async function memberViews(reader: NameReader, rows: MemberRow[], viewer?: number) {
   const names = await reader.profiles.names(rows.map((row) => row.member))
-  return rows.map((row) => toMemberView(row, names.get(row.member)))
+  return rows.map((row) => toMemberView(row, names.get(row.member), viewer))
 }
 
 /** One membership shaped for clients. */
-export async function memberView(reader: NameReader, row: MemberRow) {
-  return (await memberViews(reader, [row]))[0]!
+export async function memberView(reader: NameReader, row: MemberRow, viewer?: number) {
+  return (await memberViews(reader, [row], viewer))[0]!
 }
 
 async function memberEvent(
@@ -96,7 +102,13 @@ async function memberEvent(
   await unit.emit({
     chat_id: chat.timetick,
     type,
-    data: { chat_id: String(chat.timetick), member: String(row.member), role: row.role, by: String(by.member) },
+    data: {
+      chat_id: String(chat.timetick),
+      member: String(row.member),
+      // An event for the whole chat leaves out the member's own list state, as toMemberView does.
+      role: only === row.member ? row.role : row.role & ~PERSONAL_ROLE,
+      by: String(by.member),
+    },
     app_id: only === undefined ? chat.app_id : 0,
     addressee: only,
   })
@@ -146,19 +158,20 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
 
   app.post('/update_member', { schema: updateMember }, async (request) => {
     const caller = await resolveCaller(request)
-    const { admin, pinned, hidden } = request.body
+    const { admin, pinned, hidden, muted } = request.body
     const targetId = request.body.member === undefined ? caller.member : Number(request.body.member)
     return store.transact(async (unit) => {
       const access = await requireMember(unit, Number(request.body.chat_id), caller)
       const target = await unit.members.find(access.chat.timetick, targetId)
       if (!target) throw new ApiError('NotFound', `member ${targetId} is not in the chat`)
-      const listState = patchOf({ pinned, hidden })
+      const listState = patchOf({ pinned, hidden, muted })
       if (Object.keys(listState).length > 0 && targetId !== caller.member) {
-        throw new ApiError('Forbidden', 'pinned and hidden are set by each member for themselves')
+        throw new ApiError('Forbidden', 'pinned, hidden and muted are set by each member for themselves')
       }
       let role = target.role
       if (listState.pinned !== undefined) role = withFlag(role, MemberRole.Pinned, listState.pinned)
       if (listState.hidden !== undefined) role = withFlag(role, MemberRole.Hidden, listState.hidden)
+      if (listState.muted !== undefined) role = withFlag(role, MemberRole.Muted, listState.muted)
       if (admin !== undefined && admin !== null) {
         requireGroupLike(access)
         requireAdmin(access)
@@ -171,13 +184,13 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
         }
         role = withFlag(role, MemberRole.Admin, admin)
       }
-      if (role === target.role) return memberView(unit, target)
+      if (role === target.role) return memberView(unit, target, caller.member)
       const updated = { ...target, role, timetick_update: store.nextTick() }
       await unit.members.setRole(target.chat_id, target.member, role, updated.timetick_update)
-      // A change of admin concerns everyone; pinning and hiding only the member's own list.
+      // A change of admin concerns everyone; pinning, hiding and muting only the member's own list.
       const adminChanged = ((role ^ target.role) & MemberRole.Admin) !== 0
       await memberEvent(unit, access, 'MemberUpdated', updated, caller, adminChanged ? undefined : caller.member)
-      return memberView(unit, updated)
+      return memberView(unit, updated, caller.member)
     })
   })
 
@@ -190,7 +203,7 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
       store.members.count(chat.timetick),
     ])
     return {
-      members: await memberViews(store, rows.slice(0, limit)),
+      members: await memberViews(store, rows.slice(0, limit), caller.member),
       member_count: memberCount,
       has_more: rows.length > limit,
     }

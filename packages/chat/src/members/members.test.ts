@@ -51,6 +51,57 @@ forEachDialect('pinned and hidden are per member; null and omitted keep them', a
   assert.equal(owner.pinned, false, "another member's pin does not change the owner's list")
 })
 
+forEachDialect(
+  'a member mutes a chat for themselves: their events say Muted, and no one else sees it',
+  async (t, dialect) => {
+    const chat = await startChat(t, dialect)
+    await chat.register(1, 2, 3)
+    const groupId = await createGroup(chat.user(1), [2, 3])
+    const muted = await chat.user(2).ok('update_member', { chat_id: groupId, muted: true })
+    assert.equal(muted.role & MemberRole.Muted, MemberRole.Muted)
+    assert.equal((await chat.user(2).read('get_chat_info', { chat_id: groupId })).muted, true)
+    assert.equal((await chat.user(1).read('get_chat_info', { chat_id: groupId })).muted, false)
+    const forOther = await chat.user(1).post('update_member', { chat_id: groupId, member: '3', muted: true })
+    assert.equal(forOther.status, 403)
+
+    // Another member's view of the list leaves out Bob's list state; his own shows it.
+    await chat.user(2).ok('update_member', { chat_id: groupId, pinned: true })
+    const roleSeenBy = async (viewer: number) => {
+      const { members } = await chat.user(viewer).read('get_chat_members', { chat_id: groupId })
+      return members.find((member: { member: string }) => member.member === '2').role
+    }
+    assert.equal(await roleSeenBy(1), 0)
+    assert.equal(await roleSeenBy(2), MemberRole.Muted | MemberRole.Pinned)
+    // So does the event of a change everyone is told of (an admin granted).
+    const { LastTick: before } = (await chat.events({ subjects: 'user:3' })).result as EventBatch
+    await chat.user(1).ok('update_member', { chat_id: groupId, member: '2', admin: true })
+    const told = (await chat.events({ subjects: 'user:3', since: before })).result as EventBatch
+    assert.deepEqual(
+      told.Events.map((item) => [item.EventType, item.Data.role]),
+      [['MemberUpdated', MemberRole.Admin]],
+    )
+
+    // A message's items: Bob's says Muted, the others' do not; after unmuting, his does not either.
+    const items = async (content: string) => {
+      const { LastTick: since } = (await chat.events({})).result as EventBatch
+      await chat.user(1).ok('send_message', { chat_id: groupId, content })
+      const { Events } = (await chat.events({ since })).result as EventBatch
+      return Events.filter((item) => item.EventType === 'NewChatMessage').map((item) => [item.CrmId, item.Muted])
+    }
+    assert.deepEqual(await items('while muted'), [
+      [1, undefined],
+      [2, true],
+      [3, undefined],
+    ])
+    await chat.user(2).ok('update_member', { chat_id: groupId, muted: false })
+    assert.deepEqual(await items('after unmuting'), [
+      [1, undefined],
+      [2, undefined],
+      [3, undefined],
+    ])
+  },
+)
+
 forEachDialect('private chats keep exactly their two participants', async (t, dialect) => {
   const chat = await startChat(t, dialect)
   await chat.register(1, 2, 3)

@@ -1,4 +1,4 @@
-import { writeBool } from '@atrium/platform'
+import { MemberRole, writeBool } from '@atrium/platform'
 import type { Kysely } from 'kysely'
 import type { ChatDatabase } from '../db/schema.ts'
 
@@ -29,8 +29,8 @@ export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
 
     /**
      * The notices for NewChatMessage events after `after`, in tick order: one per member of the
-     * message's chat, other than its sender, who had joined by then, has not read it yet, and has
-     * notifications on. Returns where the next read starts; events are read in whole, never split.
+     * message's chat, other than its sender, who had joined by then, has not read it yet, has
+     * notifications on and has not muted the chat. Returns where the next read starts; events are read in whole, never split.
      */
     async noticesAfter(after: number): Promise<{ notices: Notice[]; upTo: number }> {
       const ticks = await db
@@ -49,7 +49,16 @@ export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
           join.onRef('m.chat_id', '=', 'e.chat_id').onRef('m.joined', '<=', 'e.timetick'),
         )
         .innerJoin('telegram_links as l', 'l.member', 'm.member')
-        .select(['e.tick_update', 'e.chat_id', 'e.data', 'm.member', 'm.last_read', 'e.timetick', 'l.telegram_chat_id'])
+        .select([
+          'e.tick_update',
+          'e.chat_id',
+          'e.data',
+          'm.member',
+          'm.role',
+          'm.last_read',
+          'e.timetick',
+          'l.telegram_chat_id',
+        ])
         .where('e.event_type', '=', 'NewChatMessage')
         .where('e.tick_update', '>', after)
         .where('e.tick_update', '<=', upTo)
@@ -57,7 +66,8 @@ export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
         .orderBy('e.tick_update')
         .execute()
       const notices = rows
-        .filter((row) => row.last_read < row.timetick)
+        // Read already, or the member muted the chat: no notice.
+        .filter((row) => row.last_read < row.timetick && (row.role & MemberRole.Muted) === 0)
         .map((row) => ({
           tick: row.tick_update,
           chatId: row.chat_id,

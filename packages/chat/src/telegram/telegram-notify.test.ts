@@ -91,22 +91,36 @@ forEachDialect('notifications are throttled per person and chat, counting what w
   )
 })
 
-forEachDialect('turning notifications off or unlinking stops them, and reactions notify nobody', async (t, dialect) => {
-  const { chat, notices } = await start(t, dialect, [1, 2, 3])
-  const team = await createGroup(chat.user(1), [2, 3], 2, 'Team')
+forEachDialect(
+  'turning notifications off, unlinking or muting the chat stops them, and reactions notify nobody',
+  async (t, dialect) => {
+    const { chat, notices } = await start(t, dialect, [1, 2, 3])
+    const team = await createGroup(chat.user(1), [2, 3], 2, 'Team')
 
-  await chat.user(2).ok('set_telegram_notifications', { enabled: false })
-  await chat.user(3).ok('unlink_telegram')
-  const message = await chat.user(1).ok('send_message', { chat_id: team, content: 'quiet' })
-  // The feed is followed in order: once Alice hears of Bob's message, 'quiet' was handled.
-  await chat.user(2).ok('send_message', { chat_id: team, content: 'marker' })
-  await until(() => notices(ALICE_TG.id).length === 1, 'Alice’s notification')
-  await chat.user(2).ok('set_telegram_notifications', { enabled: true })
-  // A reaction is not a message to be told about.
-  await chat.user(1).ok('send_message', { chat_id: team, content: '👍', reaction_to: message.id })
-  await chat.user(1).ok('send_message', { chat_id: team, content: 'loud' })
+    await chat.user(2).ok('set_telegram_notifications', { enabled: false })
+    await chat.user(3).ok('unlink_telegram')
+    const message = await chat.user(1).ok('send_message', { chat_id: team, content: 'quiet' })
+    // The feed is followed in order: once Alice hears of Bob's message, 'quiet' was handled.
+    await chat.user(2).ok('send_message', { chat_id: team, content: 'marker' })
+    await until(() => notices(ALICE_TG.id).length === 1, 'Alice’s notification')
+    await chat.user(2).ok('set_telegram_notifications', { enabled: true })
+    // A reaction is not a message to be told about.
+    await chat.user(1).ok('send_message', { chat_id: team, content: '👍', reaction_to: message.id })
+    await chat.user(1).ok('send_message', { chat_id: team, content: 'loud' })
 
-  await until(() => notices(BOB_TG.id).length === 1, 'Bob’s notification')
-  assert.match(notices(BOB_TG.id)[0] ?? '', /\nloud\n/)
-  assert.deepEqual(notices(CAROL_TG.id), [])
-})
+    await until(() => notices(BOB_TG.id).length === 1, 'Bob’s notification')
+    assert.match(notices(BOB_TG.id)[0] ?? '', /\nloud\n/)
+    assert.deepEqual(notices(CAROL_TG.id), [])
+
+    // Bob mutes the team: nothing while it is muted (the feed is followed in order: once Alice
+    // hears of his next message, the one before it was handled), news again once he unmutes it.
+    await chat.user(2).ok('update_member', { chat_id: team, muted: true })
+    await chat.user(1).ok('send_message', { chat_id: team, content: 'while Bob muted it' })
+    await chat.user(2).ok('send_message', { chat_id: team, content: 'second marker' })
+    await until(() => notices(ALICE_TG.id).length === 2, 'Alice’s second notification')
+    await chat.user(2).ok('update_member', { chat_id: team, muted: false })
+    await chat.user(1).ok('send_message', { chat_id: team, content: 'after Bob unmuted it' })
+    await until(() => notices(BOB_TG.id).length === 2, 'Bob’s notification after unmuting')
+    assert.match(notices(BOB_TG.id)[1] ?? '', /\nafter Bob unmuted it\n/)
+  },
+)

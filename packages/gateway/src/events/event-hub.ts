@@ -24,8 +24,14 @@ export interface EventHubOptions {
  * What the hub needs of a subscriber: an SSE stream (subscriber.ts) or a server-side one, such as
  * the push dispatcher's subscriber of a user with Web Push subscriptions.
  */
-export type HubSubscriber = Pick<Subscriber, 'subjects' | 'keys' | 'attach' | 'offer' | 'close'> &
-  Partial<Pick<Subscriber, 'signal'>>
+export type HubSubscriber = Pick<Subscriber, 'subjects' | 'keys' | 'attach' | 'close'> &
+  Partial<Pick<Subscriber, 'signal'>> & {
+    /**
+     * A live event of a module's poller; `muted` when the addressee muted its chat (the item's
+     * `Muted`): streams show it all the same, notifications leave it out.
+     */
+    offer(module: string, chunk: number, event: BroadcastEvent, muted: boolean): void
+  }
 
 /** A module's events endpoint with this gateway's poller on it. */
 export interface ModuleFeed {
@@ -45,10 +51,10 @@ export function createEventHub({ modules, settings, serviceSecret, cursors, log,
   const frames = new WeakMap<BroadcastEvent, Buffer>()
 
   function deliver(module: string, chunk: number, events: AddressedEvent[]) {
-    for (const { to, event } of events) {
+    for (const { to, event, muted } of events) {
       const addressed = byAddressee.get(to)
       if (!addressed) continue
-      for (const subscriber of addressed) subscriber.offer(module, chunk, event)
+      for (const subscriber of addressed) subscriber.offer(module, chunk, event, muted === true)
     }
   }
 

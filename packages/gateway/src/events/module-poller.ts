@@ -11,6 +11,8 @@ import { EventsCallError, type FetchEvents } from './module-events.ts'
 export interface AddressedEvent {
   to: string
   event: BroadcastEvent
+  /** The addressee muted the event's chat (the item's `Muted`): no notification. */
+  muted?: true
 }
 
 /** Receives, synchronously and in cursor order, what one chunk of a module's poller fetched. */
@@ -84,7 +86,7 @@ export function normalizeBatch(module: string, batch: EventBatch): AddressedEven
     const to = addresseeOf(item)
     if (to === '') continue
     if (last?.tick !== item.TickUpdate) last = toBroadcastEvent(module, item)
-    events.push({ to, event: last })
+    events.push(item.Muted === true ? { to, event: last, muted: true } : { to, event: last })
   }
   return events
 }

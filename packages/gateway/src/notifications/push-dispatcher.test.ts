@@ -123,6 +123,24 @@ forEachDialect('a member who left a group is no longer pushed its messages', asy
   assert.deepEqual(bodiesAt(bob.browser), ['Alice: Chapter one by Monday', 'Sorry to see you go'])
 })
 
+forEachDialect('a member who muted a group is not pushed its messages until they unmute it', async (t, dialect) => {
+  const { user, until, bodiesAt } = await startPushWorld(t, dialect)
+  const [alice, bob] = [await user('Alice'), await user('Bob')]
+  const group = (await alice.direct.ok('create_chat', { type: 2, name: 'Chatter', members: [String(bob.crmId)] })).chat
+    .id
+  await bob.direct.ok('update_member', { chat_id: group, muted: true })
+  await alice.direct.ok('send_message', { chat_id: group, content: 'Anyone for lunch?' })
+  // The barrier: a private message committed after the group message reaches Bob, in order.
+  const direct = (await alice.direct.ok('create_chat', { type: 1, peer: String(bob.crmId) })).chat.id
+  await alice.direct.ok('send_message', { chat_id: direct, content: 'Lunch?' })
+  await until(() => bodiesAt(bob.browser).includes('Lunch?'), 'the private message at Bob’s browser')
+
+  await bob.direct.ok('update_member', { chat_id: group, muted: false })
+  await alice.direct.ok('send_message', { chat_id: group, content: 'Lunch at noon' })
+  await until(() => bodiesAt(bob.browser).length === 2, 'the group message after unmuting at Bob’s browser')
+  assert.deepEqual(bodiesAt(bob.browser), ['Lunch?', 'Alice: Lunch at noon'])
+})
+
 forEachDialect('with PushSending off the event arrives on SSE but no push is sent', async (t, dialect) => {
   const world = await startPushWorld(t, dialect, { PushSending: false })
   const { gateway, push, user, until, bodiesAt } = world

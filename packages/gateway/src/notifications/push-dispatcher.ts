@@ -79,11 +79,12 @@ export function createPushDispatcher({
       attach(module, chunk, last) {
         modules.set(module, { chunk, last })
       },
-      offer(module, chunk, event) {
+      offer(module, chunk, event, muted) {
         const state = modules.get(module)
         if (!state || state.chunk !== chunk || event.tick <= state.last) return
         state.last = event.tick
-        enqueue({ crmId, event })
+        // A chat the user muted makes no notification (MemberRole.Muted).
+        if (!muted) enqueue({ crmId, event })
       },
       close() {
         unwatch(crmId)

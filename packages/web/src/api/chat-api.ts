@@ -102,9 +102,11 @@ export function createChatApi(client: ApiClient) {
       client.post<MemberView>(`${MSG}/add_chat_member`, { chat_id: chatId, member, admin }),
     removeMember: (chatId: string, member: string) =>
       client.post<{ chat_id: string; member: string }>(`${MSG}/remove_member`, { chat_id: chatId, member }),
-    /** Grants or revokes Admin of `member`, or sets the caller's own pinned and hidden (omit `member`). */
-    updateMember: (chatId: string, fields: { member?: string; admin?: boolean; pinned?: boolean; hidden?: boolean }) =>
-      client.post<MemberView>(`${MSG}/update_member`, { chat_id: chatId, ...fields }),
+    /** Grants or revokes Admin of `member`, or sets the caller's own pinned, hidden and muted (omit `member`). */
+    updateMember: (
+      chatId: string,
+      fields: { member?: string; admin?: boolean; pinned?: boolean; hidden?: boolean; muted?: boolean },
+    ) => client.post<MemberView>(`${MSG}/update_member`, { chat_id: chatId, ...fields }),
     leaveChat: (chatId: string) => client.post<{ chat_id: string }>(`${MSG}/leave_chat`, { chat_id: chatId }),
     /** Archives (or with `false` unarchives) a private chat for both participants. */
     archiveChat: (chatId: string, archived = true) =>

@@ -12,6 +12,8 @@ export interface ChatView {
   role: number
   pinned: boolean
   hidden: boolean
+  /** The caller muted the chat: no push or Telegram notification for it. */
+  muted: boolean
   member_count: number
   unread: number
   last_message: string

@@ -13,6 +13,7 @@ export function chatView(id: string, fields: Partial<ChatView> = {}): ChatView {
     role: 4,
     pinned: false,
     hidden: false,
+    muted: false,
     member_count: 2,
     unread: 0,
     last_message: '0',

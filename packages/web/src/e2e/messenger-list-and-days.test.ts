@@ -193,6 +193,38 @@ forEachDialect(
       await alice.page.locator('#composer-length').waitFor({ state: 'detached' })
     })
 
+    await t.test('a muted chat is marked in the list and its unread count greyed, until unmuted', async () => {
+      const setMuted = async (label: 'Mute notifications' | 'Unmute notifications') => {
+        await row(bob.page, chatId).locator('a').click()
+        await bob.page.getByRole('button', { name: 'Chat info' }).click()
+        await bob.page.getByRole('button', { name: label }).click()
+        const flipped = label === 'Mute notifications' ? 'Unmute notifications' : 'Mute notifications'
+        await bob.page.getByRole('button', { name: flipped }).waitFor()
+        await bob.page.getByRole('button', { name: 'Close chat info' }).click()
+      }
+      await setMuted('Mute notifications')
+      const bobsRow = row(bob.page, chatId)
+      await bobsRow.locator('.mute-mark').waitFor()
+      // With the chat closed, Alice's next message counts as unread, greyed rather than in the accent.
+      await bob.page.goto(`${system.url}/chat/`)
+      await alice.page.getByRole('textbox', { name: 'Message' }).fill('Still there?')
+      await alice.page.keyboard.press('Enter')
+      const badge = bobsRow.locator('.unread-badge')
+      await badge.waitFor()
+      assert.equal(await bobsRow.getAttribute('class'), 'has-unread muted-chat')
+      const colours = await badge.evaluate((element) => ({
+        badge: getComputedStyle(element).backgroundColor,
+        muted: getComputedStyle(element).getPropertyValue('--muted').trim(),
+      }))
+      assert.equal(colours.muted, '#5b6470')
+      assert.equal(colours.badge, 'rgb(91, 100, 112)')
+      await checkAccessibility(bob.page, 'chat-list-muted')
+
+      await setMuted('Unmute notifications')
+      await bobsRow.locator('.mute-mark').waitFor({ state: 'detached' })
+      assert.equal(await bobsRow.getAttribute('class'), null)
+    })
+
     assert.deepEqual([...alice.errors, ...bob.errors], [])
   },
 )

@@ -24,11 +24,17 @@ function UnreadBadge({ count }: { count: number }) {
   )
 }
 
+/** A row with unread messages stands out, unless its chat is muted (its count is shown greyed). */
+function rowClass(chat: ChatView): string | undefined {
+  const classes = [chat.unread > 0 && 'has-unread', chat.muted && 'muted-chat'].filter(Boolean)
+  return classes.length > 0 ? classes.join(' ') : undefined
+}
+
 function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: string | undefined; me: string }) {
   return (
     <ul class="chat-list">
       {chats.map((chat) => (
-        <li key={chat.id} data-chat-id={chat.id} class={chat.unread > 0 ? 'has-unread' : undefined}>
+        <li key={chat.id} data-chat-id={chat.id} class={rowClass(chat)}>
           <Link
             href={routePath({ name: 'messenger', chatId: chat.id })}
             class="chat-link"
@@ -42,6 +48,12 @@ function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: s
                 </span>
               )}
               {chat.name}
+              {chat.muted && (
+                <span class="mute-mark" title="Muted: no notifications">
+                  {' '}
+                  🔕<span class="visually-hidden"> (muted)</span>
+                </span>
+              )}
             </span>
             <LastMessageTime chat={chat} />
             <LastMessageLine chat={chat} me={me} />

@@ -61,7 +61,7 @@ export function ChatPanel({ api, chat, me, fileBrowser, onChat, onLeft, onClose 
     }
   }
 
-  const setOwn = (fields: { pinned?: boolean; hidden?: boolean }) =>
+  const setOwn = (fields: { pinned?: boolean; hidden?: boolean; muted?: boolean }) =>
     run(async () => {
       await api.updateMember(chat.id, fields)
       await refresh()
@@ -132,6 +132,9 @@ export function ChatPanel({ api, chat, me, fileBrowser, onChat, onLeft, onClose 
         </button>
         <button type="button" class="secondary" disabled={busy} onClick={() => setOwn({ hidden: !chat.hidden })}>
           {chat.hidden ? 'Show in chat list' : 'Hide from chat list'}
+        </button>
+        <button type="button" class="secondary" disabled={busy} onClick={() => setOwn({ muted: !chat.muted })}>
+          {chat.muted ? 'Unmute notifications' : 'Mute notifications'}
         </button>
         {isPrivate && (
           <button type="button" class="secondary" disabled={busy} onClick={archive}>

@@ -15,6 +15,7 @@ function group(role: number, type = 2): ChatView {
     role,
     pinned: false,
     hidden: false,
+    muted: false,
     member_count: 4,
     unread: 0,
     last_message: '0',
