@@ -130,9 +130,11 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
       await requireKnown(unit, [Number(request.body.member)])
       const role = request.body.admin ? MemberRole.Admin : 0
       const row = newMemberRow(access.chat.timetick, Number(request.body.member), role, store.nextTick())
-      if (!(await unit.members.add(row))) return memberView(unit, (await unit.members.find(row.chat_id, row.member))!)
+      if (!(await unit.members.add(row))) {
+        return memberView(unit, (await unit.members.find(row.chat_id, row.member))!, caller.member)
+      }
       await memberEvent(unit, access, 'MemberAdded', row, caller)
-      return memberView(unit, row)
+      return memberView(unit, row, caller.member)
     })
   })
 

@@ -72,6 +72,8 @@ forEachDialect(
     }
     assert.equal(await roleSeenBy(1), 0)
     assert.equal(await roleSeenBy(2), MemberRole.Muted | MemberRole.Pinned)
+    // Adding him again answers his membership, as the adder sees it.
+    assert.equal((await chat.user(1).ok('add_chat_member', { chat_id: groupId, member: '2' })).role, 0)
     // So does the event of a change everyone is told of (an admin granted).
     const { LastTick: before } = (await chat.events({ subjects: 'user:3' })).result as EventBatch
     await chat.user(1).ok('update_member', { chat_id: groupId, member: '2', admin: true })
