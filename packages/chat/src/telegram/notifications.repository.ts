@@ -30,7 +30,8 @@ export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
     /**
      * The notices for NewChatMessage events after `after`, in tick order: one per member of the
      * message's chat, other than its sender, who had joined by then, has not read it yet, has
-     * notifications on and has not muted the chat. Returns where the next read starts; events are read in whole, never split.
+     * notifications on and has not muted the chat. Returns where the next read starts; events are
+     * read in whole, never split.
      */
     async noticesAfter(after: number): Promise<{ notices: Notice[]; upTo: number }> {
       const ticks = await db

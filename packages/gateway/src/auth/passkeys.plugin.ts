@@ -73,9 +73,10 @@ const sessionUser = (request: FastifyRequest) =>
  * signed-in user registers passkeys (discoverable, user verification required) and security keys
  * (user verification as configured), names and removes them; anyone signs in with one, with or
  * without naming their email first. The relying party is the host of PublicOrigin, or the domain
- * WebAuthn.RpId names (relying-party.ts); PublicOrigin is the only origin accepted. Each ceremony's challenge is single use and lives five minutes; a sign-in must show a
- * larger signature counter than the last (unless the authenticator keeps none) and the same backup
- * eligibility as at registration.
+ * WebAuthn.RpId names (relying-party.ts); PublicOrigin is the only origin accepted. Each ceremony's
+ * challenge is single use and lives five minutes; a sign-in must show a larger signature counter
+ * than the last (unless the authenticator keeps none) and the same backup eligibility as at
+ * registration.
  */
 export default async function passkeysPlugin(
   app: Service,
