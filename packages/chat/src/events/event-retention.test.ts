@@ -19,7 +19,8 @@ const oldEvent = (tick: number, chatId: number) => ({
 
 forEachDialect('events past Events.RetentionHours are deleted; newer ones and the feed go on', async (t, dialect) => {
   const url = await createTestDatabaseUrl(t, dialect)
-  const chat = await startChatOn(t, url, { Events: { RetentionHours: 25, RetentionSweepSeconds: 1 } })
+  // This instance sweeps once a day, so the old events are surely there until the sweeping one starts.
+  const chat = await startChatOn(t, url, { Events: { RetentionHours: 25, RetentionSweepSeconds: 86_400 } })
   const database = createDatabase<ChatDatabase>(url)
   t.after(() => database.destroy())
   await chat.register(1, 2)
@@ -41,6 +42,7 @@ forEachDialect('events past Events.RetentionHours are deleted; newer ones and th
   const before = (await ticksFor()).Events.map((event) => Number(event.TickUpdate))
   assert.deepEqual(before.slice(0, 3), old, 'the old events are there before the sweep')
 
+  await startChatOn(t, url, { Events: { RetentionHours: 25, RetentionSweepSeconds: 1 } })
   await until(async () => !(await ticksFor()).Events.some((event) => Number(event.TickUpdate) === old[1]), 'the sweep')
   const after = await ticksFor()
   const kept = after.Events.map((event) => Number(event.TickUpdate))
