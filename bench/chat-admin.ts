@@ -73,7 +73,7 @@ async function seed(url: string): Promise<Seeded> {
   const chats: number[] = []
   const customers = new Set<number>()
   const chatRows: ChatDatabase['chats'][] = []
-  const memberRows: ChatDatabase['chat_members'][] = []
+  const memberRows: Insertable<ChatDatabase['chat_members']>[] = []
   for (let index = 0; index < CHATS; index++) {
     const timetick = timetickAt(start + Math.floor((index * SPAN_MS) / CHATS)) + 1
     const roll = random()

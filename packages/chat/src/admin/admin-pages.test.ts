@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { ChatMessFlags, ChatType, timetickAt } from '@atrium/platform'
+import { ChatMessFlags, ChatType, MemberRole, timetickAt } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import { messageRow, nextLink, OPERATOR, startChatAdmin } from '../../test/admin.ts'
 import { type ChatRow, newChatRow } from '../chats/chats.repository.ts'
@@ -114,6 +114,31 @@ forEachDialect('Members lists one chat or one person and pages by key', async (t
     all.filter((k) => k.endsWith(':7')),
   )
   assert.match((await admin.page('/ChatAdmin/Members', OPERATOR, { MemberId: '7' })).html, /Greta Green \(7\)/)
+
+  // A mute shows its end; one whose end has passed is over.
+  const ends = Date.UTC(2099, 0, 2, 3, 4, 5)
+  const mute = (member: number, until: number) =>
+    db
+      .updateTable('chat_members')
+      .set({ role: MemberRole.Muted, muted_until: until })
+      .where('chat_id', '=', 1)
+      .where('member', '=', member)
+      .execute()
+  await mute(1, ends)
+  await mute(4, Date.now() - 1000)
+  const roles = [
+    ...(await admin.page('/ChatAdmin/Members', OPERATOR, { ChatId: '1' })).html.matchAll(
+      /MemberId=(\d+)"[^<]*<\/a><\/td>\s*<td>([^<]*)<\/td>/g,
+    ),
+  ].map((m) => [m[1], m[2]])
+  assert.deepEqual(
+    roles.find(([member]) => member === '1'),
+    ['1', 'Member · muted until 2099-01-02 03:04:05 UTC'],
+  )
+  assert.deepEqual(
+    roles.find(([member]) => member === '4'),
+    ['4', 'Member'],
+  )
 })
 
 forEachDialect('Messages pages newest first; Feedback and Calls show their rows with names', async (t, dialect) => {

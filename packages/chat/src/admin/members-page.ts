@@ -1,6 +1,7 @@
 import { MemberRole, type Service, timetickTime } from '@atrium/platform'
 import { adminHref, adminTime, emptyState, filterForm, html, pager } from '@atrium/platform/admin'
 import { Type } from 'typebox'
+import { currentRole } from '../members/personal-role.ts'
 import type { AdminPageDeps } from './admin.plugin.ts'
 import { ADMIN_ROOT, IdParam, limitOf, NumberParam, numberOf, personLabel, sendPage } from './admin-shell.ts'
 import { chatTitle, pairPeople } from './chats-pages.ts'
@@ -19,14 +20,15 @@ const membersQuery = Type.Object({
   ),
 })
 
-function roleNames(role: number): string {
+function roleNames(row: { role: number; muted_until: number }): string {
+  const role = currentRole(row, Date.now())
   const names: string[] = []
   if (role & MemberRole.Owner) names.push('Owner')
   if (role & MemberRole.Admin) names.push('Admin')
   if (names.length === 0) names.push('Member')
   if (role & MemberRole.Pinned) names.push('pinned')
   if (role & MemberRole.Hidden) names.push('hidden')
-  if (role & MemberRole.Muted) names.push('muted')
+  if (role & MemberRole.Muted) names.push(row.muted_until ? `muted until ${adminTime(row.muted_until)}` : 'muted')
   return names.join(' · ')
 }
 
@@ -69,7 +71,7 @@ export function membersPage(app: Service, { store, reads }: AdminPageDeps) {
                   (row) => html`<tr>
                     <td><a href=${adminHref(`${ADMIN_ROOT}/ChatDetail`, { ChatId: row.chat_id })}>${chatNames.get(row.chat_id) ?? row.chat_id}</a></td>
                     <td><a href=${adminHref(MEMBERS, { MemberId: row.member })}>${personLabel(names, row.member)}</a></td>
-                    <td>${roleNames(row.role)}</td>
+                    <td>${roleNames(row)}</td>
                     <td>${adminTime(timetickTime(row.joined))}</td>
                     <td>${row.last_read ? adminTime(timetickTime(row.last_read)) : html`<span class="muted">nothing yet</span>`}</td>
                   </tr>`,

@@ -1,6 +1,7 @@
 import { ChatMessFlags, ChatType, hasFlag, MemberRole, shownName, timetickTime } from '@atrium/platform'
 import { Type } from 'typebox'
 import type { MemberRow } from '../members/members.repository.ts'
+import { currentRole } from '../members/personal-role.ts'
 import type { MessageRow } from '../messages/messages.repository.ts'
 import { contextOf } from './chat-context.ts'
 import type { ChatRow } from './chats.repository.ts'
@@ -37,6 +38,7 @@ export const ChatView = Type.Object({
     description:
       'The caller muted the chat (MemberRole.Muted, beyond the spec): no push or Telegram notification for it.',
   }),
+  muted_until: Type.String({ description: "When the caller's mute ends; '' when not muted or muted with no end." }),
   member_count: Type.Integer(),
   unread: Type.Integer(),
   last_message: Type.String(),
@@ -111,6 +113,8 @@ export function toChatView(chat: ChatRow, view: ChatViewContext) {
   const { membership, memberCount, unread, lastMessage } = view
   const peer = peerOf(chat, membership.member)
   const context = contextOf(chat)
+  const role = currentRole(membership, Date.now())
+  const muted = (role & MemberRole.Muted) !== 0
   return {
     id: String(chat.timetick),
     type: chat.type,
@@ -119,10 +123,11 @@ export function toChatView(chat: ChatRow, view: ChatViewContext) {
     owner: String(chat.owner),
     peer: String(peer),
     archived: chat.archived === 1,
-    role: membership.role,
-    pinned: (membership.role & MemberRole.Pinned) !== 0,
-    hidden: (membership.role & MemberRole.Hidden) !== 0,
-    muted: (membership.role & MemberRole.Muted) !== 0,
+    role,
+    pinned: (role & MemberRole.Pinned) !== 0,
+    hidden: (role & MemberRole.Hidden) !== 0,
+    muted,
+    muted_until: muted && membership.muted_until !== 0 ? new Date(membership.muted_until).toISOString() : '',
     member_count: memberCount,
     unread,
     last_message: String(chat.last_message),

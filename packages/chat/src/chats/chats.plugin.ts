@@ -2,6 +2,7 @@ import { ApiError, ChatType, MemberRole, patchOf, type Service } from '@atrium/p
 import { type Caller, requireAdmin, requireKnown, requireMember, requireUser } from '../access.ts'
 import type { CallerResolver } from '../caller.ts'
 import { type MemberRow, newMemberRow } from '../members/members.repository.ts'
+import { sharedRole } from '../members/personal-role.ts'
 import type { Store, Unit } from '../store.ts'
 import { contextOf } from './chat-context.ts'
 import { peerOf, toChatEventData, toChatView } from './chat-view.ts'
@@ -187,19 +188,29 @@ export default async function chatsPlugin(app: Service, { store, resolveCaller, 
           const role = heir.role | MemberRole.Owner
           await unit.members.setRole(chat.timetick, heir.member, role, tick)
           await unit.chats.update(chat.timetick, { owner: heir.member, timetick_update: tick })
-          const data = { chat_id: String(chat.timetick), member: String(heir.member), role, by: String(caller.member) }
+          // Chat-wide events leave out a member's own list state (members/personal-role.ts).
+          const shared = sharedRole(role)
+          const data = {
+            chat_id: String(chat.timetick),
+            member: String(heir.member),
+            role: shared,
+            by: String(caller.member),
+          }
           await unit.emit({ chat_id: chat.timetick, type: 'MemberUpdated', data, app_id: chat.app_id })
         }
       }
       await unit.members.remove(chat.timetick, caller.member)
-      const data = {
+      // The chat-wide event leaves out the leaver's own list state; their own keeps it.
+      const removed = (role: number) => ({
         chat_id: String(chat.timetick),
         member: String(caller.member),
-        role: membership.role,
+        role,
         by: String(caller.member),
-      }
-      await unit.emit({ chat_id: chat.timetick, type: 'MemberRemoved', data, app_id: chat.app_id })
-      await unit.emit({ chat_id: chat.timetick, type: 'MemberRemoved', data, addressee: caller.member })
+      })
+      const everyone = removed(sharedRole(membership.role))
+      await unit.emit({ chat_id: chat.timetick, type: 'MemberRemoved', data: everyone, app_id: chat.app_id })
+      const own = removed(membership.role)
+      await unit.emit({ chat_id: chat.timetick, type: 'MemberRemoved', data: own, addressee: caller.member })
     })
     return { chat_id: request.body.chat_id }
   })

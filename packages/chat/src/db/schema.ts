@@ -36,6 +36,8 @@ export interface ChatMembersTable {
   last_read: number
   joined: number
   timetick_update: number
+  /** When a mute (role Muted) ends, epoch ms; 0 for none. Past it the mute is over (members/mute.ts). */
+  muted_until: Generated<number>
 }
 
 /** A file whose last message may be gone: the gateway removes its bytes unless a message still names it. */

@@ -1,7 +1,14 @@
 import { EventEmitter } from 'node:events'
-import { compiledOnce, type Database, type EventBatchItem, MemberRole, type TimetickGenerator } from '@atrium/platform'
+import {
+  compiledOnce,
+  type Database,
+  type EventBatchItem,
+  type TimetickGenerator,
+  timetickTime,
+} from '@atrium/platform'
 import { type Insertable, type Kysely, sql } from 'kysely'
 import type { ChatDatabase, ChatEventsTable } from '../db/schema.ts'
+import { isMuted } from '../members/personal-role.ts'
 
 /** An event a chat operation records in its own transaction. */
 export interface ChatEventInput {
@@ -255,12 +262,12 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
     const chatWide = [...new Set(rows.filter((row) => row.addressee === 0).map((row) => row.chat_id))]
     const wanted = subjects ? new Set(subjects.members) : undefined
     const wantedApps = subjects ? new Set(subjects.apps) : undefined
-    const membersByChat = new Map<number, { member: number; joined: number; role: number }[]>()
+    const membersByChat = new Map<number, { member: number; joined: number; role: number; muted_until: number }[]>()
     // With subjects, only the members among them are addressed; app-only subjects address no member.
     if (chatWide.length > 0 && (!subjects || subjects.members.length > 0)) {
       let memberQuery = db
         .selectFrom('chat_members')
-        .select(['chat_id', 'member', 'joined', 'role'])
+        .select(['chat_id', 'member', 'joined', 'role', 'muted_until'])
         .where('chat_id', 'in', chatWide)
       if (subjects) memberQuery = memberQuery.where('member', 'in', subjects.members)
       for (const row of await memberQuery.execute()) {
@@ -287,8 +294,10 @@ export function createEventFeed(database: Database<ChatDatabase>, nextTick: Time
         if (!wanted || wanted.has(row.addressee)) items.push(item(row.addressee, 0))
       } else {
         // Members who joined after the event do not receive it.
-        for (const { member, joined, role } of membersByChat.get(row.chat_id) ?? []) {
-          if (joined <= row.timetick) items.push(item(member, 0, (role & MemberRole.Muted) !== 0))
+        // Muted: the member's mute covers the event's time (members/personal-role.ts).
+        const at = timetickTime(row.timetick)
+        for (const member of membersByChat.get(row.chat_id) ?? []) {
+          if (member.joined <= row.timetick) items.push(item(member.member, 0, isMuted(member, at)))
         }
       }
       if (row.app_id !== 0 && (!wantedApps || wantedApps.has(row.app_id))) items.push(item(0, row.app_id))

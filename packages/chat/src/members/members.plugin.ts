@@ -14,6 +14,7 @@ import type { CallerResolver } from '../caller.ts'
 import { Id, MemberId } from '../messages/messages.schema.ts'
 import type { Store, Unit } from '../store.ts'
 import { type MemberRow, newMemberRow } from './members.repository.ts'
+import { currentRole, parseMuteEnd, sharedRole } from './personal-role.ts'
 
 export interface MembersPluginOptions {
   store: Store
@@ -30,18 +31,16 @@ export const MemberView = Type.Object({
   last_read: Type.String(),
 })
 
-/** The role bits that are a member's own list state: shown to that member alone. */
-const PERSONAL_ROLE = MemberRole.Hidden | MemberRole.Pinned | MemberRole.Muted
-
 /**
  * Shapes a membership for clients, named by the member's profile. Shown to another member
  * (`viewer`), it leaves out the list state: who pinned, hid or muted a chat is their own business.
  */
 export function toMemberView(row: MemberRow, name: string | undefined, viewer?: number) {
+  const role = currentRole(row, Date.now())
   return {
     member: String(row.member),
     name: shownName(row.member, name),
-    role: viewer === undefined || viewer === row.member ? row.role : row.role & ~PERSONAL_ROLE,
+    role: viewer === undefined || viewer === row.member ? role : sharedRole(role),
     owner: (row.role & MemberRole.Owner) !== 0,
     admin: (row.role & MemberRole.Admin) !== 0,
     joined: new Date(timetickTime(row.joined)).toISOString(),
@@ -63,7 +62,20 @@ const removeMember = {
 const Flag = Type.Optional(Type.Union([Type.Boolean(), Type.Null()]))
 const updateMember = {
   body: Type.Object(
-    { chat_id: Id, member: Type.Optional(MemberId), admin: Flag, pinned: Flag, hidden: Flag, muted: Flag },
+    {
+      chat_id: Id,
+      member: Type.Optional(MemberId),
+      admin: Flag,
+      pinned: Flag,
+      hidden: Flag,
+      muted: Flag,
+      muted_until: Type.Optional(
+        Type.String({
+          maxLength: 40,
+          description: 'Mutes the chat until this time (ISO 8601 with its zone, at most 366 days ahead).',
+        }),
+      ),
+    },
     { additionalProperties: false },
   ),
   response: { 200: MemberView },
@@ -106,7 +118,7 @@ async function memberEvent(
       chat_id: String(chat.timetick),
       member: String(row.member),
       // An event for the whole chat leaves out the member's own list state, as toMemberView does.
-      role: only === row.member ? row.role : row.role & ~PERSONAL_ROLE,
+      role: only === row.member ? row.role : sharedRole(row.role),
       by: String(by.member),
     },
     app_id: only === undefined ? chat.app_id : 0,
@@ -160,17 +172,21 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
 
   app.post('/update_member', { schema: updateMember }, async (request) => {
     const caller = await resolveCaller(request)
-    const { admin, pinned, hidden, muted } = request.body
+    const { admin, pinned, hidden, muted, muted_until } = request.body
+    if (muted_until !== undefined && muted === false) {
+      throw new ApiError('InvalidRequest', 'muted_until ends a mute: give it without muted, or with muted true')
+    }
+    const mutedUntil = muted_until === undefined ? undefined : parseMuteEnd(muted_until, Date.now())
     const targetId = request.body.member === undefined ? caller.member : Number(request.body.member)
     return store.transact(async (unit) => {
       const access = await requireMember(unit, Number(request.body.chat_id), caller)
       const target = await unit.members.find(access.chat.timetick, targetId)
       if (!target) throw new ApiError('NotFound', `member ${targetId} is not in the chat`)
-      const listState = patchOf({ pinned, hidden, muted })
+      const listState = patchOf({ pinned, hidden, muted: mutedUntil === undefined ? muted : true })
       if (Object.keys(listState).length > 0 && targetId !== caller.member) {
         throw new ApiError('Forbidden', 'pinned, hidden and muted are set by each member for themselves')
       }
-      let role = target.role
+      let role = currentRole(target, Date.now())
       if (listState.pinned !== undefined) role = withFlag(role, MemberRole.Pinned, listState.pinned)
       if (listState.hidden !== undefined) role = withFlag(role, MemberRole.Hidden, listState.hidden)
       if (listState.muted !== undefined) role = withFlag(role, MemberRole.Muted, listState.muted)
@@ -186,9 +202,11 @@ export default async function membersPlugin(app: Service, { store, resolveCaller
         }
         role = withFlag(role, MemberRole.Admin, admin)
       }
-      if (role === target.role) return memberView(unit, target, caller.member)
-      const updated = { ...target, role, timetick_update: store.nextTick() }
-      await unit.members.setRole(target.chat_id, target.member, role, updated.timetick_update)
+      // A mute sets its end (none unless given); an unmute clears it; otherwise it stays.
+      const muteEnd = listState.muted === undefined ? target.muted_until : listState.muted ? (mutedUntil ?? 0) : 0
+      if (role === target.role && muteEnd === target.muted_until) return memberView(unit, target, caller.member)
+      const updated = { ...target, role, muted_until: muteEnd, timetick_update: store.nextTick() }
+      await unit.members.setRole(target.chat_id, target.member, role, updated.timetick_update, muteEnd)
       // A change of admin concerns everyone; pinning, hiding and muting only the member's own list.
       const adminChanged = ((role ^ target.role) & MemberRole.Admin) !== 0
       await memberEvent(unit, access, 'MemberUpdated', updated, caller, adminChanged ? undefined : caller.member)

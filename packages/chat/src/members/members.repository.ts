@@ -7,7 +7,7 @@ export type MemberRow = Selectable<ChatMembersTable>
 
 /** A new membership made at `tick`, with nothing read yet. */
 export function newMemberRow(chatId: number, member: number, role: number, tick: number): MemberRow {
-  return { chat_id: chatId, member, role, last_read: 0, joined: tick, timetick_update: tick }
+  return { chat_id: chatId, member, role, last_read: 0, joined: tick, timetick_update: tick, muted_until: 0 }
 }
 
 type MemberKey = { chatId: number; member: number }
@@ -18,7 +18,7 @@ const memberWithChat = compiledOnce(['chatId', 'member'], (db: Kysely<ChatDataba
     .selectFrom('chat_members as m')
     .innerJoin('chats as c', 'c.timetick', 'm.chat_id')
     .selectAll('c')
-    .select(['m.role', 'm.last_read', 'm.joined', 'm.timetick_update as member_update'])
+    .select(['m.role', 'm.last_read', 'm.joined', 'm.timetick_update as member_update', 'm.muted_until'])
     .where('m.chat_id', '=', key.chatId)
     .where('m.member', '=', key.member),
 )
@@ -52,8 +52,17 @@ export function createMembersRepository(db: Kysely<ChatDatabase>) {
     async findWithChat(chatId: number, member: number): Promise<{ chat: ChatRow; membership: MemberRow } | undefined> {
       const [row] = (await memberWithChat(db, { chatId, member })).rows
       if (!row) return undefined
-      const { role, last_read, joined, member_update, ...chat } = row
-      return { chat, membership: { chat_id: chatId, member, role, last_read, joined, timetick_update: member_update } }
+      const { role, last_read, joined, member_update, muted_until, ...chat } = row
+      const membership = {
+        chat_id: chatId,
+        member,
+        role,
+        last_read,
+        joined,
+        timetick_update: member_update,
+        muted_until,
+      }
+      return { chat, membership }
     },
 
     /** Members in member-id order after the cursor (a member id), for paging. */
@@ -135,10 +144,11 @@ export function createMembersRepository(db: Kysely<ChatDatabase>) {
       return members
     },
 
-    async setRole(chatId: number, member: number, role: number, tick: number): Promise<void> {
+    /** Sets the role, and with `mutedUntil` when its mute ends (0: no end). */
+    async setRole(chatId: number, member: number, role: number, tick: number, mutedUntil?: number): Promise<void> {
       await db
         .updateTable('chat_members')
-        .set({ role, timetick_update: tick })
+        .set({ role, timetick_update: tick, ...(mutedUntil === undefined ? {} : { muted_until: mutedUntil }) })
         .where('chat_id', '=', chatId)
         .where('member', '=', member)
         .execute()

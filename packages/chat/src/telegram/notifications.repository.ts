@@ -1,6 +1,7 @@
-import { MemberRole, writeBool } from '@atrium/platform'
+import { timetickTime, writeBool } from '@atrium/platform'
 import type { Kysely } from 'kysely'
 import type { ChatDatabase } from '../db/schema.ts'
+import { isMuted } from '../members/personal-role.ts'
 
 /** A new message one person wants to hear about in Telegram. */
 export interface Notice {
@@ -30,8 +31,8 @@ export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
     /**
      * The notices for NewChatMessage events after `after`, in tick order: one per member of the
      * message's chat, other than its sender, who had joined by then, has not read it yet, has
-     * notifications on and has not muted the chat. Returns where the next read starts; events are
-     * read in whole, never split.
+     * notifications on and had not muted the chat when the message was sent. Returns where the next
+     * read starts; events are read in whole, never split.
      */
     async noticesAfter(after: number): Promise<{ notices: Notice[]; upTo: number }> {
       const ticks = await db
@@ -56,6 +57,7 @@ export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
           'e.data',
           'm.member',
           'm.role',
+          'm.muted_until',
           'm.last_read',
           'e.timetick',
           'l.telegram_chat_id',
@@ -67,8 +69,8 @@ export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
         .orderBy('e.tick_update')
         .execute()
       const notices = rows
-        // Read already, or the member muted the chat: no notice.
-        .filter((row) => row.last_read < row.timetick && (row.role & MemberRole.Muted) === 0)
+        // Read already, or sent while the member had the chat muted: no notice.
+        .filter((row) => row.last_read < row.timetick && !isMuted(row, timetickTime(row.timetick)))
         .map((row) => ({
           tick: row.tick_update,
           chatId: row.chat_id,

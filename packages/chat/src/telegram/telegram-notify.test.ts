@@ -92,7 +92,7 @@ forEachDialect('notifications are throttled per person and chat, counting what w
 })
 
 forEachDialect(
-  'turning notifications off, unlinking or muting the chat stops them, and reactions notify nobody',
+  'turning notifications off, unlinking or muting the chat (until unmuted or for a time) stops them, and reactions notify nobody',
   async (t, dialect) => {
     const { chat, notices } = await start(t, dialect, [1, 2, 3])
     const team = await createGroup(chat.user(1), [2, 3], 2, 'Team')
@@ -122,5 +122,16 @@ forEachDialect(
     await chat.user(1).ok('send_message', { chat_id: team, content: 'after Bob unmuted it' })
     await until(() => notices(BOB_TG.id).length === 2, 'Bob’s notification after unmuting')
     assert.match(notices(BOB_TG.id)[1] ?? '', /\nafter Bob unmuted it\n/)
+
+    // A mute with an end: nothing for what is sent before it, news again after it, with no unmute.
+    const ends = new Date(Date.now() + 3000).toISOString()
+    await chat.user(2).ok('update_member', { chat_id: team, muted_until: ends })
+    await chat.user(1).ok('send_message', { chat_id: team, content: 'during the timed mute' })
+    await chat.user(2).ok('send_message', { chat_id: team, content: 'third marker' })
+    await until(() => notices(ALICE_TG.id).length === 3, 'Alice’s third notification')
+    await until(async () => !(await chat.user(2).read('get_chat_info', { chat_id: team })).muted, 'the mute ended')
+    await chat.user(1).ok('send_message', { chat_id: team, content: 'after the timed mute' })
+    await until(() => notices(BOB_TG.id).length === 3, 'Bob’s notification after the timed mute')
+    assert.match(notices(BOB_TG.id)[2] ?? '', /\nafter the timed mute\n/)
   },
 )

@@ -102,10 +102,20 @@ export function createChatApi(client: ApiClient) {
       client.post<MemberView>(`${MSG}/add_chat_member`, { chat_id: chatId, member, admin }),
     removeMember: (chatId: string, member: string) =>
       client.post<{ chat_id: string; member: string }>(`${MSG}/remove_member`, { chat_id: chatId, member }),
-    /** Grants or revokes Admin of `member`, or sets the caller's own pinned, hidden and muted (omit `member`). */
+    /**
+     * Grants or revokes Admin of `member`, or sets the caller's own pinned, hidden and muted, or
+     * mutes until `muted_until` (omit `member`).
+     */
     updateMember: (
       chatId: string,
-      fields: { member?: string; admin?: boolean; pinned?: boolean; hidden?: boolean; muted?: boolean },
+      fields: {
+        member?: string
+        admin?: boolean
+        pinned?: boolean
+        hidden?: boolean
+        muted?: boolean
+        muted_until?: string
+      },
     ) => client.post<MemberView>(`${MSG}/update_member`, { chat_id: chatId, ...fields }),
     leaveChat: (chatId: string) => client.post<{ chat_id: string }>(`${MSG}/leave_chat`, { chat_id: chatId }),
     /** Archives (or with `false` unarchives) a private chat for both participants. */

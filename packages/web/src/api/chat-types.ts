@@ -14,6 +14,8 @@ export interface ChatView {
   hidden: boolean
   /** The caller muted the chat: no push or Telegram notification for it. */
   muted: boolean
+  /** When that mute ends (ISO time); '' when not muted or muted with no end. */
+  muted_until: string
   member_count: number
   unread: number
   last_message: string

@@ -14,6 +14,7 @@ export function chatView(id: string, fields: Partial<ChatView> = {}): ChatView {
     pinned: false,
     hidden: false,
     muted: false,
+    muted_until: '',
     member_count: 2,
     unread: 0,
     last_message: '0',

@@ -193,37 +193,59 @@ forEachDialect(
       await alice.page.locator('#composer-length').waitFor({ state: 'detached' })
     })
 
-    await t.test('a muted chat is marked in the list and its unread count greyed, until unmuted', async () => {
-      const setMuted = async (label: 'Mute notifications' | 'Unmute notifications') => {
-        await row(bob.page, chatId).locator('a').click()
-        await bob.page.getByRole('button', { name: 'Chat info' }).click()
-        await bob.page.getByRole('button', { name: label }).click()
-        const flipped = label === 'Mute notifications' ? 'Unmute notifications' : 'Mute notifications'
-        await bob.page.getByRole('button', { name: flipped }).waitFor()
+    await t.test(
+      'a chat muted for 8 hours is marked in the list and its unread count greyed, until unmuted',
+      async () => {
+        const openInfo = async () => {
+          await row(bob.page, chatId).locator('a').click()
+          await bob.page.getByRole('button', { name: 'Chat info' }).click()
+        }
+        await openInfo()
+        await bob.page.getByRole('button', { name: 'Mute notifications' }).click()
+        await checkAccessibility(bob.page, 'chat-info-mute-choices')
+        const before = Date.now()
+        await bob.page.getByRole('button', { name: 'For 8 hours' }).click()
+        await bob.page.getByRole('button', { name: 'Unmute notifications' }).waitFor()
+        const after = Date.now()
+        assert.match((await bob.page.getByTestId('mute-state').textContent()) ?? '', /^🔕 Muted until \S/)
+        // The mute the server stored ends 8 hours after the click.
+        const { result } = await bob.page.evaluate(async (id) => {
+          const answer = await fetch(`/msg/v1/get_chat_info?chat_id=${id}`)
+          return answer.json()
+        }, chatId)
+        const ends = Date.parse(result.muted_until)
+        assert.ok(ends >= before + 8 * 3_600_000 && ends <= after + 8 * 3_600_000, result.muted_until)
+        await checkAccessibility(bob.page, 'chat-info-muted')
         await bob.page.getByRole('button', { name: 'Close chat info' }).click()
-      }
-      await setMuted('Mute notifications')
-      const bobsRow = row(bob.page, chatId)
-      await bobsRow.locator('.mute-mark').waitFor()
-      // With the chat closed, Alice's next message counts as unread, greyed rather than in the accent.
-      await bob.page.goto(`${system.url}/chat/`)
-      await alice.page.getByRole('textbox', { name: 'Message' }).fill('Still there?')
-      await alice.page.keyboard.press('Enter')
-      const badge = bobsRow.locator('.unread-badge')
-      await badge.waitFor()
-      assert.equal(await bobsRow.getAttribute('class'), 'has-unread muted-chat')
-      const colours = await badge.evaluate((element) => ({
-        badge: getComputedStyle(element).backgroundColor,
-        muted: getComputedStyle(element).getPropertyValue('--muted').trim(),
-      }))
-      assert.equal(colours.muted, '#5b6470')
-      assert.equal(colours.badge, 'rgb(91, 100, 112)')
-      await checkAccessibility(bob.page, 'chat-list-muted')
 
-      await setMuted('Unmute notifications')
-      await bobsRow.locator('.mute-mark').waitFor({ state: 'detached' })
-      assert.equal(await bobsRow.getAttribute('class'), null)
-    })
+        const bobsRow = row(bob.page, chatId)
+        assert.match(
+          (await bobsRow.locator('.mute-mark').getAttribute('title')) ?? '',
+          /^Muted until .+: no notifications$/,
+        )
+        // With the chat closed, Alice's next message counts as unread, greyed rather than in the accent.
+        await bob.page.goto(`${system.url}/chat/`)
+        await alice.page.getByRole('textbox', { name: 'Message' }).fill('Still there?')
+        await alice.page.keyboard.press('Enter')
+        const badge = bobsRow.locator('.unread-badge')
+        await badge.waitFor()
+        assert.equal(await bobsRow.getAttribute('class'), 'has-unread muted-chat')
+        const colours = await badge.evaluate((element) => ({
+          badge: getComputedStyle(element).backgroundColor,
+          muted: getComputedStyle(element).getPropertyValue('--muted').trim(),
+        }))
+        assert.equal(colours.muted, '#5b6470')
+        assert.equal(colours.badge, 'rgb(91, 100, 112)')
+        await checkAccessibility(bob.page, 'chat-list-muted')
+
+        await openInfo()
+        await bob.page.getByRole('button', { name: 'Unmute notifications' }).click()
+        await bob.page.getByRole('button', { name: 'Mute notifications' }).waitFor()
+        await bob.page.getByRole('button', { name: 'Close chat info' }).click()
+        await bobsRow.locator('.mute-mark').waitFor({ state: 'detached' })
+        assert.equal(await bobsRow.getAttribute('class'), null)
+      },
+    )
 
     assert.deepEqual([...alice.errors, ...bob.errors], [])
   },

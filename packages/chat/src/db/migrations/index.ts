@@ -20,6 +20,7 @@ import * as telegramWidgets from './0019-telegram-widgets.ts'
 import * as fileDayCounters from './0020-file-day-counters.ts'
 import * as sendKeys from './0021-send-keys.ts'
 import * as searchIndexQueue from './0022-search-index-queue.ts'
+import * as muteEnds from './0023-mute-ends.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -44,4 +45,5 @@ export const chatMigrations: Migrations = {
   '0020-file-day-counters': fileDayCounters,
   '0021-send-keys': sendKeys,
   '0022-search-index-queue': searchIndexQueue,
+  '0023-mute-ends': muteEnds,
 }

@@ -3,6 +3,7 @@ import type { ChatView } from '../../api/chat-types.ts'
 import { Avatar } from '../../people/avatar.tsx'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
+import { isMutedNow, muteText } from '../mute.ts'
 import { LastMessageLine, LastMessageTime } from './last-message.tsx'
 
 interface ChatListProps {
@@ -26,7 +27,7 @@ function UnreadBadge({ count }: { count: number }) {
 
 /** A row with unread messages stands out, unless its chat is muted (its count is shown greyed). */
 function rowClass(chat: ChatView): string | undefined {
-  const classes = [chat.unread > 0 && 'has-unread', chat.muted && 'muted-chat'].filter(Boolean)
+  const classes = [chat.unread > 0 && 'has-unread', isMutedNow(chat) && 'muted-chat'].filter(Boolean)
   return classes.length > 0 ? classes.join(' ') : undefined
 }
 
@@ -48,8 +49,8 @@ function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: s
                 </span>
               )}
               {chat.name}
-              {chat.muted && (
-                <span class="mute-mark" title="Muted: no notifications">
+              {isMutedNow(chat) && (
+                <span class="mute-mark" title={`${muteText(chat)}: no notifications`}>
                   {' '}
                   🔕<span class="visually-hidden"> (muted)</span>
                 </span>

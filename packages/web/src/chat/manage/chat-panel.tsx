@@ -7,6 +7,7 @@ import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
 import { MembersPanel } from '../members/members-panel.tsx'
 import { ChatType, chatKind } from '../message/names.ts'
+import { type MuteChange, MuteControl } from './mute-control.tsx'
 
 interface ChatPanelProps {
   api: ChatApi
@@ -25,7 +26,7 @@ const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium' })
 
 /**
  * Chat info beside the open conversation (get_chat_info): name, kind, description and member count;
- * the caller's own pin and hide; archiving a private chat or leaving a group or channel; and the
+ * the caller's own pin, hide and mute; archiving a private chat or leaving a group or channel; and the
  * members. Escape closes it and focus returns to where it was opened from.
  */
 export function ChatPanel({ api, chat, me, fileBrowser, onChat, onLeft, onClose }: ChatPanelProps) {
@@ -61,7 +62,7 @@ export function ChatPanel({ api, chat, me, fileBrowser, onChat, onLeft, onClose 
     }
   }
 
-  const setOwn = (fields: { pinned?: boolean; hidden?: boolean; muted?: boolean }) =>
+  const setOwn = (fields: { pinned?: boolean; hidden?: boolean } | MuteChange) =>
     run(async () => {
       await api.updateMember(chat.id, fields)
       await refresh()
@@ -133,9 +134,7 @@ export function ChatPanel({ api, chat, me, fileBrowser, onChat, onLeft, onClose 
         <button type="button" class="secondary" disabled={busy} onClick={() => setOwn({ hidden: !chat.hidden })}>
           {chat.hidden ? 'Show in chat list' : 'Hide from chat list'}
         </button>
-        <button type="button" class="secondary" disabled={busy} onClick={() => setOwn({ muted: !chat.muted })}>
-          {chat.muted ? 'Unmute notifications' : 'Mute notifications'}
-        </button>
+        <MuteControl chat={chat} busy={busy} onChange={setOwn} />
         {isPrivate && (
           <button type="button" class="secondary" disabled={busy} onClick={archive}>
             {chat.archived ? 'Unarchive chat' : 'Archive chat'}

@@ -16,6 +16,7 @@ function group(role: number, type = 2): ChatView {
     pinned: false,
     hidden: false,
     muted: false,
+    muted_until: '',
     member_count: 4,
     unread: 0,
     last_message: '0',
