@@ -47,6 +47,8 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
    * `retryAfter`: sendMessage answers 429 Too Many Requests with that retry_after.
    */
   const state = { down: false, retryAfter: 0 }
+  /** Set by holdNextEdit: the next editMessageText waits for `gate`, then tells `applied`. */
+  let heldEdit: { gate: Promise<void>; applied: () => void } | undefined
 
   function answer(response: ServerResponse, status: number, body: object) {
     response.writeHead(status, { 'content-type': 'application/json' })
@@ -122,6 +124,12 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
         })
       }
       case 'editMessageText': {
+        const held = heldEdit
+        heldEdit = undefined
+        if (held) {
+          await held.gate
+          setImmediate(held.applied)
+        }
         const key = `${Number(params.chat_id)}:${Number(params.message_id)}`
         const text = params.text
         if (typeof text !== 'string' || text.length === 0)
@@ -200,6 +208,22 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
     webhook: () => webhook,
     /** The calls of one method. */
     callsOf: (method: string) => calls.filter((call) => call.method === method),
+    /**
+     * Holds the next editMessageText (recorded when it arrives) until `release` is called: a slow
+     * Telegram, to see what the bot does meanwhile. `applied` settles once the edit took effect.
+     */
+    holdNextEdit() {
+      let release = () => {}
+      let applied = () => {}
+      const gate = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const done = new Promise<void>((resolve) => {
+        applied = resolve
+      })
+      heldEdit = { gate, applied }
+      return { release, applied: done }
+    },
     /** Queues an update for getUpdates (long polling) and wakes a waiting poll. */
     push(update: Record<string, unknown>) {
       const queued = { update_id: nextUpdateId++, ...update }

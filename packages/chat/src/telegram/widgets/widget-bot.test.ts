@@ -149,6 +149,30 @@ forEachDialect('a scope removed at the gateway stops an admin widget at its next
 })
 
 forEachDialect(
+  'a refresh under way when a newer message replaces its own cannot undo the notice',
+  async (t, dialect) => {
+    const telegram = await startWidgets(t, dialect)
+    const { api } = telegram
+    await linkedPerson(telegram, 1, 'Alice', ADA, [])
+    // Telegram is slow to answer the first message's refresh (due after 1 s) …
+    const held = api.holdNextEdit()
+    await command(telegram, ADA, '/widget today')
+    const first = lastSent(api, ADA.id)
+    await until(() => editsOf(api, ADA.id, first.messageId).length === 1, 'the refresh under way')
+    // … while a newer widget message replaces it.
+    const replacing = command(telegram, ADA, '/widget messages')
+    // Unserialised, the notice would be written now, before the refresh's edit lands; serialised,
+    // it waits for that edit, so this wait ends at its bound.
+    const notice = () => editsOf(api, ADA.id, first.messageId).length === 2
+    await until(notice, 'the notice written while the refresh is under way', 1500).catch(() => {})
+    held.release()
+    await held.applied
+    await replacing
+    assert.equal(api.textOf(ADA.id, first.messageId), 'No longer refreshed: a newer widget message replaced it.')
+  },
+)
+
+forEachDialect(
   'a newer widget message replaces the live one, and a live message ends after LiveHours',
   async (t, dialect) => {
     let offset = 0

@@ -47,6 +47,22 @@ export function createWidgetBot({ bot, links, widgets, scopesOf, readStats, sett
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> | undefined
   let stopped = true
+  const lanes = new Map<number, Promise<unknown>>()
+
+  /**
+   * Runs `work` after the earlier work of the same Telegram chat: a refresh's edit and the last
+   * edit of the message a newer one replaces never cross, so a refresh under way cannot overwrite
+   * "No longer refreshed" with values that will never be refreshed again.
+   */
+  function inLane<T>(telegramChatId: number, work: () => Promise<T>): Promise<T> {
+    const run = (lanes.get(telegramChatId) ?? Promise.resolve()).then(work)
+    const settled = run.catch(() => {})
+    lanes.set(telegramChatId, settled)
+    void settled.then(() => {
+      if (lanes.get(telegramChatId) === settled) lanes.delete(telegramChatId)
+    })
+    return run
+  }
 
   function builtIns(): Widget[] {
     return BUILT_IN_WIDGETS.map((widget) => ({ ...widget, refreshSeconds: settings.RefreshSeconds, builtIn: true }))
@@ -97,15 +113,17 @@ export function createWidgetBot({ bot, links, widgets, scopesOf, readStats, sett
       return void (await bot.sendText(chat.id, replies.unknown(SHOWN_NAME.test(name) ? name : args.slice(0, 32))))
     const at = now()
     const messageId = await bot.sendText(chat.id, await renderWidget(widget, readStats, at))
-    const replaced = await widgets.putView({
-      telegramChatId: chat.id,
-      member,
-      widget: widget.name,
-      messageId,
-      liveUntil: at + settings.LiveHours * 3_600_000,
-      nextRefresh: at + widget.refreshSeconds * 1000,
+    await inLane(chat.id, async () => {
+      const replaced = await widgets.putView({
+        telegramChatId: chat.id,
+        member,
+        widget: widget.name,
+        messageId,
+        liveUntil: at + settings.LiveHours * 3_600_000,
+        nextRefresh: at + widget.refreshSeconds * 1000,
+      })
+      if (replaced) await finish(replaced, 'No longer refreshed: a newer widget message replaced it.')
     })
-    if (replaced) await finish(replaced, 'No longer refreshed: a newer widget message replaced it.')
   }
 
   /** Edits a view's message one last time (best effort) and forgets the view. */
@@ -136,7 +154,15 @@ export function createWidgetBot({ bot, links, widgets, scopesOf, readStats, sett
     }
   }
 
-  async function refresh(view: WidgetView, read: StatsReader): Promise<void> {
+  /** Refreshes a due view, unless a newer message replaced it since it was read. */
+  function refresh(view: WidgetView, read: StatsReader): Promise<void> {
+    return inLane(view.telegramChatId, async () => {
+      if ((await widgets.viewOf(view.telegramChatId))?.messageId !== view.messageId) return
+      await refreshLive(view, read)
+    })
+  }
+
+  async function refreshLive(view: WidgetView, read: StatsReader): Promise<void> {
     const at = now()
     const fresh = `Send /widget ${view.widget} for a fresh one.`
     const link = await links.linkOfChat(view.telegramChatId)
