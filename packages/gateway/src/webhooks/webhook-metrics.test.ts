@@ -4,9 +4,9 @@ import { startWebhookReceiver, startWebhookWorld } from '../../test/webhooks.ts'
 
 forEachDialect('the webhook queue and attempts are measured by state and outcome', async (t, dialect) => {
   const maxAttempts = 3
-  // Retries 200–400 ms apart: time to see the delivery pending between attempts.
+  // Retries 1–2 s apart: time to see the delivery pending between attempts, even on a loaded machine.
   const world = await startWebhookWorld(t, dialect, {
-    webhooks: { MaxAttempts: maxAttempts, BackoffBaseMs: 400, BackoffMaxMs: 400 },
+    webhooks: { MaxAttempts: maxAttempts, BackoffBaseMs: 2000, BackoffMaxMs: 2000 },
   })
   const scrape = () => world.gateway.app.metrics.registry.metrics()
   const queue = async (state: string) => metricValue(await scrape(), 'atrium_webhook_queue', { state })
