@@ -1,5 +1,5 @@
-import { createServer } from 'node:net'
 import type { TestContext } from 'node:test'
+import { freePort } from '@atrium/platform/testing'
 import { type AddressObject, type ParsedMail, simpleParser } from 'mailparser'
 import { SMTPServer } from 'smtp-server'
 
@@ -47,14 +47,9 @@ export async function startSmtpPeer(t: TestContext, credentials: { username: str
   return { port: address.port, received }
 }
 
-/** A loopback port with nothing listening on it. */
-export async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  if (address === null || typeof address === 'string') throw new Error('no TCP address')
-  return address.port
+/** A loopback port with nothing listening on it (below the ephemeral range, so no listen(0) takes it). */
+export function closedPort(): Promise<number> {
+  return freePort()
 }
 
 /** The plain addresses of a parsed To/From header. */

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { createServer, request as httpRequest } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
 import { type BroadcastEvent, type DatabaseDialect, RouteFlags } from '@atrium/platform'
-import { createTestDatabaseUrl, json, listenRestartable } from '@atrium/platform/testing'
+import { createTestDatabaseUrl, freePort, json, listenRestartable } from '@atrium/platform/testing'
 import { EventSource } from 'eventsource'
 import { buildChat } from '../../chat/src/app.ts'
 import { loadChatConfig } from '../../chat/src/config.ts'
@@ -20,12 +19,8 @@ export const FAST_EVENTS = {
   GuestCheckSeconds: 1,
 }
 
-async function listenOn(
-  app: { listen(options: object): Promise<string>; server: { address(): unknown } },
-  port: number,
-) {
+async function listenOn(app: { listen(options: object): Promise<string> }, port: number) {
   await app.listen({ host: '127.0.0.1', port })
-  return (app.server.address() as AddressInfo).port
 }
 
 /**
@@ -37,11 +32,12 @@ export async function startRestartableChat(t: TestContext, dialect: DatabaseDial
   t.after(() => stop())
   const url = await createTestDatabaseUrl(t, dialect)
   let app: Awaited<ReturnType<typeof buildChat>> | undefined
-  let port = 0
+  // Below the ephemeral range, so no other test's listen(0) takes it while the module is down.
+  const port = await freePort()
   async function start() {
     const config = loadChatConfig({ ChatDB: url, ServiceSecret: SERVICE_SECRET }, {})
     app = await buildChat(config, { logger: { level: 'error' } })
-    port = await listenOn(app, port)
+    await listenOn(app, port)
   }
   /** Stops the module; `abrupt` cuts open connections (long-polls included) as a crash would. */
   async function stop({ abrupt = false } = {}) {
@@ -63,11 +59,11 @@ export async function startRestartableGateway(t: TestContext, dialect: DatabaseD
   t.after(() => stop())
   const url = await createTestDatabaseUrl(t, dialect)
   let app: Awaited<ReturnType<typeof buildGateway>> | undefined
-  let port = 0
+  const port = await freePort()
   const config = loadGatewayConfig({ GatewayDB: url, ServiceSecret: SERVICE_SECRET, ...settings }, {})
   async function start() {
     app = await buildGateway(config)
-    port = await listenOn(app, port)
+    await listenOn(app, port)
     return app
   }
   async function stop() {

@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
 import { verifyHop } from '@atrium/platform'
+import { freePort } from '@atrium/platform/testing'
 
 /** What an echo upstream saw of one request. */
 export interface Received {
@@ -99,9 +100,6 @@ export async function startSilentUpstream(t: TestContext) {
 
 /** The URL of a port nothing listens on (a module that is down). */
 export async function downUpstreamUrl(): Promise<string> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = serverUrl(server)
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return url
+  // Below the ephemeral range: a port the system handed out could go to another test's listen(0).
+  return `http://127.0.0.1:${await freePort()}`
 }

@@ -251,12 +251,19 @@ test('a stream that goes silent after announcing its heartbeat period is opened 
   const periodSeconds = 0.2
   const heartbeat = `event: heartbeat\ndata: ${periodSeconds}\n\n`
   let silentSince = 0
+  // The second stream announces a longer period and beats far more often, so a stall of the test
+  // process cannot pass for its silence.
+  const steady = 'event: heartbeat\ndata: 1\n\n'
   const stand = await standInStreams(t, (number, response) => {
-    response.write(heartbeat)
     // The first stream then says nothing more with its connection open, as a gateway whose host
     // went away; the second keeps beating.
-    if (number === 1) silentSince = Date.now()
-    else stand.every(100, () => response.write(heartbeat))
+    if (number === 1) {
+      response.write(heartbeat)
+      silentSince = Date.now()
+    } else {
+      response.write(steady)
+      stand.every(100, () => response.write(steady))
+    }
   })
   const deadline = Date.now() + 5000
   while (stand.requests.length < 2) {
@@ -268,8 +275,8 @@ test('a stream that goes silent after announcing its heartbeat period is opened 
   assert.ok(waited >= silenceMs, `replaced after ${waited} ms, before ${silenceMs} ms of silence`)
   assert.ok(waited < silenceMs + 1000, `replaced only after ${waited} ms`)
   assert.deepEqual(stand.statuses.slice(0, 3), ['connecting', 'live', 'offline'])
-  // A stream that beats is kept, however long.
-  await new Promise((resolve) => setTimeout(resolve, silenceMs * 3))
+  // A stream that beats is kept, however long: longer than its own 2.5 s of silence here.
+  await new Promise((resolve) => setTimeout(resolve, 3000))
   assert.equal(stand.requests.length, 2, JSON.stringify(stand.requests))
 })
 

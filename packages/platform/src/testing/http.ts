@@ -3,6 +3,7 @@ import { type AddressInfo, connect } from 'node:net'
 import type { TestContext } from 'node:test'
 import { connect as tlsConnect } from 'node:tls'
 import type { FastifyInstance } from 'fastify'
+import { freePort } from './ports.ts'
 import { closeAfterTest } from './teardown.ts'
 
 /** Listens on an ephemeral loopback port, closes the app after the test, and returns its base URL. */
@@ -76,11 +77,13 @@ export async function json(response: Response): Promise<any> {
 }
 
 /**
- * Listens on an ephemeral loopback port; `stop` takes the server down (connections refused) and
- * `start` brings it back on the same port, for a peer that fails and recovers. Stopped after the test.
+ * Listens on a free loopback port; `stop` takes the server down (connections refused) and `start`
+ * brings it back on the same port, for a peer that fails and recovers. Stopped after the test. The
+ * port is drawn below the ephemeral range (freePort): one the system hands out could go to another
+ * test's `listen(0)` while this server is down.
  */
 export async function listenRestartable(t: TestContext, server: Server) {
-  let port = 0
+  let port = await freePort()
   async function start() {
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
     port = (server.address() as AddressInfo).port
