@@ -142,7 +142,6 @@ forEachDialect('the background re-check verifies pending domains', async (t, dia
   await until(
     async () => (await domains.get('late.example'))?.state === 'verified',
     'the re-check to verify the domain',
-    5000,
   )
 })
 
