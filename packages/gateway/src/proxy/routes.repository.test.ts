@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ApiError, RouteFlags } from '@atrium/platform'
-import { forEachDialect } from '@atrium/platform/testing'
+import { forEachDialect, onlyWithPostgres } from '@atrium/platform/testing'
+import type { KyselyPlugin, QueryResult, UnknownRow } from 'kysely'
 import { startGateway } from '../../test/support.ts'
-import { canonicalPrefix, compileRouteTable, type Route } from './routes.repository.ts'
+import { canonicalPrefix, compileRouteTable, createRoutes, type Route } from './routes.repository.ts'
 
 async function refused(promise: Promise<unknown>, name: string) {
   await assert.rejects(promise, (error: unknown) => error instanceof ApiError && error.name === name)
@@ -27,6 +28,48 @@ forEachDialect('routes are added, listed and removed; duplicates conflict', asyn
   assert.equal(await store.routes.remove('/msg/'), false)
   assert.equal(store.routes.table.match('/msg/v1/x'), undefined)
 })
+
+/** A Kysely plugin that holds the result of the next query until `release`: a slow database read. */
+function holdNextResult() {
+  let release = () => {}
+  let armed = false
+  const gate = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    async transformResult(args): Promise<QueryResult<UnknownRow>> {
+      if (armed) {
+        armed = false
+        await gate
+      }
+      return args.result
+    },
+  }
+  return { plugin, arm: () => (armed = true), release }
+}
+
+// PostgreSQL only: on SQLite's one connection reads and writes run in order, so a reload that
+// began earlier also ended earlier (and this plugin would hold that connection).
+test(
+  'a reload that ends after a newer one does not bring back the older table (postgres)',
+  onlyWithPostgres(),
+  async (t) => {
+    const { store } = await startGateway(t, 'postgres', { settings: { Modules: { chat: 'http://127.0.0.1:1' } } })
+    const held = holdNextResult()
+    let tick = Date.now() * 4096
+    const routes = createRoutes(store.db.withPlugin(held.plugin), () => ++tick)
+    // The interval's reload reads the map before the route is added, and its answer is slow …
+    held.arm()
+    const slowReload = routes.refresh()
+    // … while adding the route reloads the map with it.
+    await routes.add({ prefix: '/msg/', upstream: 'chat' })
+    assert.ok(routes.table.match('/msg/v1/x'))
+    held.release()
+    await slowReload
+    assert.ok(routes.table.match('/msg/v1/x'), 'the slow reload left the newer table')
+  },
+)
 
 forEachDialect('bad prefixes, upstreams and flags are refused with InvalidRequest', async (t, dialect) => {
   const { store } = await startGateway(t, dialect, { settings: { Modules: { chat: 'http://127.0.0.1:1' } } })

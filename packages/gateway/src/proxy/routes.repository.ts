@@ -150,8 +150,18 @@ export function createRoutes(
     return db.selectFrom('routes').select(['id', 'prefix', 'upstream', 'flags']).orderBy('prefix').execute()
   }
 
+  // Reloads overlap (the interval's, and each local write's): one that began earlier may end later
+  // with older rows, so a reload's table replaces only the table of a reload that began before it.
+  let reloadsBegun = 0
+  let tableReload = 0
+
   async function refresh(): Promise<RouteTable> {
-    table = compileRouteTable(await list())
+    const reload = ++reloadsBegun
+    const rows = await list()
+    if (reload > tableReload) {
+      tableReload = reload
+      table = compileRouteTable(rows)
+    }
     return table
   }
 
