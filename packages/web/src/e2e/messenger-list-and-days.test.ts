@@ -207,6 +207,10 @@ forEachDialect(
         await bob.page.getByRole('button', { name: 'For 8 hours' }).click()
         await bob.page.getByRole('button', { name: 'Unmute notifications' }).waitFor()
         const after = Date.now()
+        // Chat info beside the conversation leaves its title room: the name shows whole, not cut.
+        const title = bob.page.locator('.conversation-title h2')
+        const shown = await title.evaluate((h2) => [h2.clientWidth, h2.scrollWidth])
+        assert.ok(shown[0]! > 0 && shown[1]! <= shown[0]!, `title ${shown.join(' of ')} px`)
         assert.match((await bob.page.getByTestId('mute-state').textContent()) ?? '', /^🔕 Muted until \S/)
         // The mute the server stored ends 8 hours after the click.
         const { result } = await bob.page.evaluate(async (id) => {
