@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { isMutedNow, muteText } from './mute.ts'
+import { isMutedNow, muteText, nextMuteEnd } from './mute.ts'
 
 const HOUR = 3_600_000
 // A fixed local noon, so "today" and "within six days" do not depend on when the test runs.
@@ -13,6 +13,19 @@ test('a mute is on without an end or before its end, and over once the end passe
   assert.equal(isMutedNow({ muted: true, muted_until: at(noon + 1) }, noon), true)
   assert.equal(isMutedNow({ muted: true, muted_until: at(noon) }, noon), false)
   assert.equal(isMutedNow({ muted: true, muted_until: at(noon - HOUR) }, noon), false)
+})
+
+test('the next mute end is the earliest end still ahead among chats muted with an end', () => {
+  const chat = (muted: boolean, until: number | undefined) => ({
+    muted,
+    muted_until: until === undefined ? '' : at(until),
+  })
+  assert.equal(nextMuteEnd([], noon), undefined)
+  assert.equal(nextMuteEnd([chat(true, undefined), chat(false, undefined)], noon), undefined, 'no end, or not muted')
+  assert.equal(nextMuteEnd([chat(true, noon - HOUR), chat(true, noon)], noon), undefined, 'ended already')
+  const ends = [noon + 3 * HOUR, noon + HOUR, noon + 2 * HOUR]
+  assert.equal(nextMuteEnd([chat(true, undefined), ...ends.map((end) => chat(true, end))], noon), Math.min(...ends))
+  assert.equal(nextMuteEnd([chat(false, noon + 1), chat(true, noon + 2)], noon), noon + 2, 'an unmuted row is skipped')
 })
 
 test('the end reads as a time today, a weekday within six days, else a date', () => {

@@ -6,6 +6,20 @@ export function isMutedNow(chat: Pick<ChatView, 'muted' | 'muted_until'>, now = 
   return !chat.muted_until || Date.parse(chat.muted_until) > now
 }
 
+/** When the first of these chats' mutes that are on at `now` and have an end ends (epoch ms); undefined if none. */
+export function nextMuteEnd(
+  chats: readonly Pick<ChatView, 'muted' | 'muted_until'>[],
+  now = Date.now(),
+): number | undefined {
+  let next: number | undefined
+  for (const chat of chats) {
+    if (!chat.muted || !chat.muted_until) continue
+    const end = Date.parse(chat.muted_until)
+    if (end > now && (next === undefined || end < next)) next = end
+  }
+  return next
+}
+
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: 'numeric', minute: '2-digit' })
 const weekdayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: 'numeric', minute: '2-digit' })
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })

@@ -248,6 +248,25 @@ forEachDialect(
         await bob.page.getByRole('button', { name: 'Close chat info' }).click()
         await bobsRow.locator('.mute-mark').waitFor({ state: 'detached' })
         assert.equal(await bobsRow.getAttribute('class'), null)
+
+        // A timed mute ends by itself: the list's mark and Chat info's state go once its end passes,
+        // with no reload. "For 1 hour" is sent as a mute of four seconds.
+        const update = '**/msg/v1/update_member'
+        let shortEnd = 0
+        await bob.page.route(update, (route) => {
+          shortEnd = Date.now() + 4000
+          const body = { ...route.request().postDataJSON(), muted_until: new Date(shortEnd).toISOString() }
+          return route.continue({ postData: JSON.stringify(body) })
+        })
+        await openInfo()
+        await bob.page.getByRole('button', { name: 'Mute notifications' }).click()
+        await bob.page.getByRole('button', { name: 'For 1 hour' }).click()
+        await bob.page.getByRole('button', { name: 'Unmute notifications' }).waitFor()
+        await bob.page.unroute(update)
+        await bobsRow.locator('.mute-mark').waitFor()
+        await bob.page.getByRole('button', { name: 'Mute notifications' }).waitFor({ timeout: 20_000 })
+        await bobsRow.locator('.mute-mark').waitFor({ state: 'detached' })
+        assert.ok(Date.now() >= shortEnd, 'shown as muted until its end')
       },
     )
 

@@ -4,6 +4,7 @@ import { Avatar } from '../../people/avatar.tsx'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
 import { isMutedNow, muteText } from '../mute.ts'
+import { useMuteEnds } from '../use-mute-ends.ts'
 import { LastMessageLine, LastMessageTime } from './last-message.tsx'
 
 interface ChatListProps {
@@ -32,6 +33,8 @@ function rowClass(chat: ChatView): string | undefined {
 }
 
 function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: string | undefined; me: string }) {
+  // The 🔕 of a chat whose mute ends goes by itself.
+  useMuteEnds(chats)
   return (
     <ul class="chat-list">
       {chats.map((chat) => (

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import type { ChatView } from '../../api/chat-types.ts'
 import { isMutedNow, MUTE_CHOICES, muteText } from '../mute.ts'
+import { useMuteEnds } from '../use-mute-ends.ts'
 
 /** What update_member takes to mute or unmute (docs/chat-api.md). */
 export type MuteChange = { muted: boolean } | { muted_until: string }
@@ -13,10 +14,11 @@ interface MuteControlProps {
 
 /**
  * Chat info's mute: unmuted, a button that offers how long (an hour, 8 hours, a day, a week, or
- * until unmuted); muted, until when, and a button that unmutes.
+ * until unmuted); muted, until when, and a button that unmutes. A timed mute's end shows by itself.
  */
 export function MuteControl({ chat, busy, onChange }: MuteControlProps) {
   const [choosing, setChoosing] = useState(false)
+  useMuteEnds([chat])
   if (isMutedNow(chat)) {
     return (
       <>
