@@ -54,7 +54,7 @@ export const telegramSettings = Type.Object(
         Refresh: Type.Boolean({
           default: true,
           description:
-            'This instance keeps live widget messages fresh (docs/telegram-widgets.md). With several chat instances, enable it on exactly one.',
+            'This instance keeps live widget messages fresh (docs/telegram-widgets.md). Several chat instances may all have it on: each refresh claims its message first.',
         }),
         RefreshSeconds: Type.Integer({
           default: 60,

@@ -172,6 +172,84 @@ forEachDialect(
   },
 )
 
+const REPLACED = 'No longer refreshed: a newer widget message replaced it.'
+const WIDGETS = { RefreshSeconds: 1, MinRefreshSeconds: 1, LiveHours: 1 }
+
+/** Two chat instances on one database and one Telegram; `refresh` says which of them refresh widgets. */
+async function twoInstances(t: TestContext, dialect: 'sqlite' | 'postgres', refresh: [boolean, boolean]) {
+  const url = await createTestDatabaseUrl(t, dialect)
+  const one = await startWidgets(t, dialect, { url, telegram: { Widgets: { ...WIDGETS, Refresh: refresh[0] } } })
+  const two = await startWidgets(t, dialect, {
+    url,
+    api: one.api,
+    telegram: { Widgets: { ...WIDGETS, Refresh: refresh[1] } },
+  })
+  return { one, two, api: one.api, url }
+}
+
+forEachDialect(
+  'with two chat instances refreshing, a live message is refreshed by one at a time',
+  async (t, dialect) => {
+    const { one, api } = await twoInstances(t, dialect, [true, true])
+    await linkedPerson(one, 1, 'Alice', ADA, [])
+    // Telegram holds the first refresh's edit; the message stays due for the other instance …
+    const held = api.holdNextEdit()
+    await command(one, ADA, '/widget today')
+    const { messageId } = lastSent(api, ADA.id)
+    await until(() => editsOf(api, ADA.id, messageId).length === 1, 'the refresh under way')
+    // … which must not edit it too: both tick every second, so a second edit would come within this.
+    const second = () => editsOf(api, ADA.id, messageId).length > 1
+    await until(second, 'a second refresh of the held message', 2500).catch(() => {})
+    assert.equal(editsOf(api, ADA.id, messageId).length, 1, 'one refresh at a time')
+    held.release()
+    await held.applied
+    await until(() => editsOf(api, ADA.id, messageId).length >= 2, 'the refreshes going on once the edit landed')
+  },
+)
+
+forEachDialect(
+  'a refresh under way on one instance cannot undo the notice of a replacement made on another',
+  async (t, dialect) => {
+    const { one, two, api } = await twoInstances(t, dialect, [true, false])
+    await linkedPerson(one, 1, 'Alice', ADA, [])
+    const held = api.holdNextEdit()
+    await command(one, ADA, '/widget today')
+    const first = lastSent(api, ADA.id)
+    await until(() => editsOf(api, ADA.id, first.messageId).length === 1, 'the refresh under way on the first')
+    // The second instance replaces the message; its notice lands before the held refresh does.
+    await command(two, ADA, '/widget messages')
+    assert.equal(api.textOf(ADA.id, first.messageId), REPLACED)
+    held.release()
+    await held.applied
+    await until(() => api.textOf(ADA.id, first.messageId) === REPLACED, 'the notice written again after the refresh')
+    const second = lastSent(api, ADA.id)
+    await until(() => editsOf(api, ADA.id, second.messageId).length >= 1, 'the new message refreshed')
+  },
+)
+
+forEachDialect(
+  'parallel replacements on two instances leave one live message; every other one says so',
+  async (t, dialect) => {
+    const { one, two, api, url } = await twoInstances(t, dialect, [false, false])
+    await linkedPerson(one, 1, 'Alice', ADA, [])
+    const commands = Array.from({ length: 8 }, (_, index) => command(index % 2 ? two : one, ADA, '/widget today'))
+    await Promise.all(commands)
+    const widgetMessages = api.sent.filter((message) => message.chatId === ADA.id && /^Today\n/.test(message.text))
+    assert.equal(widgetMessages.length, 8)
+    const database = createDatabase<ChatDatabase>(url)
+    t.after(() => database.destroy())
+    const views = await database.db.selectFrom('telegram_widget_views').selectAll().execute()
+    assert.equal(views.length, 1)
+    const live = Number(views[0]!.message_id)
+    // The replaced ones' notices may still be on their way (a replacement's last edit follows its commit).
+    await until(
+      () => widgetMessages.every(({ messageId }) => messageId === live || api.textOf(ADA.id, messageId) === REPLACED),
+      'every replaced message to say so',
+    )
+    assert.match(api.textOf(ADA.id, live) ?? '', /^Today\n/)
+  },
+)
+
 forEachDialect(
   'a newer widget message replaces the live one, and a live message ends after LiveHours',
   async (t, dialect) => {

@@ -11,6 +11,8 @@ import { BUILT_IN_WIDGETS, clockTime, mayView, renderWidget, type Widget } from 
 const TICK_MS = 1_000
 /** Most widget messages refreshed in one tick; the rest wait for the next. */
 const BATCH = 50
+/** How long a refresh holds its claim on a message: past it, another instance may refresh it. */
+const CLAIM_MS = 60_000
 
 export interface WidgetBotOptions {
   bot: TelegramBot
@@ -32,6 +34,9 @@ const replies = {
   usage: 'Send /widget <name>, for example /widget today. /widgets lists the names.',
   unknown: (name: string) => `There is no widget "${name}" for you. /widgets lists the ones you may see.`,
 }
+
+/** The last words of a live message a newer widget message replaced. */
+const REPLACED = 'No longer refreshed: a newer widget message replaced it.'
 
 /** A widget's name, checked before it appears in a reply. */
 const SHOWN_NAME = /^[a-z][a-z0-9_]{0,31}$/
@@ -122,7 +127,7 @@ export function createWidgetBot({ bot, links, widgets, scopesOf, readStats, sett
         liveUntil: at + settings.LiveHours * 3_600_000,
         nextRefresh: at + widget.refreshSeconds * 1000,
       })
-      if (replaced) await finish(replaced, 'No longer refreshed: a newer widget message replaced it.')
+      if (replaced) await finish(replaced, REPLACED)
     })
   }
 
@@ -154,10 +159,13 @@ export function createWidgetBot({ bot, links, widgets, scopesOf, readStats, sett
     }
   }
 
-  /** Refreshes a due view, unless a newer message replaced it since it was read. */
+  /**
+   * Refreshes a due view, unless another chat instance took it first or a newer message replaced
+   * it since it was read (`claim`).
+   */
   function refresh(view: WidgetView, read: StatsReader): Promise<void> {
     return inLane(view.telegramChatId, async () => {
-      if ((await widgets.viewOf(view.telegramChatId))?.messageId !== view.messageId) return
+      if (!(await widgets.claim(view, now() + CLAIM_MS))) return
       await refreshLive(view, read)
     })
   }
@@ -183,6 +191,10 @@ export function createWidgetBot({ bot, links, widgets, scopesOf, readStats, sett
       if (error instanceof ApiError && error.name !== 'TelegramUnavailable') return void (await widgets.endView(view))
       log.warn({ member: view.member, failure: String(error) }, 'Telegram widget: refresh failed; retrying later')
     }
+    // Another chat instance may have replaced this view while the edit was under way, and its
+    // notice may have reached Telegram first (the lane orders edits within one instance only).
+    const current = await widgets.viewOf(view.telegramChatId)
+    if (current && current.messageId !== view.messageId) return finish(view, REPLACED)
     await widgets.reschedule(view, at + widget.refreshSeconds * 1000)
   }
 

@@ -19,6 +19,9 @@ export interface WidgetView {
   nextRefresh: number
 }
 
+/** Tries of a replacement whose compare-and-set lost to another at once (each loss is another's win). */
+const PUT_ATTEMPTS = 20
+
 function toWidget(row: ChatDatabase['telegram_widgets']): CustomWidget {
   return {
     name: row.name,
@@ -105,13 +108,12 @@ export function createWidgetsRepository(db: Kysely<ChatDatabase>) {
       return Number(result.numDeletedRows) > 0
     },
 
-    /** Makes `view` the live widget of its Telegram chat; returns the one it replaces. */
+    /**
+     * Makes `view` the live widget of its Telegram chat; returns the one it replaces. A
+     * compare-and-set on the chat's row: of two replacing at once (on two chat instances), each
+     * learns the view it replaced, so no message stays live without its last edit saying so.
+     */
     async putView(view: WidgetView): Promise<WidgetView | undefined> {
-      const before = await db
-        .selectFrom('telegram_widget_views')
-        .selectAll()
-        .where('telegram_chat_id', '=', view.telegramChatId)
-        .executeTakeFirst()
       const values = {
         member: view.member,
         widget: view.widget,
@@ -119,12 +121,48 @@ export function createWidgetsRepository(db: Kysely<ChatDatabase>) {
         live_until: view.liveUntil,
         next_refresh: view.nextRefresh,
       }
-      await db
-        .insertInto('telegram_widget_views')
-        .values({ telegram_chat_id: view.telegramChatId, ...values })
-        .onConflict((conflict) => conflict.column('telegram_chat_id').doUpdateSet(values))
-        .execute()
-      return before && Number(before.message_id) !== view.messageId ? toView(before) : undefined
+      for (let attempt = 0; attempt < PUT_ATTEMPTS; attempt++) {
+        const before = await db
+          .selectFrom('telegram_widget_views')
+          .selectAll()
+          .where('telegram_chat_id', '=', view.telegramChatId)
+          .executeTakeFirst()
+        if (before) {
+          const updated = await db
+            .updateTable('telegram_widget_views')
+            .set(values)
+            .where('telegram_chat_id', '=', view.telegramChatId)
+            .where('message_id', '=', before.message_id)
+            .executeTakeFirst()
+          if (Number(updated.numUpdatedRows) > 0) {
+            return Number(before.message_id) !== view.messageId ? toView(before) : undefined
+          }
+        } else {
+          const inserted = await db
+            .insertInto('telegram_widget_views')
+            .values({ telegram_chat_id: view.telegramChatId, ...values })
+            .onConflict((conflict) => conflict.column('telegram_chat_id').doNothing())
+            .executeTakeFirst()
+          if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return undefined
+        }
+      }
+      throw new Error(`the live widget of Telegram chat ${view.telegramChatId} kept changing; not replaced`)
+    },
+
+    /**
+     * Takes a due view for one refresh: moves its next refresh to `until` unless another chat
+     * instance took it first (or a newer message replaced it), so each is edited once however many
+     * instances refresh. A refresher that dies holding it leaves it due again at `until`.
+     */
+    async claim(view: WidgetView, until: number): Promise<boolean> {
+      const result = await db
+        .updateTable('telegram_widget_views')
+        .set({ next_refresh: until })
+        .where('telegram_chat_id', '=', view.telegramChatId)
+        .where('message_id', '=', view.messageId)
+        .where('next_refresh', '=', view.nextRefresh)
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) > 0
     },
 
     /** Live views whose refresh is due at `now`, soonest first. */
