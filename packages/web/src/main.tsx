@@ -15,6 +15,7 @@ import './files/files.css'
 import './chat/chat-list/chat-list.css'
 import './chat/conversation/conversation.css'
 import './people/people.css'
+import './chat/profile/profile.css'
 import './calls/calls.css'
 
 /**

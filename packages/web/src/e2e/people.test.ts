@@ -19,10 +19,31 @@ forEachDialect('people are found by name or email, shown by name everywhere and 
   const aliceId = await signInByEmail(alice.page, system, 'alice@example.com')
   // Signed up without a name: the own header says who by email, never the id as the main label.
   assert.equal(await alice.page.locator('.me-name').textContent(), 'alice@example.com')
+  // … while others see "User" and her id's last four digits, which the page tells her, asking for a name.
+  const nudge = alice.page.locator('.name-nudge')
+  assert.equal(
+    await nudge.locator('p').first().textContent(),
+    `Others see you as User ${aliceId.slice(-4)}. What name should they see?`,
+  )
+  await checkAccessibility(alice.page, 'name-nudge')
+  // "Not now" puts it away on this browser, also after a reload.
+  await nudge.getByRole('button', { name: 'Not now' }).click()
+  await nudge.waitFor({ state: 'detached' })
+  await alice.page.reload()
+  await alice.page.locator('.me-name').waitFor()
+  assert.equal(await nudge.count(), 0)
   await setDisplayName(alice.page, 'Alice Archer')
+  // Bob names himself in the ask: a blank name is refused there, a real one replaces it.
   await bob.page.goto(`${system.url}/chat/`)
   await signInByEmail(bob.page, system, 'bob@example.com')
-  await setDisplayName(bob.page, 'Bob Builder')
+  const bobsNudge = bob.page.locator('.name-nudge')
+  await bobsNudge.getByLabel('Your name').fill('   ')
+  await bobsNudge.getByRole('button', { name: 'Use this name' }).click()
+  assert.equal(await bobsNudge.getByRole('alert').textContent(), 'Type a name: spaces alone are not one.')
+  await bobsNudge.getByLabel('Your name').fill('Bob Builder')
+  await bobsNudge.getByRole('button', { name: 'Use this name' }).click()
+  await bobsNudge.waitFor({ state: 'detached' })
+  assert.equal(await bob.page.locator('.me-name').textContent(), 'Bob Builder')
 
   // Alice finds Bob by part of his name, with the keyboard.
   await alice.page.getByText('New private chat').click()

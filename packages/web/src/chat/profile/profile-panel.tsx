@@ -8,6 +8,7 @@ import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
 import { InviteLink } from '../manage/invite-link.tsx'
 import { ownName } from '../message/names.ts'
+import { NameNudge } from './name-nudge.tsx'
 
 interface ProfilePanelProps {
   me: UserView
@@ -17,28 +18,37 @@ interface ProfilePanelProps {
 }
 
 /**
- * Who is signed in, the user id others start a private chat with, the display name, a personal
- * invite link for guests, and signing out.
+ * Who is signed in, the user id others start a private chat with, the display name (asked for in
+ * place while there is none), a personal invite link for guests, and signing out.
  */
 export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) {
   const [name, setName] = useState(me.name)
   const [shown, setShown] = useState(ownName(me))
+  const [named, setNamed] = useState(me.name !== '')
   const [note, setNote] = useState('')
   const [busy, setBusy] = useState(false)
 
-  async function saveName(event: Event) {
-    event.preventDefault()
+  /** Saves the display name: the name as saved, or the failure's text. */
+  async function save(value: string): Promise<{ saved: string } | { failure: string }> {
     setBusy(true)
     try {
       // Through the gateway, which keeps the name and tells the chat module (docs/people.md).
-      const saved = await auth.setProfileName(name.trim())
+      const saved = await auth.setProfileName(value.trim())
       setShown(saved.name)
-      setNote(`Others now see you as ${saved.name}.`)
+      setName(saved.name)
+      setNamed(true)
+      return { saved: saved.name }
     } catch (failure) {
-      setNote(failureText(failure))
+      return { failure: failureText(failure) }
     } finally {
       setBusy(false)
     }
+  }
+
+  async function saveName(event: Event) {
+    event.preventDefault()
+    const result = await save(name)
+    setNote('saved' in result ? `Others now see you as ${result.saved}.` : result.failure)
   }
 
   async function signOut() {
@@ -58,6 +68,7 @@ export function ProfilePanel({ me, auth, api, onSignedOut }: ProfilePanelProps) 
         <Avatar id={me.crmId} name={shown} />
         <span class="me-name">{shown}</span>
       </p>
+      {!named && <NameNudge crmId={me.crmId} busy={busy} onSave={save} />}
       <details class="profile-details">
         <summary>Profile</summary>
         <p class="me-id">
