@@ -191,6 +191,25 @@ forEachDialect(
       await alice.page.getByRole('button', { name: 'Send' }).click()
       await row(bob.page, chatId).locator('.chat-preview', { hasText: '😀😀😀' }).waitFor()
       await alice.page.locator('#composer-length').waitFor({ state: 'detached' })
+
+      // The long message opens folded with "Show more", the only one of the conversation; it
+      // unfolds and folds again, and its whole text stays in the page either way.
+      const long = alice.page.locator('.message.mine').last()
+      const more = long.getByRole('button', { name: 'Show more' })
+      await more.waitFor()
+      assert.equal(await alice.page.getByRole('button', { name: 'Show more' }).count(), 1)
+      const height = () => long.locator('.long-message').evaluate((element) => element.getBoundingClientRect().height)
+      const folded = await height()
+      assert.equal(await more.getAttribute('aria-expanded'), 'false')
+      const whole = (await long.locator('.message-content').textContent())?.trim()
+      assert.ok(whole === '😀'.repeat(16_384), `the whole text is in the page (${whole?.length} UTF-16 units)`)
+      await checkAccessibility(alice.page, 'long-message-folded')
+      await more.click()
+      const less = long.getByRole('button', { name: 'Show less' })
+      assert.equal(await less.getAttribute('aria-expanded'), 'true')
+      assert.ok((await height()) > 3 * folded, `unfolded ${await height()} px against ${folded} px folded`)
+      await less.click()
+      assert.equal(await height(), folded)
     })
 
     await t.test(

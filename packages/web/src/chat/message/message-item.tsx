@@ -7,6 +7,7 @@ import { FileAttachment } from '../../files/file-attachment.tsx'
 import { Avatar } from '../../people/avatar.tsx'
 import { usePeopleNames } from '../../people/people-names.ts'
 import { type MessageActionHandlers, MessageActions } from '../actions/message-actions.tsx'
+import { LongContent } from './long-content.tsx'
 import { MarkdownContent, PlainText } from './markdown-content.tsx'
 import { ChatType, messagePermissions, previewText, senderName } from './names.ts'
 import { clockTime, fullTime } from './times.ts'
@@ -27,7 +28,7 @@ interface MessageItemProps {
 
 /**
  * One message of a conversation: the preview of the message it replies to, its file (a thumbnail or
- * a card), its Markdown content,
+ * a card), its Markdown content (folded when long),
  * marks (forwarded, edited, pinned), reaction chips that toggle the caller's own reaction, and a
  * button that shows its actions.
  */
@@ -84,7 +85,9 @@ export function MessageItem({ message, chat, me, actionsOpen, handlers, continue
       ) : message.flags & ChatMessFlags.Widget ? (
         <div class="message-content">{message.content}</div>
       ) : message.file && message.content === '' ? null : (
-        <MarkdownContent source={message.content} />
+        <LongContent id={message.id} content={message.content}>
+          <MarkdownContent source={message.content} />
+        </LongContent>
       )}
       {message.reactions.length > 0 && !message.deleted && (
         <ul class="reactions" aria-label="Reactions">
