@@ -3,7 +3,7 @@ import { createDatabase, timetickAt } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
-import { openPrivateChat, signedInPerson } from './steps.ts'
+import { openPrivateChat, send, signedInPerson } from './steps.ts'
 import { launchBrowser, type System, startSystem } from './system.ts'
 
 // openPage's browsers: British English in Berlin. Expected words are computed here the same way.
@@ -194,7 +194,8 @@ forEachDialect(
 
       // The long message opens folded with "Show more", the only one of the conversation; it
       // unfolds and folds again, and its whole text stays in the page either way.
-      const long = alice.page.locator('.message.mine').last()
+      const longId = await alice.page.locator('.message.mine').last().getAttribute('data-message-id')
+      const long = alice.page.locator(`[data-message-id="${longId}"]`)
       const more = long.getByRole('button', { name: 'Show more' })
       await more.waitFor()
       assert.equal(await alice.page.getByRole('button', { name: 'Show more' }).count(), 1)
@@ -210,6 +211,13 @@ forEachDialect(
       assert.ok((await height()) > 3 * folded, `unfolded ${await height()} px against ${folded} px folded`)
       await less.click()
       assert.equal(await height(), folded)
+      // A jump to it (here from a reply's quote) shows it unfolded.
+      await long.getByRole('button', { name: 'Actions', exact: true }).click()
+      await long.getByRole('button', { name: 'Reply', exact: true }).click()
+      const reply = await send(alice.page, 'About that')
+      await alice.page.locator(`[data-message-id="${reply}"] .reply-preview`).click()
+      await long.getByRole('button', { name: 'Show less' }).waitFor()
+      assert.ok((await height()) > 3 * folded)
     })
 
     await t.test(

@@ -97,6 +97,7 @@ export function MessageList(props: MessageListProps) {
                   actionsOpen={actionsFor === row.message.id}
                   handlers={handlers}
                   continued={row.continued}
+                  jump={focus?.id === row.message.id ? focus.seq : undefined}
                 />
               ),
             )}

@@ -24,6 +24,8 @@ interface MessageItemProps {
    * and time are left to screen readers, so each message still says who and when.
    */
   continued?: boolean
+  /** The conversation is jumping to this message (the jump's number): a long one shows unfolded. */
+  jump?: number
 }
 
 /**
@@ -32,7 +34,7 @@ interface MessageItemProps {
  * marks (forwarded, edited, pinned), reaction chips that toggle the caller's own reaction, and a
  * button that shows its actions.
  */
-export function MessageItem({ message, chat, me, actionsOpen, handlers, continued = false }: MessageItemProps) {
+export function MessageItem({ message, chat, me, actionsOpen, handlers, continued = false, jump }: MessageItemProps) {
   const toggle = useRef<HTMLButtonElement>(null)
   const names = usePeopleNames()
   const mine = message.owner === me.crmId
@@ -85,7 +87,7 @@ export function MessageItem({ message, chat, me, actionsOpen, handlers, continue
       ) : message.flags & ChatMessFlags.Widget ? (
         <div class="message-content">{message.content}</div>
       ) : message.file && message.content === '' ? null : (
-        <LongContent id={message.id} content={message.content}>
+        <LongContent id={message.id} content={message.content} jump={jump}>
           <MarkdownContent source={message.content} />
         </LongContent>
       )}
