@@ -68,6 +68,10 @@ forEachDialect(
     await bob.page.locator('.message', { hasText: 'Second message before you look' }).waitFor()
     assert.deepEqual(await shownMessages(bob.page), ['Hello Bob, are you there?', 'Second message before you look'])
     await bobsChat.locator('.unread-badge').waitFor({ state: 'detached' })
+    // Both were unread: the "New messages" line stands before the first of them.
+    const afterLine = bob.page.locator('.unread-marker + li')
+    assert.equal(await bob.page.getByRole('heading', { name: 'New messages' }).count(), 1)
+    assert.match((await afterLine.textContent()) ?? '', /Hello Bob, are you there\?/)
 
     // Replies appear live in the other browser's open conversation.
     await bob.page.getByRole('textbox', { name: 'Message' }).fill('Hi Alice! Yes, here.')
@@ -76,6 +80,8 @@ forEachDialect(
     await alice.page.getByRole('textbox', { name: 'Message' }).fill('Great, see you at noon.')
     await alice.page.keyboard.press('Enter')
     await bob.page.locator('.message:not(.mine)', { hasText: 'Great, see you at noon.' }).waitFor()
+    // The line stays where it was while the chat is open, through replies and arrivals.
+    assert.match((await afterLine.textContent()) ?? '', /Hello Bob, are you there\?/)
     assert.deepEqual(await shownMessages(alice.page), [
       'Hello Bob, are you there?',
       'Second message before you look',
@@ -127,6 +133,31 @@ forEachDialect(
       'Sent while your stream was connecting',
       'Sent between your page and your list',
     ])
+
+    // More unread than fit on the screen: the chat opens at the line, not at the newest message.
+    await bob.page.goto(`${system.url}/chat/c/${chatId}`)
+    await bob.page.locator('.message', { hasText: 'Sent between your page and your list' }).waitFor()
+    assert.equal(await bob.page.locator('.unread-marker').count(), 0, 'nothing unread, no line')
+    await bob.page.goto(`${system.url}/chat/`)
+    await bobsChat.waitFor()
+    for (let index = 1; index <= 30; index++) await send(alice.page, `Catch-up ${index}`)
+    await bobsChat.locator('.unread-badge', { hasText: '30' }).waitFor()
+    await bobsChat.getByRole('link').click()
+    const line = bob.page.locator('.unread-marker')
+    await line.waitFor()
+    assert.equal((await afterLine.locator('.message-content').textContent())?.trim(), 'Catch-up 1')
+    const { lineTop, boxTop, newestBelow } = await bob.page.evaluate(() => {
+      const box = document.querySelector('.message-scroll')!.getBoundingClientRect()
+      const newest = [...document.querySelectorAll('.messages .message')].at(-1)!.getBoundingClientRect()
+      return {
+        lineTop: document.querySelector('.unread-marker')!.getBoundingClientRect().top,
+        boxTop: box.top,
+        newestBelow: newest.top >= box.bottom,
+      }
+    })
+    assert.ok(lineTop >= boxTop && lineTop - boxTop < 10, `the line at the top (${lineTop - boxTop} px)`)
+    assert.ok(newestBelow, 'the newest message is further down')
+    await screenshot(bob.page, 'conversation-new-messages')
 
     assert.deepEqual(alice.errors, [])
     assert.deepEqual(bob.errors, [])

@@ -31,6 +31,7 @@ import { MESSAGE_CHANGE_EVENTS } from './message-events.ts'
 import { type FocusRequest, MessageList } from './message-list.tsx'
 import { PinnedBar } from './pinned-bar.tsx'
 import { TypingIndicator } from './typing-indicator.tsx'
+import { useUnreadMarker } from './unread-marker.ts'
 import { useCatchUp } from './use-catch-up.ts'
 import { useMessageActions } from './use-message-actions.ts'
 import { useOlderMessages } from './use-older-messages.ts'
@@ -97,6 +98,7 @@ export function Conversation({
       ? conversationReducer(empty, { type: 'latest', messages: initialPage.messages, hasMore: initialPage.has_more })
       : empty,
   )
+  const unreadFrom = useUnreadMarker(chat.unread, state.messages, me.crmId)
   const [error, setError] = useState('')
   const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
   const [visible, setVisible] = useState(() => document.visibilityState === 'visible')
@@ -328,6 +330,7 @@ export function Conversation({
           actionsFor={actions.actionsFor}
           handlers={actions.handlers}
           focus={focus}
+          unreadFrom={unreadFrom}
         />
       ) : (
         <p class="loading">Loading messages…</p>

@@ -10,9 +10,13 @@ function at(id: string, owner: string, time: Date): MessageView {
   return messageView(id, { owner, time: time.toISOString() })
 }
 
-function shape(messages: MessageView[]) {
-  return conversationRows(messages, now, 'en-GB').map((row) =>
-    row.kind === 'day' ? `— ${row.label}` : `${row.message.id}${row.continued ? ' (continued)' : ''}`,
+function shape(messages: MessageView[], unreadFrom?: string) {
+  return conversationRows(messages, { unreadFrom, now, locale: 'en-GB' }).map((row) =>
+    row.kind === 'day'
+      ? `— ${row.label}`
+      : row.kind === 'unread'
+        ? '— New messages'
+        : `${row.message.id}${row.continued ? ' (continued)' : ''}`,
   )
 }
 
@@ -43,6 +47,18 @@ test('a separator opens each day and consecutive messages of one sender group wi
   ])
 })
 
+test('the "New messages" line goes before the first unread message, which starts a group of its own', () => {
+  const nine = new Date(2026, 10, 25, 9, 0).getTime()
+  const messages = [
+    at('1', 'bob', new Date(nine)),
+    at('2', 'bob', new Date(nine + 1000)),
+    at('3', 'bob', new Date(nine + 2000)),
+  ]
+  assert.deepEqual(shape(messages, '2'), ['— Today', '1', '— New messages', '2', '3 (continued)'])
+  assert.deepEqual(shape(messages, '1'), ['— Today', '— New messages', '1', '2 (continued)', '3 (continued)'])
+  assert.deepEqual(shape(messages, '9'), ['— Today', '1', '2 (continued)', '3 (continued)'], 'a marker not loaded')
+})
+
 test('an empty conversation has no rows', () => {
-  assert.deepEqual(conversationRows([], now), [])
+  assert.deepEqual(conversationRows([], { now }), [])
 })

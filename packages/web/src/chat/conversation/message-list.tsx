@@ -23,6 +23,8 @@ interface MessageListProps {
   actionsFor: string | undefined
   handlers: MessageActionHandlers
   focus: FocusRequest | undefined
+  /** The message the "New messages" line goes before (unread-marker.ts). */
+  unreadFrom?: string
 }
 
 /** Pixels from the bottom within which the list counts as scrolled to the newest message. */
@@ -30,10 +32,11 @@ const NEAR_BOTTOM = 48
 
 /**
  * The conversation's messages, oldest first. It stays at the newest message while the reader is
- * there (or just sent one) and keeps the reader's place when older messages are loaded above.
+ * there (or just sent one) and keeps the reader's place when older messages are loaded above; a
+ * chat opened with more unread messages than fit below its "New messages" line opens at the line.
  */
 export function MessageList(props: MessageListProps) {
-  const { chat, me, messages, hasOlder, loadingOlder, onLoadOlder, actionsFor, handlers, focus } = props
+  const { chat, me, messages, hasOlder, loadingOlder, onLoadOlder, actionsFor, handlers, focus, unreadFrom } = props
   const box = useRef<HTMLDivElement>(null)
   const place = useRef({ fromBottom: 0, atBottom: true, newest: '' })
 
@@ -54,6 +57,17 @@ export function MessageList(props: MessageListProps) {
     place.current.newest = newest?.id ?? ''
     remember()
   }, [messages])
+
+  // Opened with more unread than fit below the line: the line goes to the top, where reading starts.
+  useLayoutEffect(() => {
+    const element = box.current
+    const line = element?.querySelector<HTMLElement>('.unread-marker')
+    if (!element || !line) return
+    const top = line.getBoundingClientRect().top - element.getBoundingClientRect().top
+    if (top >= 0) return
+    element.scrollTop += top - 8
+    remember()
+  }, [unreadFrom])
 
   useLayoutEffect(() => {
     if (!focus) return
@@ -81,8 +95,12 @@ export function MessageList(props: MessageListProps) {
       ) : (
         <div role="log" aria-live="polite" aria-label={`Messages in ${chat.name}`}>
           <ol class="messages">
-            {conversationRows(messages).map((row) =>
-              row.kind === 'day' ? (
+            {conversationRows(messages, { unreadFrom }).map((row) =>
+              row.kind === 'unread' ? (
+                <li key={row.key} class="unread-marker">
+                  <h3 class="unread-label">New messages</h3>
+                </li>
+              ) : row.kind === 'day' ? (
                 <li key={row.key} class="day-separator">
                   <h3 class="day-label">
                     <time dateTime={row.time.slice(0, 10)}>{row.label}</time>
