@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { forEachDialect } from '@atrium/platform/testing'
+import { forEachDialect, until } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
 import { holdRequests, send, setDisplayName, shownMessages } from './steps.ts'
 import { choosePerson, launchBrowser, openPage, type System, screenshot, startSystem } from './system.ts'
@@ -158,6 +158,26 @@ forEachDialect(
     assert.ok(lineTop >= boxTop && lineTop - boxTop < 10, `the line at the top (${lineTop - boxTop} px)`)
     assert.ok(newestBelow, 'the newest message is further down')
     await screenshot(bob.page, 'conversation-new-messages')
+
+    // Unsent text is the chat's draft: a reload keeps it, sending clears it, signing out forgets it.
+    const field = bob.page.getByRole('textbox', { name: 'Message' })
+    await field.fill('Half a thought')
+    await bob.page.reload()
+    await bob.page.locator('.message', { hasText: 'Catch-up 30' }).waitFor()
+    assert.equal(await field.inputValue(), 'Half a thought')
+    await field.press('Enter')
+    await bob.page.locator('.message.mine', { hasText: 'Half a thought' }).waitFor()
+    await bob.page.reload()
+    await bob.page.locator('.message', { hasText: 'Half a thought' }).waitFor()
+    assert.equal(await field.inputValue(), '')
+    await field.fill('Never sent')
+    const drafts = () =>
+      bob.page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('atrium.draft.')))
+    await until(async () => (await drafts()).length === 1, 'the draft kept')
+    await bob.page.getByText('Profile', { exact: true }).click()
+    await bob.page.getByRole('button', { name: 'Sign out' }).click()
+    await bob.page.waitForURL(/\/chat\/sign-in/)
+    assert.deepEqual(await drafts(), [])
 
     assert.deepEqual(alice.errors, [])
     assert.deepEqual(bob.errors, [])

@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { MessageView } from '../../api/chat-types.ts'
 import type { Attachment } from '../../files/attachment-state.ts'
 import { AttachmentTray } from '../../files/attachment-tray.tsx'
@@ -32,6 +32,8 @@ interface ComposerProps {
   onCancelContext: () => void
   /** Called as the person writes a new message or reply (not an edit); throttled by the caller. */
   onTyping?: () => void
+  /** The chat's unsent text kept from before (drafts.ts), and where the field's text is kept as it changes. */
+  draft?: { initial: string; save: (text: string) => void }
 }
 
 /**
@@ -39,10 +41,11 @@ interface ComposerProps {
  * above the field; editing fills it with the message's text. Escape cancels either. Files come in
  * by the attach button or by pasting them into the field; they upload in the tray above it and are
  * sent with the message once all are up. Near the length limit a counter says how many characters
- * are left; over it, a message says so and Send waits until the text is short enough.
+ * are left; over it, a message says so and Send waits until the text is short enough. Unsent text
+ * is kept as the chat's draft, so switching chats or reloading keeps it.
  */
-export function Composer({ onSend, attachments, context, onCancelContext, onTyping }: ComposerProps) {
-  const [text, setText] = useState('')
+export function Composer({ onSend, attachments, context, onCancelContext, onTyping, draft: kept }: ComposerProps) {
+  const [text, setText] = useState(() => kept?.initial ?? '')
   const [sending, setSending] = useState(false)
   const [error, setError] = useState('')
   const field = useRef<HTMLTextAreaElement>(null)
@@ -65,6 +68,11 @@ export function Composer({ onSend, attachments, context, onCancelContext, onTypi
     wasEditing.current = editing
     if (context) field.current?.focus()
   }, [contextKey])
+
+  // The text of a new message or reply is the draft; an edit's text is not.
+  useEffect(() => {
+    if (!editing) kept?.save(text)
+  }, [text, editing])
 
   function cancel() {
     setError('')

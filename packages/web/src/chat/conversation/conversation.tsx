@@ -27,6 +27,7 @@ import {
   oldestId,
   PAGE,
 } from './conversation-state.ts'
+import { createDrafts } from './drafts.ts'
 import { MESSAGE_CHANGE_EVENTS } from './message-events.ts'
 import { type FocusRequest, MessageList } from './message-list.tsx'
 import { PinnedBar } from './pinned-bar.tsx'
@@ -99,6 +100,10 @@ export function Conversation({
       : empty,
   )
   const unreadFrom = useUnreadMarker(chat.unread, state.messages, me.crmId)
+  const [draft] = useState(() => {
+    const drafts = createDrafts()
+    return { initial: drafts.read(me.crmId, chat.id), save: (text: string) => drafts.save(me.crmId, chat.id, text) }
+  })
   const [error, setError] = useState('')
   const { loadingOlder, loadOlder } = useOlderMessages(api, chat.id, state, dispatch, setError)
   const [visible, setVisible] = useState(() => document.visibilityState === 'visible')
@@ -355,6 +360,7 @@ export function Conversation({
           attachments={attachments}
           context={actions.composerContext}
           onCancelContext={actions.cancelComposerContext}
+          draft={draft}
         />
       ) : (
         <p class="read-only">{chat.archived ? 'This chat is archived and read-only.' : 'Only admins post here.'}</p>

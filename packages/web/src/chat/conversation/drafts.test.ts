@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { createDrafts } from './drafts.ts'
+
+/** The part of Storage drafts use, over a Map. */
+function memoryStorage(): Storage {
+  const items = new Map<string, string>()
+  return {
+    get length() {
+      return items.size
+    },
+    key: (index) => [...items.keys()][index] ?? null,
+    getItem: (key) => items.get(key) ?? null,
+    setItem: (key, value) => void items.set(key, value),
+    removeItem: (key) => void items.delete(key),
+    clear: () => items.clear(),
+  }
+}
+
+test('a draft is kept per person and chat, removed when blank, and all of a person’s go at sign-out', () => {
+  const storage = memoryStorage()
+  const drafts = createDrafts(storage)
+  drafts.save('1001', '7', 'half a thought')
+  drafts.save('1001', '8', 'another')
+  drafts.save('1002', '7', 'someone else’s')
+  assert.equal(drafts.read('1001', '7'), 'half a thought')
+  assert.equal(drafts.read('1002', '7'), 'someone else’s')
+  assert.equal(drafts.read('1001', '9'), '')
+  drafts.save('1001', '8', '   ')
+  assert.equal(drafts.read('1001', '8'), '')
+  drafts.forget('1001')
+  assert.equal(drafts.read('1001', '7'), '')
+  assert.equal(drafts.read('1002', '7'), 'someone else’s', 'only the person’s own')
+  assert.equal(storage.length, 1)
+  // Without storage (blocked), nothing is kept and nothing fails.
+  const none = createDrafts(undefined)
+  none.save('1001', '7', 'x')
+  assert.equal(none.read('1001', '7'), '')
+  none.forget('1001')
+})

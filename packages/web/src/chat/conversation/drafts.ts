@@ -1,0 +1,33 @@
+import { localStorageOrNone } from '../../start-up.ts'
+
+/** Where a person's unsent text of one chat is kept in this browser. */
+const PREFIX = 'atrium.draft.'
+const keyOf = (person: string, chatId: string) => `${PREFIX}${person}.${chatId}`
+
+/**
+ * A person's unsent message in each chat, kept in this browser (localStorage) so that switching
+ * chats or reloading keeps it, as chat apps keep drafts. Blocked storage keeps nothing.
+ */
+export function createDrafts(storage: Storage | undefined = localStorageOrNone()) {
+  return {
+    read(person: string, chatId: string): string {
+      return storage?.getItem(keyOf(person, chatId)) ?? ''
+    },
+    /** Keeps `text` as the draft; an empty or blank text removes it. */
+    save(person: string, chatId: string, text: string): void {
+      try {
+        if (text.trim() === '') storage?.removeItem(keyOf(person, chatId))
+        else storage?.setItem(keyOf(person, chatId), text)
+      } catch {
+        // A full storage keeps the previous draft; the text stays in the field.
+      }
+    },
+    /** Removes every draft of a person (at sign-out, so the next person on this browser sees none). */
+    forget(person: string): void {
+      if (!storage) return
+      const own = `${PREFIX}${person}.`
+      const keys = Array.from({ length: storage.length }, (_, index) => storage.key(index))
+      for (const key of keys) if (key?.startsWith(own)) storage.removeItem(key)
+    },
+  }
+}
