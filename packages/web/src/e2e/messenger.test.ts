@@ -174,6 +174,9 @@ forEachDialect(
     const drafts = () =>
       bob.page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('atrium.draft.')))
     await until(async () => (await drafts()).length === 1, 'the draft kept')
+    // With the chat no longer open, its row says there is a draft rather than the last message.
+    await bob.page.goto(`${system.url}/chat/`)
+    assert.equal((await bobsChat.locator('.chat-preview').textContent())?.trim(), 'Draft: Never sent')
     await bob.page.getByText('Profile', { exact: true }).click()
     await bob.page.getByRole('button', { name: 'Sign out' }).click()
     await bob.page.waitForURL(/\/chat\/sign-in/)

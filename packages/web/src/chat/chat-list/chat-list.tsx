@@ -3,6 +3,7 @@ import type { ChatView } from '../../api/chat-types.ts'
 import { Avatar } from '../../people/avatar.tsx'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
+import { createDrafts } from '../conversation/drafts.ts'
 import { isMutedNow, muteText } from '../mute.ts'
 import { useMuteEnds } from '../use-mute-ends.ts'
 import { LastMessageLine, LastMessageTime } from './last-message.tsx'
@@ -32,9 +33,21 @@ function rowClass(chat: ChatView): string | undefined {
   return classes.length > 0 ? classes.join(' ') : undefined
 }
 
+/** A row's second line while the reader has unsent text in that chat (not the open one). */
+function DraftLine({ text }: { text: string }) {
+  return (
+    <span class="chat-preview">
+      <span class="draft-mark">Draft: </span>
+      {text.replace(/\s+/g, ' ').trim()}
+    </span>
+  )
+}
+
 function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: string | undefined; me: string }) {
   // The 🔕 of a chat whose mute ends goes by itself.
   useMuteEnds(chats)
+  // Read at each render: leaving a chat re-renders the list, and its draft shows in its row.
+  const drafts = createDrafts().all(me)
   return (
     <ul class="chat-list">
       {chats.map((chat) => (
@@ -60,7 +73,11 @@ function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: s
               )}
             </span>
             <LastMessageTime chat={chat} />
-            <LastMessageLine chat={chat} me={me} />
+            {chat.id !== openChatId && drafts.has(chat.id) ? (
+              <DraftLine text={drafts.get(chat.id)!} />
+            ) : (
+              <LastMessageLine chat={chat} me={me} />
+            )}
             <UnreadBadge count={chat.unread} />
           </Link>
         </li>

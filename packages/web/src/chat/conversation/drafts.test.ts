@@ -26,6 +26,13 @@ test('a draft is kept per person and chat, removed when blank, and all of a pers
   assert.equal(drafts.read('1001', '7'), 'half a thought')
   assert.equal(drafts.read('1002', '7'), 'someone else’s')
   assert.equal(drafts.read('1001', '9'), '')
+  assert.deepEqual(
+    drafts.all('1001'),
+    new Map([
+      ['7', 'half a thought'],
+      ['8', 'another'],
+    ]),
+  )
   drafts.save('1001', '8', '   ')
   assert.equal(drafts.read('1001', '8'), '')
   drafts.forget('1001')

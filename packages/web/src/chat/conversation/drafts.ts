@@ -22,6 +22,17 @@ export function createDrafts(storage: Storage | undefined = localStorageOrNone()
         // A full storage keeps the previous draft; the text stays in the field.
       }
     },
+    /** Every draft of a person, by chat id (for the chat list). */
+    all(person: string): Map<string, string> {
+      const found = new Map<string, string>()
+      if (!storage) return found
+      const own = `${PREFIX}${person}.`
+      for (let index = 0; index < storage.length; index++) {
+        const key = storage.key(index)
+        if (key?.startsWith(own)) found.set(key.slice(own.length), storage.getItem(key) ?? '')
+      }
+      return found
+    },
     /** Removes every draft of a person (at sign-out, so the next person on this browser sees none). */
     forget(person: string): void {
       if (!storage) return
