@@ -91,6 +91,22 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
     assert.equal(await field.inputValue(), '')
   })
 
+  await t.test('the up arrow in an empty composer edits the newest message of one’s own', async () => {
+    const field = alice.page.getByRole('textbox', { name: 'Message' })
+    await field.focus()
+    await alice.page.keyboard.press('ArrowUp')
+    await alice.page.getByRole('button', { name: 'Save' }).waitFor()
+    assert.equal(await field.inputValue(), 'A second message <img src=x onerror=alert(1)>')
+    await alice.page.keyboard.press('Escape')
+    await alice.page.getByRole('button', { name: 'Send' }).waitFor()
+    assert.equal(await field.inputValue(), '')
+    // With text in the field, the arrow moves in the text.
+    await field.fill('line one\nline two')
+    await alice.page.keyboard.press('ArrowUp')
+    assert.equal(await alice.page.getByRole('button', { name: 'Save' }).count(), 0)
+    await field.fill('')
+  })
+
   await t.test('a pinned message shows in the bar for both until it is unpinned', async () => {
     await act(bob.page, release, 'Pin')
     await alice.page.locator('.pinned-bar', { hasText: 'Release 1.2 is on Monday' }).waitFor()

@@ -32,19 +32,30 @@ interface ComposerProps {
   onCancelContext: () => void
   /** Called as the person writes a new message or reply (not an edit); throttled by the caller. */
   onTyping?: () => void
+  /** The up arrow in the empty field: edits the person's newest message; false when there is none. */
+  onEditLast?: () => boolean
   /** The chat's unsent text kept from before (drafts.ts), and where the field's text is kept as it changes. */
   draft?: { initial: string; save: (text: string) => void }
 }
 
 /**
  * The message field: Enter sends, Shift+Enter starts a new line. Replying shows the quoted message
- * above the field; editing fills it with the message's text. Escape cancels either. Files come in
+ * above the field; editing fills it with the message's text (the up arrow in the empty field edits
+ * one's newest message). Escape cancels either. Files come in
  * by the attach button or by pasting them into the field; they upload in the tray above it and are
  * sent with the message once all are up. Near the length limit a counter says how many characters
  * are left; over it, a message says so and Send waits until the text is short enough. Unsent text
  * is kept as the chat's draft, so switching chats or reloading keeps it.
  */
-export function Composer({ onSend, attachments, context, onCancelContext, onTyping, draft: kept }: ComposerProps) {
+export function Composer({
+  onSend,
+  attachments,
+  context,
+  onCancelContext,
+  onTyping,
+  onEditLast,
+  draft: kept,
+}: ComposerProps) {
   const [text, setText] = useState(() => kept?.initial ?? '')
   const [sending, setSending] = useState(false)
   const [error, setError] = useState('')
@@ -132,6 +143,8 @@ export function Composer({ onSend, attachments, context, onCancelContext, onTypi
     } else if (event.key === 'Escape' && context) {
       event.preventDefault()
       cancel()
+    } else if (event.key === 'ArrowUp' && !context && text === '' && onEditLast?.()) {
+      event.preventDefault()
     }
   }
 

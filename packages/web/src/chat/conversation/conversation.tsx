@@ -14,7 +14,7 @@ import { ForwardDialog } from '../actions/forward-dialog.tsx'
 import { compareIds } from '../chat-list/chat-list-state.ts'
 import type { EventBus } from '../live/event-bus.ts'
 import type { TypingBoard } from '../live/typing-board.ts'
-import { ChatType, chatKind, mayPost } from '../message/names.ts'
+import { ChatType, chatKind, lastEditable, mayPost } from '../message/names.ts'
 import { MessageSearch } from '../search/message-search.tsx'
 import { Composer } from './composer.tsx'
 import {
@@ -361,6 +361,11 @@ export function Conversation({
           context={actions.composerContext}
           onCancelContext={actions.cancelComposerContext}
           draft={draft}
+          onEditLast={() => {
+            const last = lastEditable(state.messages, chat, me)
+            if (last) actions.handlers.edit(last)
+            return last !== undefined
+          }}
         />
       ) : (
         <p class="read-only">{chat.archived ? 'This chat is archived and read-only.' : 'Only admins post here.'}</p>
