@@ -158,6 +158,14 @@ forEachDialect(
     assert.ok(lineTop >= boxTop && lineTop - boxTop < 10, `the line at the top (${lineTop - boxTop} px)`)
     assert.ok(newestBelow, 'the newest message is further down')
     await screenshot(bob.page, 'conversation-new-messages')
+    // Away from the newest message, a button goes back to it, and is gone there.
+    await bob.page.getByRole('button', { name: 'Jump to newest ↓' }).click()
+    await bob.page.getByRole('button', { name: 'Jump to newest ↓' }).waitFor({ state: 'detached' })
+    const newestShown = await bob.page.evaluate(() => {
+      const box = document.querySelector('.message-scroll')!.getBoundingClientRect()
+      return [...document.querySelectorAll('.messages .message')].at(-1)!.getBoundingClientRect().bottom <= box.bottom
+    })
+    assert.ok(newestShown, 'the newest message in view')
 
     // Unsent text is the chat's draft: a reload keeps it, sending clears it, signing out forgets it.
     const field = bob.page.getByRole('textbox', { name: 'Message' })

@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef } from 'preact/hooks'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { UserView } from '../../api/auth-api.ts'
 import type { ChatView, MessageView } from '../../api/chat-types.ts'
 import type { MessageActionHandlers } from '../actions/message-actions.tsx'
@@ -34,17 +34,29 @@ const NEAR_BOTTOM = 48
  * The conversation's messages, oldest first. It stays at the newest message while the reader is
  * there (or just sent one) and keeps the reader's place when older messages are loaded above; a
  * chat opened with more unread messages than fit below its "New messages" line opens at the line.
+ * Scrolled away from the newest message, "Jump to newest" brings the reader back.
  */
 export function MessageList(props: MessageListProps) {
   const { chat, me, messages, hasOlder, loadingOlder, onLoadOlder, actionsFor, handlers, focus, unreadFrom } = props
   const box = useRef<HTMLDivElement>(null)
   const place = useRef({ fromBottom: 0, atBottom: true, newest: '' })
+  // Away from the newest message, a button brings the reader back to it.
+  const [away, setAway] = useState(false)
 
   function remember() {
     const element = box.current
     if (!element) return
     const fromBottom = element.scrollHeight - element.scrollTop
-    place.current = { ...place.current, fromBottom, atBottom: fromBottom - element.clientHeight < NEAR_BOTTOM }
+    const atBottom = fromBottom - element.clientHeight < NEAR_BOTTOM
+    place.current = { ...place.current, fromBottom, atBottom }
+    setAway(!atBottom)
+  }
+
+  function toNewest() {
+    const element = box.current
+    if (!element) return
+    element.scrollTop = element.scrollHeight
+    remember()
   }
 
   useLayoutEffect(() => {
@@ -120,6 +132,13 @@ export function MessageList(props: MessageListProps) {
               ),
             )}
           </ol>
+        </div>
+      )}
+      {away && messages.length > 0 && (
+        <div class="to-newest">
+          <button type="button" class="secondary" onClick={toNewest}>
+            Jump to newest ↓
+          </button>
         </div>
       )}
     </div>
