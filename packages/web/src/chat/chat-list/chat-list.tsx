@@ -6,6 +6,7 @@ import { routePath } from '../../router/routes.ts'
 import { createDrafts } from '../conversation/drafts.ts'
 import { isMutedNow, muteText } from '../mute.ts'
 import { useMuteEnds } from '../use-mute-ends.ts'
+import { oneLine } from './last-message.ts'
 import { LastMessageLine, LastMessageTime } from './last-message.tsx'
 
 interface ChatListProps {
@@ -38,7 +39,7 @@ function DraftLine({ text }: { text: string }) {
   return (
     <span class="chat-preview">
       <span class="draft-mark">Draft: </span>
-      {text.replace(/\s+/g, ' ').trim()}
+      {oneLine(text)}
     </span>
   )
 }

@@ -18,6 +18,11 @@ export function previewSender(chat: ChatView, preview: LastMessagePreview, me: s
   return preview.sender_name || fallbackName(preview.sender)
 }
 
+/** Text as one line of a list row: runs of spaces and line breaks become one space. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim()
+}
+
 /** What a list row says of the message, on one line: its text, or what it is when it has none. */
 export function previewBody(preview: LastMessagePreview, me = ''): string {
   if (preview.flags & ChatMessFlags.Widget) return 'Widget'
@@ -25,7 +30,7 @@ export function previewBody(preview: LastMessagePreview, me = ''): string {
     const record = parseCallRecord(preview.content)
     return record ? `📞 ${callSummary(record, me)}` : '📞 Call'
   }
-  const text = preview.content.replace(/\s+/g, ' ').trim()
+  const text = oneLine(preview.content)
   if (preview.flags & ChatMessFlags.File) return `📎 ${text || preview.file_name}`
   return text
 }

@@ -9,6 +9,18 @@ const keyOf = (person: string, chatId: string) => `${PREFIX}${person}.${chatId}`
  * chats or reloading keeps it, as chat apps keep drafts. Blocked storage keeps nothing.
  */
 export function createDrafts(storage: Storage | undefined = localStorageOrNone()) {
+  /** Every draft of a person, by chat id. */
+  function all(person: string): Map<string, string> {
+    const found = new Map<string, string>()
+    if (!storage) return found
+    const own = `${PREFIX}${person}.`
+    for (let index = 0; index < storage.length; index++) {
+      const key = storage.key(index)
+      if (key?.startsWith(own)) found.set(key.slice(own.length), storage.getItem(key) ?? '')
+    }
+    return found
+  }
+
   return {
     read(person: string, chatId: string): string {
       return storage?.getItem(keyOf(person, chatId)) ?? ''
@@ -23,22 +35,10 @@ export function createDrafts(storage: Storage | undefined = localStorageOrNone()
       }
     },
     /** Every draft of a person, by chat id (for the chat list). */
-    all(person: string): Map<string, string> {
-      const found = new Map<string, string>()
-      if (!storage) return found
-      const own = `${PREFIX}${person}.`
-      for (let index = 0; index < storage.length; index++) {
-        const key = storage.key(index)
-        if (key?.startsWith(own)) found.set(key.slice(own.length), storage.getItem(key) ?? '')
-      }
-      return found
-    },
+    all,
     /** Removes every draft of a person (at sign-out, so the next person on this browser sees none). */
     forget(person: string): void {
-      if (!storage) return
-      const own = `${PREFIX}${person}.`
-      const keys = Array.from({ length: storage.length }, (_, index) => storage.key(index))
-      for (const key of keys) if (key?.startsWith(own)) storage.removeItem(key)
+      for (const chatId of all(person).keys()) storage?.removeItem(keyOf(person, chatId))
     },
   }
 }

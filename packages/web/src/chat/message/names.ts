@@ -76,9 +76,5 @@ export type MessagePermissions = ReturnType<typeof messagePermissions>
 
 /** The caller's newest message they may edit (the up arrow in an empty composer edits it), if any. */
 export function lastEditable(messages: readonly MessageView[], chat: ChatView, me: UserView): MessageView | undefined {
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index]!
-    if (messagePermissions(message, chat, me).edit) return message
-  }
-  return undefined
+  return messages.findLast((message) => messagePermissions(message, chat, me).edit)
 }
