@@ -47,8 +47,17 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
    * `retryAfter`: sendMessage answers 429 Too Many Requests with that retry_after.
    */
   const state = { down: false, retryAfter: 0 }
-  /** Set by holdNextEdit: the next editMessageText waits for `gate`, then tells `applied`. */
-  let heldEdit: { gate: Promise<void>; applied: () => void } | undefined
+  /** Set by holdNext: the next call of a method waits for `gate`, then tells `applied`. */
+  const held = new Map<string, { gate: Promise<void>; applied: () => void }>()
+
+  /** Waits while a call of `method` is held; settles `applied` once the call took effect. */
+  async function passHold(method: string): Promise<void> {
+    const hold = held.get(method)
+    if (!hold) return
+    held.delete(method)
+    await hold.gate
+    setImmediate(hold.applied)
+  }
 
   function answer(response: ServerResponse, status: number, body: object) {
     response.writeHead(status, { 'content-type': 'application/json' })
@@ -99,6 +108,7 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
           supports_inline_queries: false,
         })
       case 'sendMessage': {
+        await passHold(method)
         const chatId = Number(params.chat_id)
         const text = params.text
         if (!Number.isSafeInteger(chatId) || typeof text !== 'string' || text.length === 0)
@@ -124,12 +134,7 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
         })
       }
       case 'editMessageText': {
-        const held = heldEdit
-        heldEdit = undefined
-        if (held) {
-          await held.gate
-          setImmediate(held.applied)
-        }
+        await passHold(method)
         const key = `${Number(params.chat_id)}:${Number(params.message_id)}`
         const text = params.text
         if (typeof text !== 'string' || text.length === 0)
@@ -209,10 +214,10 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
     /** The calls of one method. */
     callsOf: (method: string) => calls.filter((call) => call.method === method),
     /**
-     * Holds the next editMessageText (recorded when it arrives) until `release` is called: a slow
-     * Telegram, to see what the bot does meanwhile. `applied` settles once the edit took effect.
+     * Holds the next call of `method` (recorded when it arrives) until `release` is called: a slow
+     * Telegram, to see what the bot does meanwhile. `applied` settles once the call took effect.
      */
-    holdNextEdit() {
+    holdNext(method: 'sendMessage' | 'editMessageText') {
       let release = () => {}
       let applied = () => {}
       const gate = new Promise<void>((resolve) => {
@@ -221,7 +226,7 @@ export async function startBotApi(t: TestContext, { token = BOT_TOKEN } = {}) {
       const done = new Promise<void>((resolve) => {
         applied = resolve
       })
-      heldEdit = { gate, applied }
+      held.set(method, { gate, applied })
       return { release, applied: done }
     },
     /** Queues an update for getUpdates (long polling) and wakes a waiting poll. */

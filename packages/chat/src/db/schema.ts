@@ -157,6 +157,16 @@ export interface TelegramLinksTable {
   linked: number
 }
 
+/** Shared state of Telegram chat notifications (migration 0024): the feed cursor and the sender's lease. */
+export interface TelegramStateTable {
+  name: string
+  cursor: Generated<number>
+  /** The instance sending notifications, a random id per start; '' for none. */
+  holder: Generated<string>
+  /** When the holder's lease runs out, epoch ms. */
+  lease_until: Generated<number>
+}
+
 /** One-time tokens of the `/start <token>` deep link, stored as their SHA-256 in hex. */
 export interface TelegramLinkTokensTable {
   token_hash: string
@@ -307,6 +317,7 @@ export interface ChatDatabase {
   sms_messages: SmsMessagesTable
   telegram_links: TelegramLinksTable
   telegram_link_tokens: TelegramLinkTokensTable
+  telegram_state: TelegramStateTable
   mail_contacts: MailContactsTable
   mail_messages: MailMessagesTable
   mail_user_invites: MailUserInvitesTable

@@ -11,7 +11,19 @@ export interface Notice {
   data: string
   member: number
   telegramChatId: number
+  /** When the message was sent, epoch ms. */
+  sent: number
 }
+
+/** The shared cursor and lease of the notification sender (telegram_state). */
+export interface NotifyState {
+  cursor: number
+  holder: string
+  leaseUntil: number
+}
+
+/** The notification sender's row in telegram_state. */
+const STATE = 'notifications'
 
 /** Most NewChatMessage events one read covers. */
 const EVENTS_PER_READ = 200
@@ -77,8 +89,61 @@ export function createNotificationsRepository(db: Kysely<ChatDatabase>) {
           data: row.data,
           member: row.member,
           telegramChatId: row.telegram_chat_id,
+          sent: timetickTime(row.timetick),
         }))
       return { notices, upTo }
+    },
+
+    /** The shared cursor and lease; undefined before notifications first ran. */
+    async state(): Promise<NotifyState | undefined> {
+      const row = await db
+        .selectFrom('telegram_state')
+        .select(['cursor', 'holder', 'lease_until'])
+        .where('name', '=', STATE)
+        .executeTakeFirst()
+      return row && { cursor: Number(row.cursor), holder: row.holder, leaseUntil: Number(row.lease_until) }
+    },
+
+    /** Creates the shared row at `cursor` unless another instance did first. */
+    async createState(cursor: number): Promise<void> {
+      await db
+        .insertInto('telegram_state')
+        .values({ name: STATE, cursor })
+        .onConflict((conflict) => conflict.column('name').doNothing())
+        .execute()
+    },
+
+    /** Takes (or renews) the lease as it was read in `seen`; false when another instance changed it first. */
+    async take(seen: NotifyState, holder: string, until: number): Promise<boolean> {
+      const result = await db
+        .updateTable('telegram_state')
+        .set({ holder, lease_until: until })
+        .where('name', '=', STATE)
+        .where('holder', '=', seen.holder)
+        .where('lease_until', '=', seen.leaseUntil)
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) === 1
+    },
+
+    /** Moves the cursor and renews the lease while `holder` still holds it; false once another took it. */
+    async advance(holder: string, cursor: number, until: number): Promise<boolean> {
+      const result = await db
+        .updateTable('telegram_state')
+        .set({ cursor, lease_until: until })
+        .where('name', '=', STATE)
+        .where('holder', '=', holder)
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) === 1
+    },
+
+    /** Gives the lease back with the cursor reached, so another instance takes over at once. */
+    async release(holder: string, cursor: number): Promise<void> {
+      await db
+        .updateTable('telegram_state')
+        .set({ cursor, holder: '', lease_until: 0 })
+        .where('name', '=', STATE)
+        .where('holder', '=', holder)
+        .execute()
     },
 
     /** Names and types of chats, by id. */

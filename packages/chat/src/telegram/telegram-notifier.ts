@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { ChatMessFlags, ChatType, hasFlag, shownName } from '@atrium/platform'
 import type { FastifyBaseLogger } from 'fastify'
 import type { EventFeed } from '../events/event-feed.ts'
@@ -16,9 +17,18 @@ export interface TelegramNotifierOptions {
   chatUrl: string
   log: FastifyBaseLogger
   now: () => number
-  /** How often events other chat instances wrote are looked for (this instance's wake it at once). */
+  /**
+   * How often events other chat instances wrote are looked for (this instance's wake it at once),
+   * and a free lease is looked for while another instance sends.
+   */
   pollMs?: number
 }
+
+/** How long the sending instance's lease lasts unless renewed; it is renewed at half of it. */
+export const LEASE_MS = 30_000
+
+/** A message older than this when its turn comes is not notified (a backlog after notifications were off). */
+export const MAX_AGE_MS = 10 * 60_000
 
 /** The NewChatMessage event data the notifier reads. */
 interface MessageData {
@@ -40,16 +50,29 @@ function excerptOf(message: MessageData): string {
 }
 
 /**
- * Chat notifications to Telegram: follows the event feed from where it stood at start, and for
- * each new message tells the members (not its sender) who turned notifications on and have not
- * read it yet, as plain text (so no name or message can inject Telegram formatting) with the
- * sender's name and a link to the chat. At most one notification per person and chat per interval;
- * the ones held back are counted in the next.
+ * Chat notifications to Telegram: follows the event feed, and for each new message tells the
+ * members (not its sender) who turned notifications on and have not read it yet, as plain text (so
+ * no name or message can inject Telegram formatting) with the sender's name and a link to the chat.
+ * At most one notification per person and chat per interval; the ones held back are counted in the
+ * next.
+ *
+ * Every chat instance with notifications on runs one; they share a cursor and a lease in
+ * telegram_state, so one sends at a time and each notice goes out at most once: the sender moves
+ * the shared cursor before it sends what it read, and stops once another took the lease. Another
+ * takes over when the lease was given back at stop, or ran out (LEASE_MS) because its holder died
+ * or hung, and goes on from the shared cursor: a restart loses no notice, and messages older than
+ * MAX_AGE_MS by then (notifications were off everywhere) are skipped rather than sent late.
  */
 export function createTelegramNotifier(options: TelegramNotifierOptions) {
   const { notices, profiles, events, bot, intervalSeconds, chatUrl, log, now } = options
+  const pollMs = options.pollMs ?? 2_000
   const throttle = new Map<string, { last: number; held: number }>()
+  const me = randomUUID()
+  let leading = false
+  let leaseUntil = 0
+  /** Where this instance has read to; the shared cursor follows it (see drain). */
   let cursor = 0
+  let savedAt = 0
   let running: Promise<void> | undefined
   let again = false
   let stopped = false
@@ -76,8 +99,32 @@ export function createTelegramNotifier(options: TelegramNotifierOptions) {
       if (at - state.last >= intervalSeconds * 1000 && state.held === 0) throttle.delete(key)
   }
 
+  /** True while this instance holds the lease: renews it at half its time, or takes it when free. */
+  async function lead(): Promise<boolean> {
+    const at = now()
+    if (leading && leaseUntil - at > LEASE_MS / 2) return true
+    let state = await notices.state()
+    if (!state) {
+      // The first run anywhere starts after the newest event: older messages are never notified.
+      await notices.createState(await notices.head())
+      state = await notices.state()
+    }
+    if (!state || (state.holder !== me && state.leaseUntil > at) || !(await notices.take(state, me, at + LEASE_MS))) {
+      leading = false
+      return false
+    }
+    // Taken from another (or given back by it): go on from where it got to.
+    if (!leading || state.holder !== me) cursor = state.cursor
+    leading = true
+    leaseUntil = at + LEASE_MS
+    return true
+  }
+
   async function deliver(found: Notice[]): Promise<void> {
-    const parsed = found
+    const fresh = found.filter((notice) => now() - notice.sent <= MAX_AGE_MS)
+    if (fresh.length < found.length)
+      log.info({ skipped: found.length - fresh.length }, 'Telegram notifications: messages too old to notify skipped')
+    const parsed = fresh
       .map((notice) => ({ notice, message: JSON.parse(notice.data) as MessageData }))
       // Reactions are ReactionChanged events, edits MessageEdited: only new messages come here.
       .filter(({ notice, message }) => String(notice.member) !== message.sender)
@@ -108,9 +155,19 @@ export function createTelegramNotifier(options: TelegramNotifierOptions) {
     do {
       again = false
       try {
-        for (;;) {
+        while (!stopped && (await lead())) {
           const { notices: found, upTo } = await notices.noticesAfter(cursor)
           if (upTo === cursor) break
+          // The shared cursor moves before anything is sent, so nothing is sent twice; with nothing
+          // to send it moves at most once per poll (a stop gives it back up to date).
+          if (found.length > 0 || now() - savedAt >= pollMs) {
+            if (!(await notices.advance(me, upTo, now() + LEASE_MS))) {
+              leading = false
+              break
+            }
+            savedAt = now()
+            leaseUntil = savedAt + LEASE_MS
+          }
           cursor = upTo
           await deliver(found)
         }
@@ -133,19 +190,29 @@ export function createTelegramNotifier(options: TelegramNotifierOptions) {
   }
 
   return {
-    /** Starts after the newest event: messages from before the start are never notified. */
+    /** Takes the lease if it is free and catches up; otherwise looks for it at each poll. */
     async start(): Promise<void> {
-      cursor = await notices.head()
-      stopListening = events.onSequenced(wake)
-      poll = setInterval(wake, options.pollMs ?? 2_000)
+      wake()
+      await running
+      // This instance's own commits wake it while it sends; the poll covers everything else.
+      stopListening = events.onSequenced(() => {
+        if (leading) wake()
+      })
+      poll = setInterval(wake, pollMs)
       poll.unref()
     },
 
+    /** Stops, and gives the lease back with the cursor reached so another instance goes on at once. */
     async stop(): Promise<void> {
       stopped = true
       stopListening()
       clearInterval(poll)
       await running
+      if (!leading) return
+      leading = false
+      await notices.release(me, cursor).catch((error: unknown) => {
+        log.warn({ failure: String(error) }, 'Telegram notifications: the lease was not given back')
+      })
     },
   }
 }

@@ -34,7 +34,7 @@ export const telegramSettings = Type.Object(
     Notifications: Type.Boolean({
       default: true,
       description:
-        'This instance sends chat notifications to people who turned them on. With several chat instances, enable it on exactly one.',
+        'This instance takes part in sending chat notifications to people who turned them on. Several chat instances may all have it on: one sends at a time under a lease in the database, and another takes over when it stops or dies (docs/delivery.md).',
     }),
     NotifyIntervalSeconds: Type.Integer({
       default: 60,

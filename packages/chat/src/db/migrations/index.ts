@@ -21,6 +21,7 @@ import * as fileDayCounters from './0020-file-day-counters.ts'
 import * as sendKeys from './0021-send-keys.ts'
 import * as searchIndexQueue from './0022-search-index-queue.ts'
 import * as muteEnds from './0023-mute-ends.ts'
+import * as telegramNotifyLease from './0024-telegram-notify-lease.ts'
 
 /** Every ChatDB migration, in order. */
 export const chatMigrations: Migrations = {
@@ -46,4 +47,5 @@ export const chatMigrations: Migrations = {
   '0021-send-keys': sendKeys,
   '0022-search-index-queue': searchIndexQueue,
   '0023-mute-ends': muteEnds,
+  '0024-telegram-notify-lease': telegramNotifyLease,
 }

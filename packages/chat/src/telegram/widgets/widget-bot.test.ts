@@ -155,7 +155,7 @@ forEachDialect(
     const { api } = telegram
     await linkedPerson(telegram, 1, 'Alice', ADA, [])
     // Telegram is slow to answer the first message's refresh (due after 1 s) …
-    const held = api.holdNextEdit()
+    const held = api.holdNext('editMessageText')
     await command(telegram, ADA, '/widget today')
     const first = lastSent(api, ADA.id)
     await until(() => editsOf(api, ADA.id, first.messageId).length === 1, 'the refresh under way')
@@ -193,7 +193,7 @@ forEachDialect(
     const { one, api } = await twoInstances(t, dialect, [true, true])
     await linkedPerson(one, 1, 'Alice', ADA, [])
     // Telegram holds the first refresh's edit; the message stays due for the other instance …
-    const held = api.holdNextEdit()
+    const held = api.holdNext('editMessageText')
     await command(one, ADA, '/widget today')
     const { messageId } = lastSent(api, ADA.id)
     await until(() => editsOf(api, ADA.id, messageId).length === 1, 'the refresh under way')
@@ -212,7 +212,7 @@ forEachDialect(
   async (t, dialect) => {
     const { one, two, api } = await twoInstances(t, dialect, [true, false])
     await linkedPerson(one, 1, 'Alice', ADA, [])
-    const held = api.holdNextEdit()
+    const held = api.holdNext('editMessageText')
     await command(one, ADA, '/widget today')
     const first = lastSent(api, ADA.id)
     await until(() => editsOf(api, ADA.id, first.messageId).length === 1, 'the refresh under way on the first')
