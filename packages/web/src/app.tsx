@@ -1,7 +1,7 @@
 import type { JSX } from 'preact'
 import { useEffect, useState } from 'preact/hooks'
 import type { SignedIn, UserView } from './api/auth-api.ts'
-import { createDrafts } from './chat/conversation/drafts.ts'
+import { pageDrafts } from './chat/conversation/drafts.ts'
 import { Messenger, type MessengerContext } from './chat/messenger.tsx'
 import { type ClientConfig, featuresOf } from './config/client-config.ts'
 import { contextScreens } from './contexts/context-screens.tsx'
@@ -57,7 +57,7 @@ export function App({ services, config, initialUser, firstData, onSession }: App
 
   function signedOut() {
     // The next person on this browser finds none of this one's unsent messages.
-    if (user) createDrafts().forget(user.crmId)
+    if (user) pageDrafts().forget(user.crmId)
     setUser(undefined)
     onSession?.(false)
     navigate(routePath({ name: 'sign-in', next: MOUNT }), { replace: true })

@@ -3,7 +3,7 @@ import type { ChatView } from '../../api/chat-types.ts'
 import { Avatar } from '../../people/avatar.tsx'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
-import { createDrafts } from '../conversation/drafts.ts'
+import { pageDrafts } from '../conversation/drafts.ts'
 import { isMutedNow, muteText } from '../mute.ts'
 import { useMuteEnds } from '../use-mute-ends.ts'
 import { oneLine } from './last-message.ts'
@@ -47,8 +47,9 @@ function DraftLine({ text }: { text: string }) {
 function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: string | undefined; me: string }) {
   // The 🔕 of a chat whose mute ends goes by itself.
   useMuteEnds(chats)
-  // Read at each render: leaving a chat re-renders the list, and its draft shows in its row.
-  const drafts = createDrafts().all(me)
+  // Asked at each render (kept in memory by the store): leaving a chat re-renders the list, and
+  // its draft shows in its row.
+  const drafts = pageDrafts().all(me)
   return (
     <ul class="chat-list">
       {chats.map((chat) => (

@@ -27,7 +27,7 @@ import {
   oldestId,
   PAGE,
 } from './conversation-state.ts'
-import { createDrafts } from './drafts.ts'
+import { pageDrafts } from './drafts.ts'
 import { MESSAGE_CHANGE_EVENTS } from './message-events.ts'
 import { type FocusRequest, MessageList } from './message-list.tsx'
 import { PinnedBar } from './pinned-bar.tsx'
@@ -101,7 +101,7 @@ export function Conversation({
   )
   const unreadFrom = useUnreadMarker(chat.unread, state.messages, me.crmId)
   const [draft] = useState(() => {
-    const drafts = createDrafts()
+    const drafts = pageDrafts()
     return { initial: drafts.read(me.crmId, chat.id), save: (text: string) => drafts.save(me.crmId, chat.id, text) }
   })
   const [error, setError] = useState('')

@@ -45,3 +45,37 @@ test('a draft is kept per person and chat, removed when blank, and all of a pers
   assert.equal(none.read('1001', '7'), '')
   none.forget('1001')
 })
+
+test('a person’s drafts are read from storage once, kept current by saves, and read again when another tab wrote', () => {
+  const storage = memoryStorage()
+  let scans = 0
+  const counted: Storage = {
+    ...storage,
+    get length() {
+      return storage.length
+    },
+    key: (index) => {
+      scans++
+      return storage.key(index)
+    },
+  }
+  storage.setItem('atrium.draft.1001.7', 'from before')
+  const drafts = createDrafts(counted)
+  assert.deepEqual(drafts.all('1001'), new Map([['7', 'from before']]))
+  const afterFirst = scans
+  drafts.save('1001', '8', 'typed here')
+  drafts.save('1001', '7', '')
+  assert.deepEqual(drafts.all('1001'), new Map([['8', 'typed here']]))
+  assert.equal(scans, afterFirst, 'no second pass over the keys')
+  // Another tab writes to the same storage; its storage event makes this store read again.
+  storage.setItem('atrium.draft.1001.9', 'from the other tab')
+  assert.equal(drafts.all('1001').has('9'), false)
+  drafts.reload()
+  assert.deepEqual(
+    drafts.all('1001'),
+    new Map([
+      ['8', 'typed here'],
+      ['9', 'from the other tab'],
+    ]),
+  )
+})
