@@ -26,6 +26,7 @@ import { ChatPanel } from './manage/chat-panel.tsx'
 import { NewGroupChat } from './manage/new-group-chat.tsx'
 import { ChatType } from './message/names.ts'
 import { ProfilePanel } from './profile/profile-panel.tsx'
+import { ChatSwitcher } from './switcher/chat-switcher.tsx'
 
 interface MessengerProps {
   services: Services
@@ -305,6 +306,7 @@ export function Messenger({
             </nav>
           )}
           {aside?.(bus)}
+          <ChatSwitcher chats={visibleChats} openChatId={openChat?.id} />
           <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} me={me.crmId} />
         </aside>
         <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>

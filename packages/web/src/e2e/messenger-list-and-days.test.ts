@@ -297,6 +297,56 @@ forEachDialect(
       },
     )
 
+    await t.test('Ctrl+K finds a chat by name and opens it with the focus in its message field', async () => {
+      const page = alice.page
+      for (const name of ['Team lunch', 'Design review']) {
+        await page.getByText('New group or channel').click()
+        await page.getByLabel('Name', { exact: true }).fill(name)
+        await page.getByRole('button', { name: 'Create group' }).click()
+        await page.getByRole('heading', { name }).waitFor()
+      }
+      await openPrivateChat(page, bobId)
+      const switcher = page.getByRole('dialog', { name: 'Go to chat' })
+      const field = switcher.getByRole('combobox', { name: 'Chat name' })
+      const options = switcher.getByRole('option')
+
+      // With nothing typed it offers the list's own chats, in the list's order.
+      await page.keyboard.press('Control+k')
+      await field.waitFor()
+      assert.equal(await field.evaluate((element) => element === document.activeElement), true)
+      const listed = await page.locator('.chat-list .chat-name').allInnerTexts()
+      assert.deepEqual(await options.locator('.switcher-name').allInnerTexts(), listed.slice(0, 8))
+      await checkAccessibility(page, 'quick-switcher')
+
+      // A word's start finds it whatever the case; Enter opens it, ready to write.
+      await field.fill('LUN')
+      assert.deepEqual(await options.locator('.switcher-name').allInnerTexts(), ['Team lunch'])
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { name: 'Team lunch' }).waitFor()
+      await switcher.waitFor({ state: 'detached' })
+      await page.waitForFunction(() => document.activeElement?.id === 'composer-text')
+
+      // Nothing found says so; Escape closes and gives the focus back.
+      await page.getByRole('button', { name: /Go to chat/ }).click()
+      await field.fill('no such chat')
+      await switcher.getByText('No chat called “no such chat”.').waitFor()
+      await page.keyboard.press('Escape')
+      await switcher.waitFor({ state: 'detached' })
+      await page.waitForFunction(() => document.activeElement?.textContent?.includes('Go to chat'))
+
+      // The arrows move the choice (the field names it to screen readers); Enter opens it.
+      await page.keyboard.press('Control+k')
+      await field.fill('e')
+      const offered = await options.locator('.switcher-name').allInnerTexts()
+      assert.ok(offered.length >= 2, offered.join(', '))
+      await page.keyboard.press('ArrowDown')
+      const chosen = switcher.locator('[role="option"][aria-selected="true"]')
+      assert.equal(await chosen.locator('.switcher-name').textContent(), offered[1])
+      assert.equal(await field.getAttribute('aria-activedescendant'), await chosen.getAttribute('id'))
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { name: offered[1] }).waitFor()
+    })
+
     assert.deepEqual([...alice.errors, ...bob.errors], [])
   },
 )

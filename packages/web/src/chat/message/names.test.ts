@@ -4,7 +4,7 @@ import { ChatMessFlags } from '@atrium/platform/flags'
 import type { UserView } from '../../api/auth-api.ts'
 import { chatView } from '../../api/chat-view-fixture.ts'
 import { messageView } from '../../api/message-view-fixture.ts'
-import { lastEditable, previewText } from './names.ts'
+import { chatKind, lastEditable, previewText } from './names.ts'
 
 test("a preview is the message's text, or its file's name when it has no caption", () => {
   assert.equal(previewText({ content: 'See the report', file: null }), 'See the report')
@@ -31,4 +31,11 @@ test('the up arrow edits the newest message of mine that may be edited', () => {
     undefined,
     'an archived chat is read-only',
   )
+})
+
+test('a chat’s kind counts its members in words that agree with the count', () => {
+  assert.equal(chatKind(chatView('7', { type: 2, member_count: 1 })), 'Group · 1 member')
+  assert.equal(chatKind(chatView('7', { type: 2, member_count: 3 })), 'Group · 3 members')
+  assert.equal(chatKind(chatView('7', { type: 2, member_count: 1, context: 'discussion' })), 'Discussion · 1 member')
+  assert.equal(chatKind(chatView('7', { type: 1, member_count: 2 })), 'Private chat')
 })

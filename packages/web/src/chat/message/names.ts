@@ -23,11 +23,12 @@ export function senderName(owner: string, chat: ChatView, me: UserView, names?: 
 
 /** What kind of chat this is, in words. */
 export function chatKind(chat: ChatView): string {
+  const members = `${chat.member_count} ${chat.member_count === 1 ? 'member' : 'members'}`
   if (chat.type === ChatType.Private) return 'Private chat'
   if (chat.context === 'support') return 'Support chat'
-  if (chat.context === 'discussion') return `Discussion · ${chat.member_count} members`
+  if (chat.context === 'discussion') return `Discussion · ${members}`
   if (chat.type === ChatType.InfoChannel) return 'Channel'
-  return `Group · ${chat.member_count} members`
+  return `Group · ${members}`
 }
 
 /** True when the caller may post: not archived, and in an info channel only its owner and admins. */
