@@ -16,7 +16,10 @@ export function createPeopleNames(lookup: NameLookup, search: (q: string) => Pro
   let pending = new Set<string>()
   let timer: ReturnType<typeof setTimeout> | undefined
 
+  /** Counts the changes, so a view can tell whether it missed one. */
+  let version = 0
   function changed() {
+    version++
     for (const listener of listeners) listener()
   }
 
@@ -67,6 +70,8 @@ export function createPeopleNames(lookup: NameLookup, search: (q: string) => Pro
       listeners.add(listener)
       return () => listeners.delete(listener)
     },
+    /** How many times the names changed so far. */
+    version: () => version,
   }
 }
 
@@ -83,7 +88,16 @@ export const PeopleNamesContext = createContext<PeopleNames | undefined>(undefin
 export function usePeopleNames(): PeopleNames | undefined {
   const names = useContext(PeopleNamesContext)
   const [, setVersion] = useState(0)
-  useEffect(() => names?.subscribe(() => setVersion((version) => version + 1)), [names])
+  const rendered = names?.version()
+  useEffect(() => {
+    if (!names) return
+    const update = () => setVersion(names.version())
+    const stop = names.subscribe(update)
+    // Effects run after the frame: a name that arrived between the render and now (one the render
+    // asked for, say) would otherwise not show until something else re-renders.
+    if (names.version() !== rendered) update()
+    return stop
+  }, [names])
   return names
 }
 
