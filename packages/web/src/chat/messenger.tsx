@@ -307,7 +307,7 @@ export function Messenger({
           )}
           {aside?.(bus)}
           <ChatSwitcher chats={visibleChats} openChatId={openChat?.id} />
-          <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} me={me.crmId} />
+          <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} me={me.crmId} typing={typing} />
         </aside>
         <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>
           {openChat ? (

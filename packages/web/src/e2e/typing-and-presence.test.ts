@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
 import { openPrivateChat, signedInPerson } from './steps.ts'
-import { launchBrowser, startSystem } from './system.ts'
+import { choosePerson, launchBrowser, startSystem } from './system.ts'
 
 /** The typing line's text once it equals `text` (polling the page, no sleeps). */
 async function typingLine(page: Page, text: string, timeout = 10_000) {
@@ -58,6 +58,46 @@ test('typing shows in the other browser and ends by itself or with the message; 
     await bob.page.locator('.message', { hasText: 'I am writing a long answer' }).waitFor()
     // Well before the six seconds of the signal are over.
     await typingLine(bob.page, '', 2_000)
+  })
+
+  await t.test('the chat list shows who types in a chat, by name in a group, until the message comes', async () => {
+    // A group of the two, named by Alice; Bob looks at the list with their private chat open.
+    await alice.page.getByText('New group or channel').click()
+    await alice.page.getByLabel('Name', { exact: true }).fill('Planning')
+    await alice.page.getByRole('button', { name: 'Create group' }).click()
+    await alice.page.getByRole('heading', { name: 'Planning' }).waitFor()
+    await alice.page.getByRole('button', { name: 'Chat info' }).click()
+    await choosePerson(alice.page, 'Add a member', 'Bob')
+    await alice.page.getByTestId('member-count').filter({ hasText: /^2$/ }).waitFor()
+    await alice.page.locator('.chat-info-toggle').click()
+    const groupId = new URL(alice.page.url()).pathname.split('/').pop() ?? ''
+    const rowOf = (id: string) => bob.page.locator(`[data-chat-id="${id}"] .chat-preview`)
+    await bob.page.locator(`[data-chat-id="${groupId}"]`).waitFor()
+
+    const field = alice.page.getByRole('textbox', { name: 'Message' })
+    await field.pressSequentially('Agenda', { delay: 50 })
+    await rowOf(groupId)
+      .filter({ hasText: /^Alice is typing…$/ })
+      .waitFor()
+    // The open group's own line names her too (not "User" and digits).
+    await bob.page.locator(`[data-chat-id="${groupId}"] a`).click()
+    await typingLine(bob.page, 'Alice is typing…')
+    await alice.page.keyboard.press('Enter')
+    await rowOf(groupId)
+      .filter({ hasText: /^Alice: Agenda$/ })
+      .waitFor({ timeout: 2_000 })
+
+    // In a private chat the row says only "typing…": the row is the peer's already.
+    await alice.page.locator(`[data-chat-id="${chatId}"] a`).click()
+    await field.pressSequentially('One more', { delay: 50 })
+    await rowOf(chatId)
+      .filter({ hasText: /^typing…$/ })
+      .waitFor()
+    await checkAccessibility(bob.page, 'chat-list-typing')
+    await alice.page.keyboard.press('Enter')
+    await rowOf(chatId)
+      .filter({ hasText: /^One more$/ })
+      .waitFor({ timeout: 2_000 })
   })
 
   await t.test('the peer shows offline once their last connection is gone for the grace period', async () => {

@@ -1,9 +1,13 @@
 import { useState } from 'preact/hooks'
 import type { ChatView } from '../../api/chat-types.ts'
 import { Avatar } from '../../people/avatar.tsx'
+import { usePeopleNames } from '../../people/people-names.ts'
 import { Link } from '../../router/link.tsx'
 import { routePath } from '../../router/routes.ts'
 import { pageDrafts } from '../conversation/drafts.ts'
+import { type TypingBoard, typingText } from '../live/typing-board.ts'
+import { useTypingReading } from '../live/use-typing-board.ts'
+import { ChatType, memberName } from '../message/names.ts'
 import { isMutedNow, muteText } from '../mute.ts'
 import { useMuteEnds } from '../use-mute-ends.ts'
 import { oneLine } from './last-message.ts'
@@ -16,7 +20,12 @@ interface ChatListProps {
   loaded: boolean
   /** The signed-in user's CRM id: their own messages are previewed as "You: …". */
   me: string
+  /** Who is typing where (the messenger's live stream). */
+  typing: TypingBoard
 }
+
+/** What the rows show of others typing: who types in each chat where someone does, oneself left out. */
+type TypingRows = ReadonlyMap<string, string[]>
 
 function UnreadBadge({ count }: { count: number }) {
   if (count === 0) return null
@@ -34,6 +43,14 @@ function rowClass(chat: ChatView): string | undefined {
   return classes.length > 0 ? classes.join(' ') : undefined
 }
 
+/** A row's second line while others type in the chat: "typing…" for the peer, names in a group. */
+function TypingLine({ chat, typers }: { chat: ChatView; typers: string[] }) {
+  const names = usePeopleNames()
+  const text =
+    chat.type === ChatType.Private ? 'typing…' : typingText(typers.map((user) => memberName(user, chat, names)))
+  return <span class="chat-preview typing-preview">{text}</span>
+}
+
 /** A row's second line while the reader has unsent text in that chat (not the open one). */
 function DraftLine({ text }: { text: string }) {
   return (
@@ -44,7 +61,21 @@ function DraftLine({ text }: { text: string }) {
   )
 }
 
-function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: string | undefined; me: string }) {
+interface ChatItemsProps {
+  chats: ChatView[]
+  openChatId: string | undefined
+  me: string
+  typing: TypingRows
+}
+
+/** Others typing first (it is news), then the reader's draft, else the newest message. */
+function SecondLine({ chat, typers, draft, me }: { chat: ChatView; typers?: string[]; draft?: string; me: string }) {
+  if (typers && typers.length > 0) return <TypingLine chat={chat} typers={typers} />
+  if (draft !== undefined) return <DraftLine text={draft} />
+  return <LastMessageLine chat={chat} me={me} />
+}
+
+function ChatItems({ chats, openChatId, me, typing }: ChatItemsProps) {
   // The 🔕 of a chat whose mute ends goes by itself.
   useMuteEnds(chats)
   // Asked at each render (kept in memory by the store): leaving a chat re-renders the list, and
@@ -75,11 +106,12 @@ function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: s
               )}
             </span>
             <LastMessageTime chat={chat} />
-            {chat.id !== openChatId && drafts.has(chat.id) ? (
-              <DraftLine text={drafts.get(chat.id)!} />
-            ) : (
-              <LastMessageLine chat={chat} me={me} />
-            )}
+            <SecondLine
+              chat={chat}
+              typers={typing.get(chat.id)}
+              draft={chat.id === openChatId ? undefined : drafts.get(chat.id)}
+              me={me}
+            />
             <UnreadBadge count={chat.unread} />
           </Link>
         </li>
@@ -93,8 +125,12 @@ function ChatItems({ chats, openChatId, me }: { chats: ChatView[]; openChatId: s
  * the open one is marked. Chats the
  * caller hid are listed only after "Show hidden chats".
  */
-export function ChatList({ chats, openChatId, loaded, me }: ChatListProps) {
+export function ChatList({ chats, openChatId, loaded, me, typing: board }: ChatListProps) {
   const [showHidden, setShowHidden] = useState(false)
+  const typingEverywhere = useTypingReading(board, () => board.typingByChat())
+  const typing: TypingRows = new Map(
+    [...typingEverywhere].map(([chatId, typers]) => [chatId, typers.filter((user) => user !== me)]),
+  )
   if (!loaded) return <p class="loading">Loading chats…</p>
   const shown = chats.filter((chat) => !chat.hidden)
   const hidden = chats.filter((chat) => chat.hidden)
@@ -107,7 +143,7 @@ export function ChatList({ chats, openChatId, loaded, me }: ChatListProps) {
             : 'All your chats are hidden.'}
         </p>
       ) : (
-        <ChatItems chats={shown} openChatId={openChatId} me={me} />
+        <ChatItems chats={shown} openChatId={openChatId} me={me} typing={typing} />
       )}
       {hidden.length > 0 && (
         <button
@@ -122,7 +158,7 @@ export function ChatList({ chats, openChatId, loaded, me }: ChatListProps) {
       )}
       {showHidden && hidden.length > 0 && (
         <section id="hidden-chats" aria-label="Hidden chats" class="hidden-chats">
-          <ChatItems chats={hidden} openChatId={openChatId} me={me} />
+          <ChatItems chats={hidden} openChatId={openChatId} me={me} typing={typing} />
         </section>
       )}
     </nav>

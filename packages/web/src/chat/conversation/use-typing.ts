@@ -1,23 +1,14 @@
-import { useEffect, useMemo, useState } from 'preact/hooks'
+import { useMemo } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
 import { createTypingSender, type TypingBoard } from '../live/typing-board.ts'
 import { useMembersPresence } from '../live/use-presence.ts'
+import { useTypingReading } from '../live/use-typing-board.ts'
 import { ChatType } from '../message/names.ts'
 
 /** Who is typing in the chat, kept current by the board and re-read when the first entry expires. */
 export function useTyping(board: TypingBoard, chatId: string): string[] {
-  const [typers, setTypers] = useState(() => board.typingIn(chatId))
-  const [tick, setTick] = useState(0)
-  useEffect(() => board.subscribe(() => setTick((n) => n + 1)), [board])
-  useEffect(() => {
-    setTypers(board.typingIn(chatId))
-    const next = board.nextExpiry(chatId)
-    if (next === undefined) return
-    const timer = setTimeout(() => setTick((n) => n + 1), Math.max(0, next - Date.now()) + 50)
-    return () => clearTimeout(timer)
-  }, [board, chatId, tick])
-  return typers
+  return useTypingReading(board, () => board.typingIn(chatId), chatId)
 }
 
 /** A function the composer calls on every keystroke; it tells the gateway at most once every 3 s. */

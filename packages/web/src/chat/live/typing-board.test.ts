@@ -21,6 +21,30 @@ test('a typing entry expires by itself, is renewed by a new signal and ends with
   assert.equal(changes, 4)
 })
 
+test('the chat list reads who types in every chat, and when the first of them all ends', () => {
+  let now = 0
+  const board = createTypingBoard(() => now)
+  board.add({ chat_id: 'c1', user: 'alice', expires_ms: 6000 })
+  now = 2000
+  board.add({ chat_id: 'c2', user: 'bob', expires_ms: 6000 })
+  board.add({ chat_id: 'c2', user: 'carol', expires_ms: 6000 })
+  assert.deepEqual(
+    board.typingByChat(),
+    new Map([
+      ['c1', ['alice']],
+      ['c2', ['bob', 'carol']],
+    ]),
+  )
+  assert.equal(board.nextExpiry(), 6000)
+  now = 6000
+  assert.deepEqual(board.typingByChat(), new Map([['c2', ['bob', 'carol']]]))
+  assert.equal(board.nextExpiry(), 8000)
+  board.stopped('c2', 'bob')
+  now = 8000
+  assert.deepEqual(board.typingByChat(), new Map())
+  assert.equal(board.nextExpiry(), undefined)
+})
+
 test('the sender sends at most one signal per interval however often the person types', async () => {
   let now = 0
   let sent = 0

@@ -11,6 +11,15 @@ export function createTypingBoard(now: () => number = Date.now) {
     for (const listener of listeners) listener()
   }
 
+  /** Who is typing in the chat now, in the order they started. */
+  function typingIn(chatId: string): string[] {
+    const typers = byChat.get(chatId)
+    if (!typers) return []
+    const at = now()
+    for (const [user, until] of typers) if (until <= at) typers.delete(user)
+    return [...typers.keys()]
+  }
+
   return {
     add(signal: TypingSignal): void {
       let typers = byChat.get(signal.chat_id)
@@ -27,18 +36,23 @@ export function createTypingBoard(now: () => number = Date.now) {
       if (byChat.get(chatId)?.delete(user)) changed()
     },
 
-    /** Who is typing in the chat now, in the order they started. */
-    typingIn(chatId: string): string[] {
-      const typers = byChat.get(chatId)
-      if (!typers) return []
-      const at = now()
-      for (const [user, until] of typers) if (until <= at) typers.delete(user)
-      return [...typers.keys()]
+    typingIn,
+
+    /** Who is typing now in each chat where someone is (for the chat list's rows). */
+    typingByChat(): Map<string, string[]> {
+      const found = new Map<string, string[]>()
+      for (const chatId of [...byChat.keys()]) {
+        const typers = typingIn(chatId)
+        if (typers.length > 0) found.set(chatId, typers)
+        else byChat.delete(chatId)
+      }
+      return found
     },
 
-    /** When the chat's first typing entry ends, or undefined when nobody types there. */
-    nextExpiry(chatId: string): number | undefined {
-      const ends = [...(byChat.get(chatId)?.values() ?? [])]
+    /** When the chat's first typing entry ends (any chat's, without one), or undefined when nobody types there. */
+    nextExpiry(chatId?: string): number | undefined {
+      const chats = chatId === undefined ? [...byChat.values()] : [byChat.get(chatId)]
+      const ends = chats.flatMap((typers) => [...(typers?.values() ?? [])])
       return ends.length > 0 ? Math.min(...ends) : undefined
     },
 

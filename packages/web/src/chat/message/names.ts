@@ -14,7 +14,11 @@ const MANAGES = 1 | 2
  * the name the client knows for them (PeopleNames, docs/people.md), else "User" and four digits.
  */
 export function senderName(owner: string, chat: ChatView, me: UserView, names?: PeopleNames): string {
-  if (owner === me.crmId) return 'You'
+  return owner === me.crmId ? 'You' : memberName(owner, chat, names)
+}
+
+/** How another member of a chat is named: the peer of a private chat by the chat's name, others as senderName says. */
+export function memberName(owner: string, chat: ChatView, names?: PeopleNames): string {
   if (chat.type === ChatType.Private && owner === chat.peer) return chat.name
   const known = names?.get(owner)
   if (known === undefined) names?.want([owner])
