@@ -190,10 +190,15 @@ export function createTelegramNotifier(options: TelegramNotifierOptions) {
   }
 
   return {
-    /** Takes the lease if it is free and catches up; otherwise looks for it at each poll. */
+    /**
+     * Takes the lease if it is free, then catches up in the background (a slow Bot API never holds
+     * up the module's start); without the lease it looks for it at each poll.
+     */
     async start(): Promise<void> {
+      await lead().catch((error: unknown) => {
+        log.error({ failure: String(error) }, 'Telegram notifications: reading the shared cursor failed')
+      })
       wake()
-      await running
       // This instance's own commits wake it while it sends; the poll covers everything else.
       stopListening = events.onSequenced(() => {
         if (leading) wake()

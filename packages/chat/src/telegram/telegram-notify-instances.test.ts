@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
-import type { DatabaseDialect } from '@atrium/platform'
+import { createDatabase, type DatabaseDialect } from '@atrium/platform'
 import { createTestDatabaseUrl, forEachDialect, until } from '@atrium/platform/testing'
 import { createGroup } from '../../test/support.ts'
 import type { BotApi } from '../../test/telegram-bot-api.ts'
 import { messageUpdate } from '../../test/telegram-bot-api.ts'
 import { startTelegramChat, startTokenOf, type TelegramChat } from '../../test/telegram-chat.ts'
+import type { ChatDatabase } from '../db/schema.ts'
 import { LEASE_MS, MAX_AGE_MS } from './telegram-notifier.ts'
 
 const ALICE_TG = { id: 5_560_001, first_name: 'Alice' }
@@ -28,13 +29,28 @@ async function instances(t: TestContext, dialect: DatabaseDialect) {
       now,
       telegram: { Notifications: notifications, NotifyIntervalSeconds: 0 },
     })
+  const database = createDatabase<ChatDatabase>(url)
+  t.after(() => database.destroy())
+  const { db } = database
+  /** The newest event's tick, and how far the notification senders have read. */
+  const newestEvent = async () =>
+    Number(
+      (
+        await db
+          .selectFrom('chat_events')
+          .select((eb) => eb.fn.max('tick_update').as('tick'))
+          .executeTakeFirst()
+      )?.tick,
+    )
+  const sharedCursor = async () =>
+    Number((await db.selectFrom('telegram_state').select('cursor').executeTakeFirst())?.cursor ?? 0)
   /** The message texts of Bob's notifications (not the bot's answer to linking), as they reached Telegram. */
   const bobHeard = () =>
     quiet
       .sentTo(BOB_TG.id)
       .filter((text) => !/linked to this Telegram account/.test(text))
       .map((text) => text.split('\n')[1])
-  return { quiet, api, start, bobHeard, advance: (ms: number) => (clock += ms) }
+  return { quiet, api, start, bobHeard, newestEvent, sharedCursor, advance: (ms: number) => (clock += ms) }
 }
 
 /** Registers Alice (1) and Bob (2), links both to Telegram with Bob's notifications on; returns their group. */
@@ -122,7 +138,7 @@ forEachDialect(
 forEachDialect(
   'notifications go on after a restart from where they stopped; messages too old by then are skipped',
   async (t, dialect) => {
-    const { quiet, start, bobHeard, advance } = await instances(t, dialect)
+    const { quiet, start, bobHeard, newestEvent, sharedCursor, advance } = await instances(t, dialect)
     const team = await people(quiet)
 
     const first = await start()
@@ -133,10 +149,12 @@ forEachDialect(
 
     await second.close()
     await say(quiet, team, 'long ago')
-    // Message times follow the wall clock; the notifier's clock jumps past the age limit while it
-    // starts (it catches up before its start returns), then rejoins the wall clock.
+    // Message times follow the wall clock; the notifier's clock jumps past the age limit until the
+    // next sender has read past that message (the shared cursor says so), then rejoins it.
+    const head = await newestEvent()
     advance(MAX_AGE_MS + 60_000)
     await start()
+    await until(async () => (await sharedCursor()) >= head, 'the next sender to read past the old message')
     advance(-(MAX_AGE_MS + 60_000))
     await say(quiet, team, 'fresh')
     // The feed is followed in order: once 'fresh' is heard, 'long ago' was handled.
