@@ -6,6 +6,7 @@ import { Messenger, type MessengerContext } from './chat/messenger.tsx'
 import { type ClientConfig, featuresOf } from './config/client-config.ts'
 import { contextScreens } from './contexts/context-screens.tsx'
 import type { FirstData } from './first-data.ts'
+import { pageTitle, useTitle } from './page-title.ts'
 import { lazy } from './router/lazy.tsx'
 import { navigate, useRoute } from './router/navigation.ts'
 import { MOUNT, type Route, routePath, safeNext } from './router/routes.ts'
@@ -38,9 +39,19 @@ function Redirect({ to }: { to: string }) {
   return null
 }
 
-/** The path of the current location, for the sign-in page to come back to. */
+/** Tab titles of the screens that are not the messenger's (it sets its own: the open chat, the unread count). */
+const SCREEN_TITLES: Partial<Record<Route['name'], string>> = {
+  'sign-in': pageTitle('Sign in'),
+  account: pageTitle('Account'),
+  guest: pageTitle('Guest'),
+  feedback: pageTitle('Feedback'),
+  files: pageTitle('Files'),
+  'not-found': pageTitle('Page not found'),
+}
+
+/** The path of the current location, for the sign-in page to come back to (at the message a link names). */
 function here(): string {
-  return `${location.pathname}${location.search}`
+  return `${location.pathname}${location.search}${location.hash}`
 }
 
 /** The client: picks the screen of the route (spec: "Chat client routes") for the signed-in user and the mode. */
@@ -69,9 +80,13 @@ export function App({ services, config, initialUser, firstData, onSession }: App
     <Unavailable feature={feature} reason={on ? 'release' : 'mode'} mode={config.mode} />
   )
 
-  const messenger = (chatId: string | undefined, main?: (context: MessengerContext) => JSX.Element) => (
+  const messenger = (
+    chatId: string | undefined,
+    main?: { title: string; screen: (context: MessengerContext) => JSX.Element },
+  ) => (
     <Messenger
-      main={main}
+      main={main?.screen}
+      title={main?.title}
       services={services}
       me={user!}
       features={features}
@@ -100,9 +115,12 @@ export function App({ services, config, initialUser, firstData, onSession }: App
     calls: () =>
       features.calls
         ? needsUser(() =>
-            messenger(undefined, ({ bus, call, canCall }) => (
-              <CallHistory api={services.calls} me={user!.crmId} bus={bus} onCall={call} canCall={canCall} />
-            )),
+            messenger(undefined, {
+              title: 'Calls',
+              screen: ({ bus, call, canCall }) => (
+                <CallHistory api={services.calls} me={user!.crmId} bus={bus} onCall={call} canCall={canCall} />
+              ),
+            }),
           )
         : unavailable('Calls', false),
     feedback: (route) =>
@@ -121,6 +139,7 @@ export function App({ services, config, initialUser, firstData, onSession }: App
       </MessageScreen>
     ),
   }
+  useTitle(SCREEN_TITLES[route.name])
   const screen = screens[route.name] as (route: Route) => JSX.Element
   return screen(route)
 }

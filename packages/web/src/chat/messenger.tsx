@@ -9,6 +9,7 @@ import type { Features } from '../config/client-config.ts'
 import { createUploader } from '../files/uploader.ts'
 import type { FirstData } from '../first-data.ts'
 import { type LiveStatus, openLiveEvents, type TickStorage } from '../live-events.ts'
+import { pageTitle, useTitle } from '../page-title.ts'
 import { createPeopleNames, fallbackName, PeopleNamesContext } from '../people/people-names.ts'
 import { lazy } from '../router/lazy.tsx'
 import { Link } from '../router/link.tsx'
@@ -17,7 +18,7 @@ import { MOUNT, routePath } from '../router/routes.ts'
 import type { Services } from '../services.ts'
 import { localStorageOrNone, rememberOpenedChat } from '../start-up.ts'
 import { ChatList } from './chat-list/chat-list.tsx'
-import { chatListReducer, EMPTY_CHAT_LIST, findChat } from './chat-list/chat-list-state.ts'
+import { chatListReducer, EMPTY_CHAT_LIST, findChat, unreadOutsideMuted } from './chat-list/chat-list-state.ts'
 import { NewPrivateChat } from './chat-list/new-private-chat.tsx'
 import { Conversation } from './conversation/conversation.tsx'
 import { createEventBus, type EventBus } from './live/event-bus.ts'
@@ -43,6 +44,8 @@ interface MessengerProps {
   aside?: (bus: EventBus) => JSX.Element
   /** What the main pane shows instead of a conversation (the call history at /chat/calls). */
   main?: (context: MessengerContext) => JSX.Element
+  /** The tab title of that screen ("Calls"); with a chat open, its name. */
+  title?: string
 }
 
 /** What a screen in the messenger's main pane may use of it. */
@@ -104,6 +107,7 @@ export function Messenger({
   onSignedOut,
   aside,
   main,
+  title,
 }: MessengerProps) {
   const { chat: api, auth } = services
   const [list, dispatch] = useReducer(chatListReducer, EMPTY_CHAT_LIST, (empty) =>
@@ -164,6 +168,8 @@ export function Messenger({
   const openChat = findChat(visibleChats, chatId)
   const openChatId = useRef<string | undefined>(undefined)
   openChatId.current = openChat?.id
+  // The tab says where the person is and how much waits unread outside muted chats, as messengers do.
+  useTitle(pageTitle(openChat?.name ?? (chatId ? undefined : title), unreadOutsideMuted(visibleChats)))
 
   // Remembered so that a reload of this path asks for the chat's first page at once (early-requests.ts).
   useEffect(() => {

@@ -74,6 +74,39 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
     await messageOf(bob.page, reply).locator('.reaction-chip[aria-pressed="true"]', { hasText: '👍 1' }).waitFor()
   })
 
+  await t.test('more reactions: an emoji found by name, or chosen with the arrow keys', async () => {
+    await act(alice.page, reply, 'More reactions')
+    const picker = alice.page.getByRole('dialog', { name: 'Add a reaction' })
+    await picker.locator('.emoji-grid button').first().waitFor()
+    await checkAccessibility(alice.page, 'emoji-picker')
+    await picker.getByRole('searchbox', { name: 'Find an emoji' }).fill('coff')
+    assert.deepEqual(await picker.locator('.emoji-grid button').allTextContents(), ['☕'])
+    await alice.page.keyboard.press('Enter')
+    await messageOf(bob.page, reply).locator('.reaction-chip', { hasText: '☕ 1' }).waitFor()
+    await picker.waitFor({ state: 'detached' })
+
+    // Bob, by keyboard: into the grid, two to the right, one row down; the button there is named.
+    await act(bob.page, reply, 'More reactions')
+    await bob.page.waitForFunction(() => document.activeElement?.getAttribute('aria-label') === 'Find an emoji')
+    await bob.page.keyboard.press('ArrowDown')
+    for (const key of ['ArrowRight', 'ArrowRight', 'ArrowDown']) await bob.page.keyboard.press(key)
+    const chosen = await bob.page.evaluate(() => [
+      document.activeElement?.textContent,
+      document.activeElement?.getAttribute('aria-label'),
+    ])
+    const all = await bob.page.locator('.emoji-grid button').allTextContents()
+    assert.equal(chosen[0], all[2 + 8], 'the third emoji of the second row')
+    assert.ok(chosen[1] && chosen[1].length > 2, `named: ${chosen[1]}`)
+    await bob.page.keyboard.press('Enter')
+    await messageOf(alice.page, reply)
+      .locator('.reaction-chip', { hasText: `${chosen[0]} 1` })
+      .waitFor()
+    // Escape leaves the picker and the actions keep the message's other choices.
+    await act(bob.page, reply, 'More reactions')
+    await bob.page.keyboard.press('Escape')
+    await messageOf(bob.page, reply).getByRole('button', { name: 'Reply', exact: true }).waitFor()
+  })
+
   await t.test('an edit changes the message and the preview of its reply', async () => {
     await act(alice.page, release, 'Edit')
     const field = alice.page.getByRole('textbox', { name: 'Message' })
@@ -157,6 +190,33 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
     await result.click()
     await alice.page.waitForURL(new RegExp(`/chat/c/${bobChat}(#.*)?$`))
     await alice.page.waitForFunction((id) => document.activeElement?.getAttribute('data-message-id') === id, release)
+  })
+
+  await t.test('a copied message link opens the chat at the message, also after signing in', async () => {
+    const focused = (page: Page, id: string) =>
+      page.waitForFunction((wanted) => document.activeElement?.getAttribute('data-message-id') === wanted, id)
+    await alice.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: system.url })
+    await alice.page.goto(`${system.url}/chat/c/${bobChat}`)
+    await act(alice.page, release, 'Copy link')
+    await alice.page.getByRole('status').filter({ hasText: 'Link to the message copied.' }).waitFor()
+    const link = await alice.page.evaluate(() => navigator.clipboard.readText())
+    assert.equal(link, `${system.url}/chat/c/${bobChat}#message-${release}`)
+
+    // Bob opens it from elsewhere in the messenger …
+    await bob.page.goto(`${system.url}/chat/`)
+    await bob.page.goto(link)
+    await focused(bob.page, release)
+    // … pastes another message's link into the address bar of the open chat …
+    await bob.page.evaluate((hash) => {
+      location.hash = hash
+    }, `#message-${reply}`)
+    await focused(bob.page, reply)
+    // … and opens it signed out, in another browser: after signing in he is at the message.
+    const elsewhere = await openPage(browser)
+    await elsewhere.page.goto(link)
+    assert.equal(await signInByEmail(elsewhere.page, system, 'bob@example.com'), bobId)
+    await focused(elsewhere.page, release)
+    assert.deepEqual(elsewhere.errors, [])
   })
 
   assert.deepEqual(alice.errors, [])

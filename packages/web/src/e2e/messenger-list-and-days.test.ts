@@ -3,7 +3,7 @@ import { createDatabase, timetickAt } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
-import { openPrivateChat, send, signedInPerson } from './steps.ts'
+import { createGroup, openPrivateChat, send, signedInPerson } from './steps.ts'
 import { launchBrowser, type System, startSystem } from './system.ts'
 
 // openPage's browsers: British English in Berlin. Expected words are computed here the same way.
@@ -299,12 +299,7 @@ forEachDialect(
 
     await t.test('Ctrl+K finds a chat by name and opens it with the focus in its message field', async () => {
       const page = alice.page
-      for (const name of ['Team lunch', 'Design review']) {
-        await page.getByText('New group or channel').click()
-        await page.getByLabel('Name', { exact: true }).fill(name)
-        await page.getByRole('button', { name: 'Create group' }).click()
-        await page.getByRole('heading', { name }).waitFor()
-      }
+      for (const name of ['Team lunch', 'Design review']) await createGroup(page, name)
       await openPrivateChat(page, bobId)
       const switcher = page.getByRole('dialog', { name: 'Go to chat' })
       const field = switcher.getByRole('combobox', { name: 'Chat name' })

@@ -19,6 +19,10 @@ async function signInByEmail(page: Page, system: System, email: string, shots = 
 }
 
 // On PostgreSQL too (when DATABASE_URL names one), so the client's main path runs on both dialects.
+/** Waits for the tab's title to be `title` (effects run after the frame). */
+const titled = (page: Page, title: string) =>
+  page.waitForFunction((wanted) => document.title === wanted, title, { timeout: 5_000 })
+
 forEachDialect(
   'two people sign in by email code, open a private chat and talk live, with unread badges',
   async (t, dialect) => {
@@ -31,6 +35,7 @@ forEachDialect(
     // Signed out, the messenger sends people to the sign-in page.
     await alice.page.goto(`${system.url}/chat/`)
     await alice.page.waitForURL(`${system.url}/chat/sign-in`)
+    await titled(alice.page, 'Sign in · Atrium Chat')
     const aliceId = await signInByEmail(alice.page, system, 'alice@example.com', true)
     assert.equal(new URL(alice.page.url()).pathname, '/chat/')
     await setDisplayName(alice.page, 'Alice')
@@ -61,6 +66,9 @@ forEachDialect(
     await alice.page.getByRole('textbox', { name: 'Message' }).fill('Second message before you look')
     await alice.page.getByRole('button', { name: 'Send' }).click()
     await bobsChat.locator('.unread-badge', { hasText: '2' }).waitFor()
+    // The tab says so too, unread count first; the open chat names the tab.
+    await titled(bob.page, '(2) Atrium Chat')
+    await titled(alice.page, 'Bob · Atrium Chat')
 
     // Opening the chat shows the history and clears the badge.
     await bobsChat.getByRole('link').click()
@@ -68,6 +76,7 @@ forEachDialect(
     await bob.page.locator('.message', { hasText: 'Second message before you look' }).waitFor()
     assert.deepEqual(await shownMessages(bob.page), ['Hello Bob, are you there?', 'Second message before you look'])
     await bobsChat.locator('.unread-badge').waitFor({ state: 'detached' })
+    await titled(bob.page, 'Alice · Atrium Chat')
     // Both were unread: the "New messages" line stands before the first of them.
     const afterLine = bob.page.locator('.unread-marker + li')
     assert.equal(await bob.page.getByRole('heading', { name: 'New messages' }).count(), 1)

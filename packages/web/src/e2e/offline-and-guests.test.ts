@@ -3,7 +3,7 @@ import { test } from 'node:test'
 import { signedHeaders } from '@atrium/platform'
 import type { Page } from 'playwright-core'
 import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
-import { send } from './steps.ts'
+import { createGroup, send } from './steps.ts'
 import { choosePerson, launchBrowser, openPage, screenshot, signInByEmail, startSystem } from './system.ts'
 
 /** The id in the path of a messenger URL (/chat/c/{id}). */
@@ -51,10 +51,7 @@ test('offline catch-up, groups with members, and guests through an invite link',
   })
 
   await t.test('the owner creates a group, adds a member and sees the member count', async () => {
-    await alice.page.getByText('New group or channel').click()
-    await alice.page.getByLabel('Name', { exact: true }).fill('Release crew')
-    await alice.page.getByRole('button', { name: 'Create group' }).click()
-    await alice.page.getByRole('heading', { name: 'Release crew' }).waitFor()
+    await createGroup(alice.page, 'Release crew')
     await alice.page.getByRole('button', { name: 'Chat info' }).click()
     const count = alice.page.getByTestId('member-count')
     await count.filter({ hasText: /^1$/ }).waitFor()

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { forEachDialect } from '@atrium/platform/testing'
 import { checkAccessibility } from './accessibility.ts'
-import { setDisplayName } from './steps.ts'
+import { createGroup, setDisplayName } from './steps.ts'
 import { choosePerson, launchBrowser, openPage, signInByEmail, startSystem } from './system.ts'
 
 // Issue 16, item 1: people are names and faces, found by name or email, renamed live.
@@ -70,10 +70,7 @@ forEachDialect('people are found by name or email, shown by name everywhere and 
   await find.fill('')
 
   // A group: Bob added by name, Carol by her full email address.
-  await alice.page.getByText('New group or channel').click()
-  await alice.page.getByLabel('Name', { exact: true }).fill('Crew')
-  await alice.page.getByRole('button', { name: 'Create group' }).click()
-  await alice.page.getByRole('heading', { name: 'Crew' }).waitFor()
+  await createGroup(alice.page, 'Crew')
   await alice.page.getByRole('button', { name: 'Chat info' }).click()
   await choosePerson(alice.page, 'Add a member', 'Builder')
   await alice.page.getByTestId('member-count').filter({ hasText: /^2$/ }).waitFor()

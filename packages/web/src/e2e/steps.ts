@@ -23,6 +23,15 @@ export async function openPrivateChat(page: Page, peer: string): Promise<string>
   return new URL(page.url()).pathname.split('/').at(-1)!
 }
 
+/** Creates a group named `name` from the sidebar, which opens it; returns the chat id. */
+export async function createGroup(page: Page, name: string): Promise<string> {
+  await page.getByText('New group or channel').click()
+  await page.getByLabel('Name', { exact: true }).fill(name)
+  await page.getByRole('button', { name: 'Create group' }).click()
+  await page.getByRole('heading', { name }).waitFor()
+  return new URL(page.url()).pathname.split('/').at(-1)!
+}
+
 /**
  * Holds the page's requests to `url` (a glob) until the returned function is called, which lets
  * them go on; later ones pass at once.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { Page } from 'playwright-core'
 import { checkAccessibility } from './accessibility.ts'
-import { openPrivateChat, signedInPerson } from './steps.ts'
+import { createGroup, openPrivateChat, signedInPerson } from './steps.ts'
 import { choosePerson, launchBrowser, startSystem } from './system.ts'
 
 /** The typing line's text once it equals `text` (polling the page, no sleeps). */
@@ -62,15 +62,11 @@ test('typing shows in the other browser and ends by itself or with the message; 
 
   await t.test('the chat list shows who types in a chat, by name in a group, until the message comes', async () => {
     // A group of the two, named by Alice; Bob looks at the list with their private chat open.
-    await alice.page.getByText('New group or channel').click()
-    await alice.page.getByLabel('Name', { exact: true }).fill('Planning')
-    await alice.page.getByRole('button', { name: 'Create group' }).click()
-    await alice.page.getByRole('heading', { name: 'Planning' }).waitFor()
+    const groupId = await createGroup(alice.page, 'Planning')
     await alice.page.getByRole('button', { name: 'Chat info' }).click()
     await choosePerson(alice.page, 'Add a member', 'Bob')
     await alice.page.getByTestId('member-count').filter({ hasText: /^2$/ }).waitFor()
     await alice.page.locator('.chat-info-toggle').click()
-    const groupId = new URL(alice.page.url()).pathname.split('/').pop() ?? ''
     const rowOf = (id: string) => bob.page.locator(`[data-chat-id="${id}"] .chat-preview`)
     await bob.page.locator(`[data-chat-id="${groupId}"]`).waitFor()
 

@@ -61,6 +61,11 @@ test('after sign-in only paths of the client and the operator pages are followed
   assert.equal(safeNext('/chat/c/5'), '/chat/c/5')
   assert.equal(safeNext('/ProxyAdmin/Users?Search=ann'), '/ProxyAdmin/Users?Search=ann')
   assert.equal(safeNext('/ChatAdmin/Chats'), '/ChatAdmin/Chats')
+  // A copied message link comes back to its message.
+  assert.equal(safeNext('/chat/c/5#message-896279291166720'), '/chat/c/5#message-896279291166720')
+  const signIn = routePath({ name: 'sign-in', next: '/chat/c/5#message-7' })
+  const back = new URL(signIn, 'http://localhost')
+  assert.deepEqual(parseRoute(back.pathname, back.search), { name: 'sign-in', next: '/chat/c/5#message-7' })
   for (const next of [
     null,
     '',

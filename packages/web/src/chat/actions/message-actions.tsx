@@ -1,6 +1,10 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { MessageView } from '../../api/chat-types.ts'
+import { lazy } from '../../router/lazy.tsx'
 import type { MessagePermissions } from '../message/names.ts'
+
+/** The emoji picker behind "More reactions", from its own chunk (it is not needed to show a chat). */
+const EmojiPicker = lazy(() => import('../emoji/emoji-picker.tsx').then((module) => module.EmojiPicker))
 
 /** The reactions offered in a message's actions; chips under a message toggle any emoji already used. */
 export const QUICK_REACTIONS = ['👍', '❤️', '😂', '🎉', '😮', '😢'] as const
@@ -13,6 +17,8 @@ export interface MessageActionHandlers {
   togglePin(message: MessageView): void
   forward(message: MessageView): void
   react(message: MessageView, emoji: string): void
+  /** Copies the message's link (message-link.ts), which opens the chat at it. */
+  copyLink(message: MessageView): void
   /** Opens the actions of `messageId`, or closes them (undefined). */
   showActions(messageId: string | undefined): void
   /** Scrolls to a loaded message (a reply's original, a pinned one, a search result). */
@@ -30,17 +36,32 @@ interface MessageActionsProps {
 /** The action buttons of one message; deleting asks once more. Escape closes them. */
 export function MessageActions({ message, permissions, handlers, onClose }: MessageActionsProps) {
   const [confirming, setConfirming] = useState(false)
+  const [picking, setPicking] = useState(false)
   const group = useRef<HTMLFieldSetElement>(null)
 
   // Before the next key: an Escape pressed at once must reach the group, not the toggle.
   useLayoutEffect(() => {
-    group.current?.querySelector('button')?.focus()
-  }, [confirming])
+    if (!picking) group.current?.querySelector('button')?.focus()
+  }, [confirming, picking])
+
+  // Fetched while the actions are open, so "More reactions" opens the picker at once.
+  useEffect(() => {
+    if (permissions.react) void EmojiPicker.preload().catch(() => {})
+  }, [permissions.react])
 
   function run(action: (message: MessageView) => void) {
     action(message)
     onClose()
   }
+
+  if (picking)
+    return (
+      <EmojiPicker
+        label="Add a reaction"
+        onPick={(emoji) => run((target) => handlers.react(target, emoji))}
+        onClose={() => setPicking(false)}
+      />
+    )
 
   return (
     <fieldset
@@ -78,6 +99,16 @@ export function MessageActions({ message, permissions, handlers, onClose }: Mess
                 {emoji}
               </button>
             ))}
+          {permissions.react && (
+            <button
+              type="button"
+              class="emoji more-reactions"
+              aria-label="More reactions"
+              onClick={() => setPicking(true)}
+            >
+              ＋
+            </button>
+          )}
           {permissions.reply && (
             <button type="button" class="secondary" onClick={() => run(handlers.reply)}>
               Reply
@@ -98,6 +129,9 @@ export function MessageActions({ message, permissions, handlers, onClose }: Mess
               Forward
             </button>
           )}
+          <button type="button" class="secondary" onClick={() => run(handlers.copyLink)}>
+            Copy link
+          </button>
           {permissions.delete && (
             <button type="button" class="danger" onClick={() => setConfirming(true)}>
               Delete

@@ -3,7 +3,14 @@ import { test } from 'node:test'
 import type { ChatView } from '../../api/chat-types.ts'
 import { chatView } from '../../api/chat-view-fixture.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
-import { type ChatListState, chatListReducer, compareIds, EMPTY_CHAT_LIST, orderChats } from './chat-list-state.ts'
+import {
+  type ChatListState,
+  chatListReducer,
+  compareIds,
+  EMPTY_CHAT_LIST,
+  orderChats,
+  unreadOutsideMuted,
+} from './chat-list-state.ts'
 
 const chat = chatView
 
@@ -275,4 +282,17 @@ test('an answer older than the events kept is fetched again rather than trusted'
   assert.equal(live.log.length, 200)
   assert.equal(chatListReducer(live, { type: 'loaded', chats: [chat('100'), chat('200')], since }).reload, true)
   assert.deepEqual(chatListReducer(live, { type: 'upsert', chat: chat('100'), since }).refetch, ['100'])
+})
+
+test('the tab counts unread messages outside the chats muted at the moment', () => {
+  const now = Date.parse('2026-12-07T12:00:00Z')
+  const chats = [
+    chatView('1', { unread: 2 }),
+    chatView('2', { unread: 5, muted: true }),
+    chatView('3', { unread: 3, muted: true, muted_until: '2026-12-07T11:00:00Z' }),
+    chatView('4', { unread: 7, muted: true, muted_until: '2026-12-07T13:00:00Z' }),
+    chatView('5', { unread: 0 }),
+  ]
+  assert.equal(unreadOutsideMuted(chats, now), 5)
+  assert.equal(unreadOutsideMuted([], now), 0)
 })

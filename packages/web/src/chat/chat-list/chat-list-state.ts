@@ -1,6 +1,7 @@
 import type { ChatView } from '../../api/chat-types.ts'
 import type { BroadcastEvent } from '../../live-events.ts'
 import { ChatType } from '../message/names.ts'
+import { isMutedNow } from '../mute.ts'
 import { PREVIEW_LENGTH, previewOfEvent } from './last-message.ts'
 
 /** The chat list as the messenger keeps it between server answers and live events. */
@@ -35,6 +36,11 @@ export type ChatListAction =
   | EventAction
 
 export const EMPTY_CHAT_LIST: ChatListState = { chats: [], loaded: false, refetch: [], reload: false, seq: 0, log: [] }
+
+/** Unread messages in chats that are not muted now: the count a tab title shows. */
+export function unreadOutsideMuted(chats: readonly ChatView[], now = Date.now()): number {
+  return chats.reduce((sum, chat) => (isMutedNow(chat, now) ? sum : sum + chat.unread), 0)
+}
 
 /** The chat a `/chat/c/{id}` path names: by chat id, or a private chat by its peer's CRM id. */
 export function findChat(chats: ChatView[], chatId: string | undefined): ChatView | undefined {

@@ -29,6 +29,7 @@ import {
 } from './conversation-state.ts'
 import { pageDrafts } from './drafts.ts'
 import { MESSAGE_CHANGE_EVENTS } from './message-events.ts'
+import { linkedMessage, messagePath } from './message-link.ts'
 import { type FocusRequest, MessageList } from './message-list.tsx'
 import { PinnedBar } from './pinned-bar.tsx'
 import { TypingIndicator } from './typing-indicator.tsx'
@@ -60,14 +61,6 @@ interface ConversationProps {
 /** Pages (of the largest size) loaded back at most to reach a message that is jumped to. */
 const JUMP_PAGES = 10
 const JUMP_PAGE = 200
-
-/** The location's `#message-{id}`: a search result of another chat opens the chat at that message. */
-const MESSAGE_HASH = /^#message-([1-9][0-9]{0,15})$/
-
-/** The path that opens `message` in its chat. */
-export function messagePath(message: MessageView): string {
-  return `${routePath({ name: 'messenger', chatId: message.chat_id })}#message-${message.id}`
-}
 
 function holds(state: ConversationState, messageId: string): boolean {
   return state.messages.some((message) => message.id === messageId)
@@ -122,7 +115,15 @@ export function Conversation({
     latest.current = conversationReducer(latest.current, action)
   }
 
-  const actions = useMessageActions({ api, chat, me, dispatch: apply, onError: setError, jumpTo })
+  const actions = useMessageActions({
+    api,
+    chat,
+    me,
+    dispatch: apply,
+    onError: setError,
+    onNotice: (text) => setNotice({ text }),
+    jumpTo,
+  })
   const attachments = useAttachments(uploader)
   const drop = useFileDrop(
     mayPost(chat) && actions.composerContext?.kind !== 'edit'
@@ -218,13 +219,19 @@ export function Conversation({
     }
   }
 
-  // Opened from a search result of another chat: go to the message once the history is there.
+  // Opened at a message (a search result of another chat, a copied link, also one pasted into the
+  // address bar of this open chat): go to it once the history is there.
   useEffect(() => {
     if (!state.loaded) return
-    const target = MESSAGE_HASH.exec(location.hash)?.[1]
-    if (!target) return
-    history.replaceState(history.state, '', `${location.pathname}${location.search}`)
-    jumpTo(target)
+    const follow = () => {
+      const target = linkedMessage(location.hash)
+      if (!target) return
+      history.replaceState(history.state, '', `${location.pathname}${location.search}`)
+      jumpTo(target)
+    }
+    follow()
+    addEventListener('hashchange', follow)
+    return () => removeEventListener('hashchange', follow)
   }, [state.loaded])
 
   function openResult(message: MessageView) {

@@ -8,6 +8,7 @@ import type { MessageActionHandlers } from '../actions/message-actions.tsx'
 import { senderName } from '../message/names.ts'
 import type { ComposerContext, OutgoingFiles } from './composer.tsx'
 import type { ConversationAction } from './conversation-state.ts'
+import { messageLink } from './message-link.ts'
 
 interface MessageActionsOptions {
   api: ChatApi
@@ -15,6 +16,8 @@ interface MessageActionsOptions {
   me: UserView
   dispatch: (action: ConversationAction) => void
   onError: (text: string) => void
+  /** Says something that went well (a copied link) on the conversation's notice line. */
+  onNotice: (text: string) => void
   jumpTo: (messageId: string) => void
 }
 
@@ -23,7 +26,7 @@ interface MessageActionsOptions {
  * message views it answers into the conversation, so the change shows before its live event arrives
  * (the event then changes nothing). Reply and edit go through the composer, forward through its dialog.
  */
-export function useMessageActions({ api, chat, me, dispatch, onError, jumpTo }: MessageActionsOptions) {
+export function useMessageActions({ api, chat, me, dispatch, onError, onNotice, jumpTo }: MessageActionsOptions) {
   const [actionsFor, setActionsFor] = useState<string>()
   const [composerContext, setComposerContext] = useState<ComposerContext>()
   const [forwarding, setForwarding] = useState<MessageView>()
@@ -56,6 +59,16 @@ export function useMessageActions({ api, chat, me, dispatch, onError, jumpTo }: 
     togglePin: (message) => call(() => (message.pinned ? api.unpinMessage(message.id) : api.pinMessage(message.id))),
     forward: (message) => setForwarding(message),
     react: (message, emoji) => call(async () => (await api.toggleReaction(message.id, emoji)).message),
+    async copyLink(message) {
+      const link = messageLink(message)
+      try {
+        await navigator.clipboard.writeText(link)
+        onNotice('Link to the message copied.')
+      } catch {
+        // No clipboard here (a browser that refuses it): the link to copy by hand.
+        onNotice(`Link to the message: ${link}`)
+      }
+    },
     showActions: setActionsFor,
     jumpTo,
   }
