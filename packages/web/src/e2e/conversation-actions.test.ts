@@ -219,6 +219,33 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
     assert.deepEqual(elsewhere.errors, [])
   })
 
+  await t.test('an emoji from the composer’s picker goes in where the caret was', async () => {
+    const field = alice.page.getByRole('textbox', { name: 'Message' })
+    await field.fill('Hi there')
+    await field.press('Home')
+    for (let step = 0; step < 2; step++) await field.press('ArrowRight')
+    await alice.page.getByRole('button', { name: 'Insert emoji' }).click()
+    const picker = alice.page.getByRole('dialog', { name: 'Insert an emoji' })
+    await picker.locator('.emoji-grid button').first().waitFor()
+    await checkAccessibility(alice.page, 'composer-emoji')
+    await picker.getByRole('searchbox', { name: 'Find an emoji' }).fill('wave')
+    await alice.page.keyboard.press('Enter')
+    await picker.waitFor({ state: 'detached' })
+    // The focus is back in the field, right after the emoji: the next key follows it.
+    await alice.page.keyboard.type('!')
+    assert.equal(await field.inputValue(), 'Hi👋! there')
+    await alice.page.keyboard.press('Enter')
+    await bob.page.locator('.message', { hasText: 'Hi👋! there' }).waitFor()
+    // Escape closes the picker without touching the text or a reply in progress.
+    await field.fill('unchanged')
+    await alice.page.getByRole('button', { name: 'Insert emoji' }).click()
+    await picker.getByRole('searchbox', { name: 'Find an emoji' }).waitFor()
+    await alice.page.keyboard.press('Escape')
+    await picker.waitFor({ state: 'detached' })
+    assert.equal(await field.inputValue(), 'unchanged')
+    await field.fill('')
+  })
+
   assert.deepEqual(alice.errors, [])
   assert.deepEqual(bob.errors, [])
   assert.deepEqual(carol.errors, [])

@@ -3,10 +3,14 @@ import type { MessageView } from '../../api/chat-types.ts'
 import type { Attachment } from '../../files/attachment-state.ts'
 import { AttachmentTray } from '../../files/attachment-tray.tsx'
 import type { AttachmentsControl } from '../../files/use-attachments.ts'
+import { lazy } from '../../router/lazy.tsx'
 import { PlainText } from '../message/markdown-content.tsx'
 import { previewText } from '../message/names.ts'
 import { lengthState } from './composer-length.ts'
 import { LengthCounter } from './length-counter.tsx'
+
+/** The emoji picker, from its own chunk: fetched when the composer first shows, opened from 😊. */
+const EmojiPicker = lazy(() => import('../emoji/emoji-picker.tsx').then((module) => module.EmojiPicker))
 
 /** What the composer's text is for besides a new message: a reply to a message, or an edit of one's own. */
 export type ComposerContext =
@@ -61,6 +65,9 @@ export function Composer({
   const [error, setError] = useState('')
   const field = useRef<HTMLTextAreaElement>(null)
   const picker = useRef<HTMLInputElement>(null)
+  const [choosingEmoji, setChoosingEmoji] = useState(false)
+  /** Where the caret goes once an inserted emoji is in the field. */
+  const caret = useRef<number | undefined>(undefined)
   /** The unsent text of a new message, kept while an edit borrows the field. */
   const draft = useRef('')
   const wasEditing = useRef(false)
@@ -124,6 +131,27 @@ export function Composer({
     }
   }
 
+  useEffect(() => {
+    void EmojiPicker.preload().catch(() => {})
+  }, [])
+
+  // After an emoji went in: the focus back in the field, the caret right after the emoji.
+  useLayoutEffect(() => {
+    if (caret.current === undefined) return
+    field.current?.focus()
+    field.current?.setSelectionRange(caret.current, caret.current)
+    caret.current = undefined
+  }, [text])
+
+  /** Puts the emoji where the caret was (over the selected text, if any). */
+  function insertEmoji(emoji: string) {
+    const start = field.current?.selectionStart ?? text.length
+    const end = field.current?.selectionEnd ?? text.length
+    caret.current = start + emoji.length
+    setText(text.slice(0, start) + emoji + text.slice(end))
+    setChoosingEmoji(false)
+  }
+
   function attach(list: Iterable<File>) {
     if (!attachments) return
     setError(attachments.add(list))
@@ -150,7 +178,7 @@ export function Composer({
 
   return (
     <form
-      class={attachments ? 'composer with-attachments' : 'composer'}
+      class="composer"
       onSubmit={(event) => {
         event.preventDefault()
         send()
@@ -190,31 +218,55 @@ export function Composer({
             : ''}
         </span>
       )}
-      {attachments && (
-        <>
-          <button
-            type="button"
-            class="secondary attach-button"
-            aria-label="Attach files"
-            title="Attach files"
-            disabled={editing}
-            onClick={() => picker.current?.click()}
-          >
-            📎
-          </button>
-          <input
-            ref={picker}
-            type="file"
-            multiple
-            hidden
-            onChange={(event) => {
-              const input = event.currentTarget
-              attach(Array.from(input.files ?? []))
-              input.value = ''
+      {choosingEmoji && (
+        <div class="composer-emoji">
+          <EmojiPicker
+            label="Insert an emoji"
+            onPick={insertEmoji}
+            onClose={() => {
+              setChoosingEmoji(false)
+              field.current?.focus()
             }}
           />
-        </>
+        </div>
       )}
+      <div class="composer-tools">
+        {attachments && (
+          <>
+            <button
+              type="button"
+              class="secondary attach-button"
+              aria-label="Attach files"
+              title="Attach files"
+              disabled={editing}
+              onClick={() => picker.current?.click()}
+            >
+              📎
+            </button>
+            <input
+              ref={picker}
+              type="file"
+              multiple
+              hidden
+              onChange={(event) => {
+                const input = event.currentTarget
+                attach(Array.from(input.files ?? []))
+                input.value = ''
+              }}
+            />
+          </>
+        )}
+        <button
+          type="button"
+          class="secondary emoji-button"
+          aria-label="Insert emoji"
+          aria-expanded={choosingEmoji}
+          title="Insert emoji"
+          onClick={() => setChoosingEmoji(!choosingEmoji)}
+        >
+          😊
+        </button>
+      </div>
       <label for="composer-text" class="visually-hidden">
         Message
       </label>

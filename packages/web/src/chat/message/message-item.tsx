@@ -103,7 +103,7 @@ export function MessageItem({ message, chat, me, actionsOpen, handlers, continue
                 disabled={!permissions.react}
                 onClick={() => handlers.react(message, reaction.emoji)}
               >
-                {reaction.emoji} {reaction.count}
+                <span class="reaction-emoji">{reaction.emoji}</span> {reaction.count}
               </button>
             </li>
           ))}
