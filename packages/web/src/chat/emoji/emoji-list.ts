@@ -1,4 +1,4 @@
-import { foldText } from '../switcher/switcher-match.ts'
+import { foldText } from '../../fold-text.ts'
 
 /** An emoji the picker offers, with the words it is found by (its name first). */
 export interface EmojiChoice {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { ChatView } from '../../api/chat-types.ts'
-import { foldText, SWITCHER_LIMIT, switcherMatches } from './switcher-match.ts'
+import { foldText } from '../../fold-text.ts'
+import { SWITCHER_LIMIT, switcherMatches } from './switcher-match.ts'
 
 function chat(id: number, name: string, hidden = false): ChatView {
   return { id: String(id), name, hidden } as ChatView

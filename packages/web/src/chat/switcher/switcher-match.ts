@@ -1,12 +1,8 @@
 import type { ChatView } from '../../api/chat-types.ts'
+import { foldText } from '../../fold-text.ts'
 
 /** Most chats the switcher offers at once. */
 export const SWITCHER_LIMIT = 8
-
-/** Lower case without accents, so "zoe" finds "Zoë" and "ÉQUIPE" finds "équipe". */
-export function foldText(text: string): string {
-  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase()
-}
 
 /** 0: the name starts with the query; 1: one of its words does; 2: it holds it elsewhere; -1: no match. */
 function rank(name: string, query: string): number {
