@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ApiError, RouteFlags } from '@atrium/platform'
 import { forEachDialect, onlyWithPostgres } from '@atrium/platform/testing'
-import type { KyselyPlugin, QueryResult, UnknownRow } from 'kysely'
+import type { KyselyPlugin, QueryId, QueryResult, UnknownRow } from 'kysely'
 import { startGateway } from '../../test/support.ts'
 import { canonicalPrefix, compileRouteTable, createRoutes, type Route } from './routes.repository.ts'
 
@@ -29,20 +29,28 @@ forEachDialect('routes are added, listed and removed; duplicates conflict', asyn
   assert.equal(store.routes.table.match('/msg/v1/x'), undefined)
 })
 
-/** A Kysely plugin that holds the result of the next query until `release`: a slow database read. */
+/**
+ * A Kysely plugin that holds the result of the next read (a SELECT) until `release`: a slow
+ * database read. Only that query is held, whatever order the answers of queries running at the
+ * same time come back in (on PostgreSQL each may have its own connection).
+ */
 function holdNextResult() {
   let release = () => {}
   let armed = false
+  let held: QueryId | undefined
   const gate = new Promise<void>((resolve) => {
     release = resolve
   })
   const plugin: KyselyPlugin = {
-    transformQuery: (args) => args.node,
-    async transformResult(args): Promise<QueryResult<UnknownRow>> {
-      if (armed) {
+    transformQuery(args) {
+      if (armed && args.node.kind === 'SelectQueryNode') {
         armed = false
-        await gate
+        held = args.queryId
       }
+      return args.node
+    },
+    async transformResult(args): Promise<QueryResult<UnknownRow>> {
+      if (args.queryId === held) await gate
       return args.result
     },
   }
