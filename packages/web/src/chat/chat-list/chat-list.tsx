@@ -7,7 +7,7 @@ import { routePath } from '../../router/routes.ts'
 import { pageDrafts } from '../conversation/drafts.ts'
 import { type TypingBoard, typingText } from '../live/typing-board.ts'
 import { useTypingReading } from '../live/use-typing-board.ts'
-import { ChatType, memberName } from '../message/names.ts'
+import { avatarIdOf, ChatType, memberName } from '../message/names.ts'
 import { isMutedNow, muteText } from '../mute.ts'
 import { useMuteEnds } from '../use-mute-ends.ts'
 import { oneLine } from './last-message.ts'
@@ -27,7 +27,8 @@ interface ChatListProps {
 /** What the rows show of others typing: who types in each chat where someone does, oneself left out. */
 type TypingRows = ReadonlyMap<string, string[]>
 
-function UnreadBadge({ count }: { count: number }) {
+/** A chat's unread count as a badge (nothing at 0), read as "3 unread". */
+export function UnreadBadge({ count }: { count: number }) {
   if (count === 0) return null
   return (
     <span class="unread-badge" title={`${count} unread`}>
@@ -90,7 +91,7 @@ function ChatItems({ chats, openChatId, me, typing }: ChatItemsProps) {
             class="chat-link"
             aria-current={chat.id === openChatId ? 'page' : undefined}
           >
-            <Avatar id={chat.type === 1 ? chat.peer : chat.id} name={chat.name} />
+            <Avatar id={avatarIdOf(chat)} name={chat.name} />
             <span class="chat-name">
               {chat.pinned && (
                 <span class="pin" title="Pinned">

@@ -14,7 +14,7 @@ import { ForwardDialog } from '../actions/forward-dialog.tsx'
 import { compareIds } from '../chat-list/chat-list-state.ts'
 import type { EventBus } from '../live/event-bus.ts'
 import type { TypingBoard } from '../live/typing-board.ts'
-import { ChatType, chatKind, lastEditable, mayPost } from '../message/names.ts'
+import { avatarIdOf, ChatType, chatKind, lastEditable, mayPost } from '../message/names.ts'
 import { MessageSearch } from '../search/message-search.tsx'
 import { Composer } from './composer.tsx'
 import {
@@ -275,7 +275,7 @@ export function Conversation({
           ←
         </Link>
         <div class="conversation-title-with-avatar">
-          <Avatar id={chat.type === ChatType.Private ? chat.peer : chat.id} name={chat.name} />
+          <Avatar id={avatarIdOf(chat)} name={chat.name} />
           <div class="conversation-title">
             <h2>{chat.name}</h2>
             <p class="chat-kind">

@@ -25,6 +25,11 @@ export function memberName(owner: string, chat: ChatView, names?: PeopleNames): 
   return known ?? fallbackName(owner)
 }
 
+/** Whose colour a chat's avatar takes: the peer's in a private chat, the chat's own otherwise. */
+export function avatarIdOf(chat: ChatView): string {
+  return chat.type === ChatType.Private ? chat.peer : chat.id
+}
+
 /** What kind of chat this is, in words. */
 export function chatKind(chat: ChatView): string {
   const members = `${chat.member_count} ${chat.member_count === 1 ? 'member' : 'members'}`

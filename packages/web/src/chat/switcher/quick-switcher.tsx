@@ -1,7 +1,8 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { ChatView } from '../../api/chat-types.ts'
 import { Avatar } from '../../people/avatar.tsx'
-import { chatKind } from '../message/names.ts'
+import { UnreadBadge } from '../chat-list/chat-list.tsx'
+import { avatarIdOf, chatKind } from '../message/names.ts'
 import { switcherMatches } from './switcher-match.ts'
 
 /** The shortcut as this computer's keyboard shows it. */
@@ -106,20 +107,14 @@ export function QuickSwitcher({ chats, onPick, onClose }: QuickSwitcherProps) {
               id={`switcher-${chat.id}`}
               role="option"
               aria-selected={index === chosen}
-              class={index === chosen ? 'active' : undefined}
               onMouseDown={(event) => event.preventDefault()}
               onClick={() => pick(chat)}
               onMouseMove={() => index !== chosen && setActive(index)}
             >
-              <Avatar id={chat.type === 1 ? chat.peer : chat.id} name={chat.name} size="small" />
+              <Avatar id={avatarIdOf(chat)} name={chat.name} size="small" />
               <span class="switcher-name">{chat.name}</span>
               <span class="switcher-kind">{chat.hidden ? `${chatKind(chat)} · hidden` : chatKind(chat)}</span>
-              {chat.unread > 0 && (
-                <span class="unread-badge">
-                  {chat.unread > 99 ? '99+' : chat.unread}
-                  <span class="visually-hidden"> unread</span>
-                </span>
-              )}
+              <UnreadBadge count={chat.unread} />
             </div>
           ))}
         </div>
