@@ -82,7 +82,7 @@ const FLOOR_SECRET = 'proxy-bench-floor-secret'.padEnd(40, '-')
  * `signed` adds what the specification has the gateway send a module: a request id (echoed in the
  * answer), the identity headers and X-Service-Auth, signed with the platform's own `signHop`.
  */
-function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: number, signed = false) {
+export function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: number, signed = false) {
   const sessionOf = createSessionCheck(cookieName, tokens)
   const agent = new Agent({ connections: 64, pipelining: 1, keepAliveTimeout: 60_000 })
   const origin = `http://127.0.0.1:${upstreamPort}`
@@ -136,7 +136,7 @@ function createProxyHandler(cookieName: string, tokens: string[], upstreamPort: 
  * The static floor: the page gzipped once at start and answered from memory with the headers a
  * static server sends (type, encoding, length, ETag), nothing else: no routing, checks or logging.
  */
-function createStaticHandler(page: string) {
+export function createStaticHandler(page: string) {
   const body = gzipSync(page, { level: 9 })
   const headers = {
     'content-type': 'text/html; charset=utf-8',
