@@ -312,7 +312,7 @@ export function Messenger({
             </nav>
           )}
           {aside?.(bus)}
-          <ChatSwitcher chats={visibleChats} openChatId={openChat?.id} />
+          <ChatSwitcher api={api} chats={visibleChats} openChatId={openChat?.id} me={me.crmId} onStarted={opened} />
           <ChatList chats={visibleChats} openChatId={openChat?.id} loaded={list.loaded} me={me.crmId} typing={typing} />
         </aside>
         <section class={openChat && panelOpen ? 'conversation-pane panel-open' : 'conversation-pane'}>

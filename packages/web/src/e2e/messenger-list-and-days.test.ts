@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { createDatabase, timetickAt } from '@atrium/platform'
+import { errorCodes } from '@atrium/platform/errors'
 import { forEachDialect } from '@atrium/platform/testing'
 import type { Page } from 'playwright-core'
+import { FAILURE_WORDS } from '../api/failure-words.ts'
 import { checkAccessibility } from './accessibility.ts'
 import { createGroup, openPrivateChat, send, signedInPerson } from './steps.ts'
 import { launchBrowser, type System, startSystem } from './system.ts'
@@ -302,7 +304,7 @@ forEachDialect(
       for (const name of ['Team lunch', 'Design review']) await createGroup(page, name)
       await openPrivateChat(page, bobId)
       const switcher = page.getByRole('dialog', { name: 'Go to chat' })
-      const field = switcher.getByRole('combobox', { name: 'Chat name' })
+      const field = switcher.getByRole('combobox', { name: 'Chat or person' })
       const options = switcher.getByRole('option')
 
       // With nothing typed it offers the list's own chats, in the list's order.
@@ -324,7 +326,7 @@ forEachDialect(
       // Nothing found says so; Escape closes and gives the focus back.
       await page.getByRole('button', { name: /Go to chat/ }).click()
       await field.fill('no such chat')
-      await switcher.getByText('No chat called “no such chat”.').waitFor()
+      await switcher.getByText('No chat or person called “no such chat”.').waitFor()
       await page.keyboard.press('Escape')
       await switcher.waitFor({ state: 'detached' })
       await page.waitForFunction(() => document.activeElement?.textContent?.includes('Go to chat'))
@@ -340,6 +342,69 @@ forEachDialect(
       assert.equal(await field.getAttribute('aria-activedescendant'), await chosen.getAttribute('id'))
       await page.keyboard.press('Enter')
       await page.getByRole('heading', { name: offered[1] }).waitFor()
+    })
+
+    await t.test('Ctrl+K also finds people without a private chat yet and starts one with them', async () => {
+      const carol = await signedInPerson(browser, system, 'carol@example.com', 'Carol Quinn')
+      const page = alice.page
+      const switcher = page.getByRole('dialog', { name: 'Go to chat' })
+      const field = switcher.getByRole('combobox', { name: 'Chat or person' })
+      const people = switcher.getByRole('group', { name: 'People' }).getByRole('option')
+      const chats = switcher.getByRole('group', { name: 'Chats' }).getByRole('option')
+
+      // Bob has a private chat with Alice already: he is offered as that chat, not as a person.
+      await page.keyboard.press('Control+k')
+      // The list is busy until the people search for what was typed has answered.
+      const searched = switcher.locator('[role="listbox"][aria-busy="false"]')
+      await field.fill('Bo')
+      await searched.waitFor()
+      assert.deepEqual(await chats.locator('.switcher-name').allInnerTexts(), ['Bob'])
+      assert.equal(await people.count(), 0)
+      // Alice is never offered to herself.
+      await field.fill('Alice')
+      await switcher.getByText('No chat or person called “Alice”.').waitFor()
+
+      // Carol, found by a word of her name, below the chats; a failed start is told, and the
+      // switcher stays open to try again.
+      await field.fill('quin')
+      await people.first().waitFor()
+      assert.deepEqual(await people.locator('.switcher-name').allInnerTexts(), ['Carol Quinn'])
+      assert.equal(await people.locator('.switcher-kind').textContent(), 'New private chat')
+      assert.equal(await field.getAttribute('aria-activedescendant'), `switcher-person-${carol.crmId}`)
+      await checkAccessibility(page, 'quick-switcher-people')
+      const start = '**/msg/v1/create_private_chat'
+      await page.route(start, (route) =>
+        route.fulfill({
+          status: 502,
+          contentType: 'application/json',
+          body: JSON.stringify({
+            error: { code: errorCodes.BadGateway.code, message: 'the chat module is down' },
+            id: 'test',
+          }),
+        }),
+      )
+      await page.keyboard.press('Enter')
+      assert.equal(await switcher.getByRole('alert').textContent(), FAILURE_WORDS.BadGateway)
+      await page.unroute(start)
+      // The browser logs the refused request as an error (soon after): it was this test's own.
+      const refused = () => alice.errors.findIndex((error) => error.includes('create_private_chat'))
+      for (let waited = 0; refused() === -1 && waited < 5000; waited += 100) await page.waitForTimeout(100)
+      assert.ok(refused() >= 0, alice.errors.join('\n'))
+      alice.errors.splice(refused(), 1)
+      await page.keyboard.press('Enter')
+      await switcher.waitFor({ state: 'detached' })
+      await page.getByRole('heading', { name: 'Carol Quinn' }).waitFor()
+      await page.waitForFunction(() => document.activeElement?.id === 'composer-text')
+      await page.locator('.chat-list .chat-name', { hasText: 'Carol Quinn' }).waitFor()
+
+      // Now that the chat exists, Carol is offered as it.
+      await page.keyboard.press('Control+k')
+      await field.fill('quin')
+      await searched.waitFor()
+      assert.deepEqual(await chats.locator('.switcher-name').allInnerTexts(), ['Carol Quinn'])
+      assert.equal(await people.count(), 0)
+      await page.keyboard.press('Escape')
+      assert.deepEqual(carol.errors, [])
     })
 
     assert.deepEqual([...alice.errors, ...bob.errors], [])

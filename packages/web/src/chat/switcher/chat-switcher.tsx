@@ -1,16 +1,30 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
+import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
+import { usePeopleNames } from '../../people/people-names.ts'
 import { navigate } from '../../router/navigation.ts'
 import { routePath } from '../../router/routes.ts'
 import { QuickSwitcher, SWITCHER_KEYS, useSwitcherKey } from './quick-switcher.tsx'
 
+interface ChatSwitcherProps {
+  api: ChatApi
+  chats: readonly ChatView[]
+  openChatId: string | undefined
+  /** The signed-in person's user id. */
+  me: string
+  /** Puts a chat started for a person in the list and opens it (the messenger's `opened`). */
+  onStarted: (chat: ChatView) => void
+}
+
 /**
  * The sidebar's "Go to chat" button and its shortcut, and the quick switcher they open. A chat
- * opened from it gets the focus in its message field, so the person can write at once.
+ * opened from it, or started with a person found in it, gets the focus in its message field, so
+ * the person can write at once.
  */
-export function ChatSwitcher({ chats, openChatId }: { chats: readonly ChatView[]; openChatId: string | undefined }) {
+export function ChatSwitcher({ api, chats, openChatId, me, onStarted }: ChatSwitcherProps) {
   const [open, setOpen] = useState(false)
   const focusField = useRef(false)
+  const people = usePeopleNames()
   useSwitcherKey(() => setOpen(true))
 
   useEffect(() => {
@@ -33,9 +47,13 @@ export function ChatSwitcher({ chats, openChatId }: { chats: readonly ChatView[]
       {open && (
         <QuickSwitcher
           chats={chats}
-          onPick={(chat) => {
+          me={me}
+          findPeople={people?.search}
+          startChat={async (person) => (await api.createPrivateChat(person.id)).chat}
+          onPick={(chat, started) => {
             focusField.current = chat.id !== openChatId
-            navigate(routePath({ name: 'messenger', chatId: chat.id }))
+            if (started) onStarted(chat)
+            else navigate(routePath({ name: 'messenger', chatId: chat.id }))
           }}
           onClose={() => setOpen(false)}
         />

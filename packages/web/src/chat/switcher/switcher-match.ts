@@ -1,8 +1,14 @@
+import type { PersonView } from '../../api/auth-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
 import { foldText } from '../../fold-text.ts'
+import { ChatType } from '../message/names.ts'
 
 /** Most chats the switcher offers at once. */
 export const SWITCHER_LIMIT = 8
+/** Most people it offers to start a private chat with. */
+export const SWITCHER_PEOPLE_LIMIT = 5
+/** The shortest query the switcher looks people up for (the people picker's rule). */
+export const SWITCHER_PEOPLE_MIN_QUERY = 2
 
 /** 0: the name starts with the query; 1: one of its words does; 2: it holds it elsewhere; -1: no match. */
 function rank(name: string, query: string): number {
@@ -29,4 +35,15 @@ export function switcherMatches(chats: readonly ChatView[], query: string): Chat
   })
   ranked.sort((a, b) => a.rank - b.rank || a.index - b.index)
   return ranked.slice(0, SWITCHER_LIMIT).map(({ chat }) => chat)
+}
+
+/**
+ * The people a people search found that the switcher offers to start a private chat with: not the
+ * person themself, and nobody they already have a private chat with (that chat, named after
+ * them, is found among the chats, hidden or not). In the search's order, at most
+ * SWITCHER_PEOPLE_LIMIT.
+ */
+export function switcherPeople(found: readonly PersonView[], chats: readonly ChatView[], me: string): PersonView[] {
+  const peers = new Set(chats.filter((chat) => chat.type === ChatType.Private).map((chat) => chat.peer))
+  return found.filter((person) => person.id !== me && !peers.has(person.id)).slice(0, SWITCHER_PEOPLE_LIMIT)
 }
