@@ -227,6 +227,9 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
     await alice.page.getByRole('button', { name: 'Insert emoji' }).click()
     const picker = alice.page.getByRole('dialog', { name: 'Insert an emoji' })
     await picker.locator('.emoji-grid button').first().waitFor()
+    // The reaction Alice picked by name above is the row of the recently used ones.
+    const recent = picker.getByRole('group', { name: 'Recently used' }).getByRole('button')
+    assert.deepEqual(await recent.allTextContents(), ['☕'])
     await checkAccessibility(alice.page, 'composer-emoji')
     await picker.getByRole('searchbox', { name: 'Find an emoji' }).fill('wave')
     await alice.page.keyboard.press('Enter')
@@ -240,6 +243,16 @@ test('reply, react, edit, pin, delete, forward and search in an open conversatio
     await field.fill('unchanged')
     await alice.page.getByRole('button', { name: 'Insert emoji' }).click()
     await picker.getByRole('searchbox', { name: 'Find an emoji' }).waitFor()
+    // The newest first; the down arrow goes into that row, and from there to the same column of
+    // all the emoji below it.
+    assert.deepEqual(await recent.allTextContents(), ['👋', '☕'])
+    const focused = () => alice.page.evaluate(() => document.activeElement?.textContent)
+    await alice.page.keyboard.press('ArrowDown')
+    assert.equal(await focused(), '👋')
+    await alice.page.keyboard.press('ArrowRight')
+    await alice.page.keyboard.press('ArrowDown')
+    const everyEmoji = await picker.getByRole('group', { name: 'All emoji' }).getByRole('button').allTextContents()
+    assert.equal(await focused(), everyEmoji[1])
     await alice.page.keyboard.press('Escape')
     await picker.waitFor({ state: 'detached' })
     assert.equal(await field.inputValue(), 'unchanged')

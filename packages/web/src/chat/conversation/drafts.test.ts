@@ -1,21 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { memoryStorage } from '../../memory-storage.ts'
 import { createDrafts } from './drafts.ts'
-
-/** The part of Storage drafts use, over a Map. */
-function memoryStorage(): Storage {
-  const items = new Map<string, string>()
-  return {
-    get length() {
-      return items.size
-    },
-    key: (index) => [...items.keys()][index] ?? null,
-    getItem: (key) => items.get(key) ?? null,
-    setItem: (key, value) => void items.set(key, value),
-    removeItem: (key) => void items.delete(key),
-    clear: () => items.clear(),
-  }
-}
 
 test('a draft is kept per person and chat, removed when blank, and all of a person’s go at sign-out', () => {
   const storage = memoryStorage()

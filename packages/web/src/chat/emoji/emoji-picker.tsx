@@ -1,8 +1,7 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks'
-import { findEmoji } from './emoji-list.ts'
-
-/** Emoji per row of the grid: the arrow keys move by one, or by a row up and down. */
-const COLUMNS = 8
+import { gridMove, gridSlots } from './emoji-grid.ts'
+import { type EmojiChoice, findEmoji } from './emoji-list.ts'
+import { recentEmoji, rememberEmoji } from './recent-emoji.ts'
 
 interface EmojiPickerProps {
   /** What the picker is for, e.g. "Add a reaction" (its dialog's name). */
@@ -13,43 +12,65 @@ interface EmojiPickerProps {
 }
 
 /**
- * A grid of emoji with a search field (by name and keywords, emoji-list.ts). The field has the
- * focus at first; Enter there picks the first match, the down arrow goes into the grid, where the
- * arrow keys, Home and End move and Enter or a click picks. Each emoji is a button named for screen
- * readers ("thumbs up"); only the current one is in the tab order.
+ * A grid of emoji with a search field (by name and keywords, emoji-list.ts), the ones picked last
+ * in a "Recently used" row above the others while nothing is typed (recent-emoji.ts). The field
+ * has the focus at first; Enter there picks the first match, the down arrow goes into the grid,
+ * where the arrow keys, Home and End move (emoji-grid.ts) and Enter or a click picks. Each emoji is
+ * a button named for screen readers ("thumbs up"); only the current one is in the tab order.
  */
 export function EmojiPicker({ label, onPick, onClose }: EmojiPickerProps) {
   const [query, setQuery] = useState('')
   const [active, setActive] = useState(0)
+  // Read once: the row keeps its order while the picker is open.
+  const [recent] = useState(() => {
+    const all = findEmoji('')
+    return recentEmoji().flatMap((emoji) => all.filter((choice) => choice.emoji === emoji))
+  })
   const field = useRef<HTMLInputElement>(null)
-  const grid = useRef<HTMLDivElement>(null)
+  const grids = useRef<HTMLDivElement>(null)
   const found = findEmoji(query)
-  const current = Math.min(active, found.length - 1)
+  const recentShown = query.trim() === '' ? recent : []
+  const shown = [...recentShown, ...found]
+  const slots = gridSlots(recentShown.length, found.length)
+  const current = Math.min(active, shown.length - 1)
 
   useLayoutEffect(() => {
     field.current?.focus()
   }, [])
 
+  function pick(emoji: string) {
+    rememberEmoji(emoji)
+    onPick(emoji)
+  }
+
   function move(to: number) {
-    const next = Math.max(0, Math.min(found.length - 1, to))
-    setActive(next)
-    grid.current?.querySelectorAll<HTMLButtonElement>('button')[next]?.focus()
+    setActive(to)
+    grids.current?.querySelectorAll<HTMLButtonElement>('button')[to]?.focus()
   }
 
   function gridKey(event: KeyboardEvent) {
-    const steps: Record<string, number> = {
-      ArrowRight: 1,
-      ArrowLeft: -1,
-      ArrowDown: COLUMNS,
-      ArrowUp: -COLUMNS,
-      Home: -current,
-      End: found.length - 1 - current,
-    }
-    const step = steps[event.key]
-    if (step === undefined) return
+    const to = gridMove(slots, current, event.key)
+    if (to === undefined) return
     event.preventDefault()
-    if (event.key === 'ArrowUp' && current < COLUMNS) field.current?.focus()
-    else move(current + step)
+    if (to === 'field') field.current?.focus()
+    else move(to)
+  }
+
+  /** The buttons of `choices`, which start at `from` among all the shown emoji. */
+  function buttons(choices: EmojiChoice[], from: number) {
+    return choices.map((choice, offset) => (
+      <button
+        key={choice.emoji}
+        type="button"
+        class="emoji"
+        aria-label={choice.name}
+        title={choice.name}
+        tabIndex={from + offset === current ? 0 : -1}
+        onClick={() => pick(choice.emoji)}
+      >
+        {choice.emoji}
+      </button>
+    ))
   }
 
   return (
@@ -77,8 +98,8 @@ export function EmojiPicker({ label, onPick, onClose }: EmojiPickerProps) {
         onKeyDown={(event) => {
           if (event.key === 'Enter' && found[0]) {
             event.preventDefault()
-            onPick(found[0].emoji)
-          } else if (event.key === 'ArrowDown' && found.length > 0) {
+            pick(found[0].emoji)
+          } else if (event.key === 'ArrowDown' && shown.length > 0) {
             event.preventDefault()
             move(0)
           }
@@ -89,21 +110,26 @@ export function EmojiPicker({ label, onPick, onClose }: EmojiPickerProps) {
           No emoji called “{query.trim()}”.
         </p>
       ) : (
-        // biome-ignore lint/a11y/noStaticElementInteractions: the arrow keys move between the grid's buttons.
-        <div class="emoji-grid" ref={grid} onKeyDown={gridKey}>
-          {found.map((choice, index) => (
-            <button
-              key={choice.emoji}
-              type="button"
-              class="emoji"
-              aria-label={choice.name}
-              title={choice.name}
-              tabIndex={index === current ? 0 : -1}
-              onClick={() => onPick(choice.emoji)}
-            >
-              {choice.emoji}
-            </button>
-          ))}
+        // biome-ignore lint/a11y/noStaticElementInteractions: the arrow keys move between the grids' buttons.
+        <div class="emoji-grids" ref={grids} onKeyDown={gridKey}>
+          {recentShown.length > 0 && (
+            <>
+              <div class="emoji-group-name" aria-hidden="true">
+                Recently used
+              </div>
+              {/* biome-ignore lint/a11y/useSemanticElements: a group of buttons in a grid, not of form fields. */}
+              <div class="emoji-grid" role="group" aria-label="Recently used">
+                {buttons(recentShown, 0)}
+              </div>
+              <div class="emoji-group-name" aria-hidden="true">
+                All emoji
+              </div>
+            </>
+          )}
+          {/* biome-ignore lint/a11y/useSemanticElements: a group of buttons in a grid, not of form fields. */}
+          <div class="emoji-grid" role="group" aria-label={recentShown.length > 0 ? 'All emoji' : 'Emoji'}>
+            {buttons(found, recentShown.length)}
+          </div>
         </div>
       )}
       <button type="button" class="secondary" onClick={onClose}>

@@ -48,19 +48,19 @@ const optionId = (choice: Choice) =>
 const PEOPLE_DEBOUNCE_MS = 250
 
 /**
- * The people a query names, looked up once the typing pauses, and whether that look-up is still to
- * come; stale answers are dropped, and a failed look-up offers nobody (the chats still work).
+ * The people a query names, looked up once the typing pauses; whether that look-up is still to
+ * come, and whether it failed (the chats still work). Stale answers are dropped.
  */
 function usePeopleSearch(query: string, findPeople: QuickSwitcherProps['findPeople']) {
-  const [found, setFound] = useState<{ query: string; people: PersonView[] }>({ query: '', people: [] })
+  const [answer, setAnswer] = useState({ query: '', people: [] as PersonView[], failed: false })
   const typed = query.trim()
   useEffect(() => {
     if (!findPeople || typed.length < SWITCHER_PEOPLE_MIN_QUERY) return
     let current = true
     const timer = setTimeout(() => {
       findPeople(typed).then(
-        (people) => current && setFound({ query: typed, people }),
-        () => current && setFound({ query: typed, people: [] }),
+        (people) => current && setAnswer({ query: typed, people, failed: false }),
+        () => current && setAnswer({ query: typed, people: [], failed: true }),
       )
     }, PEOPLE_DEBOUNCE_MS)
     return () => {
@@ -68,8 +68,22 @@ function usePeopleSearch(query: string, findPeople: QuickSwitcherProps['findPeop
       clearTimeout(timer)
     }
   }, [typed, findPeople])
-  const searched = !findPeople || typed.length < SWITCHER_PEOPLE_MIN_QUERY || found.query === typed
-  return { found: found.query === typed ? found.people : [], searching: !searched }
+  const asked = findPeople !== undefined && typed.length >= SWITCHER_PEOPLE_MIN_QUERY
+  const answered = answer.query === typed
+  return {
+    /** Whether the query is one people are looked up for. */
+    asked,
+    found: asked && answered ? answer.people : [],
+    searching: asked && !answered,
+    failed: asked && answered && answer.failed,
+  }
+}
+
+/** What the switcher says when it offers nothing for `typed`. */
+function nothingFound(typed: string, { asked, searching, failed }: ReturnType<typeof usePeopleSearch>): string {
+  if (searching) return `No chat called “${typed}”. Looking for people…`
+  if (failed) return `No chat called “${typed}”, and people could not be looked up just now.`
+  return asked ? `No chat or person called “${typed}”.` : `No chat called “${typed}”.`
 }
 
 /**
@@ -86,8 +100,8 @@ export function QuickSwitcher({ chats, me, findPeople, onPick, startChat, onClos
   const [busy, setBusy] = useState(false)
   const dialog = useRef<HTMLDialogElement>(null)
   const matches = switcherMatches(chats, query)
-  const { found, searching } = usePeopleSearch(query, findPeople)
-  const people = switcherPeople(found, chats, me)
+  const peopleSearch = usePeopleSearch(query, findPeople)
+  const people = switcherPeople(peopleSearch.found, chats, me)
   const choices: Choice[] = [...matches.map((chat) => ({ chat })), ...people.map((person) => ({ person }))]
   const chosen = Math.min(active, choices.length - 1)
 
@@ -180,14 +194,10 @@ export function QuickSwitcher({ chats, me, findPeople, onPick, startChat, onClos
       />
       {choices.length === 0 ? (
         <p class="empty" role="status">
-          {searching
-            ? `No chat called “${typed}”. Looking for people…`
-            : findPeople && typed.length >= SWITCHER_PEOPLE_MIN_QUERY
-              ? `No chat or person called “${typed}”.`
-              : `No chat called “${typed}”.`}
+          {nothingFound(typed, peopleSearch)}
         </p>
       ) : (
-        <div id="switcher-options" role="listbox" aria-label="Chats and people" aria-busy={searching}>
+        <div id="switcher-options" role="listbox" aria-label="Chats and people" aria-busy={peopleSearch.searching}>
           {matches.length > 0 && (
             // biome-ignore lint/a11y/useSemanticElements: a group of a listbox's options (ARIA's listbox pattern), not of form fields.
             <div role="group" aria-label="Chats">
