@@ -1,7 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks'
+import { useContext, useEffect, useRef, useState } from 'preact/hooks'
 import type { ChatApi } from '../../api/chat-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
-import { usePeopleNames } from '../../people/people-names.ts'
+import { PeopleNamesContext } from '../../people/people-names.ts'
 import { navigate } from '../../router/navigation.ts'
 import { routePath } from '../../router/routes.ts'
 import { QuickSwitcher, SWITCHER_KEYS, useSwitcherKey } from './quick-switcher.tsx'
@@ -24,7 +24,8 @@ interface ChatSwitcherProps {
 export function ChatSwitcher({ api, chats, openChatId, me, onStarted }: ChatSwitcherProps) {
   const [open, setOpen] = useState(false)
   const focusField = useRef(false)
-  const people = usePeopleNames()
+  // Its people search only: no need to re-render as names change.
+  const people = useContext(PeopleNamesContext)
   useSwitcherKey(() => setOpen(true))
 
   useEffect(() => {
