@@ -82,6 +82,10 @@ export function fallbackName(id: string): string {
   return `User ${id.slice(-4)}`
 }
 
+/** The shortest text the people search is asked for, and the pause in typing before it is asked. */
+export const PEOPLE_SEARCH_MIN_QUERY = 2
+export const PEOPLE_SEARCH_PAUSE_MS = 250
+
 export const PeopleNamesContext = createContext<PeopleNames | undefined>(undefined)
 
 /** The people-names store of the messenger, re-rendering the caller when a name changes. */

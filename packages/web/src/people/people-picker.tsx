@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import type { PersonView } from '../api/auth-api.ts'
 import { failureText } from '../api/envelope.ts'
 import { Avatar } from './avatar.tsx'
-import { usePeopleNames } from './people-names.ts'
+import { PEOPLE_SEARCH_MIN_QUERY, PEOPLE_SEARCH_PAUSE_MS, usePeopleNames } from './people-names.ts'
 
 interface PeoplePickerProps {
   /** Prefix of the element ids, unique on the page. */
@@ -12,9 +12,6 @@ interface PeoplePickerProps {
   onPick: (person: { id: string; name: string }) => Promise<void> | void
   disabled?: boolean
 }
-
-const MIN_QUERY = 2
-const DEBOUNCE_MS = 250
 
 /**
  * Finds a person by name or by a complete email or phone (GET /auth/v1/people) in a combobox:
@@ -43,9 +40,9 @@ export function PeoplePicker({ id, label, onPick, disabled }: PeoplePickerProps)
 
   useEffect(() => {
     const mine = ++seq.current
-    if (typed.length < MIN_QUERY || byId) {
+    if (typed.length < PEOPLE_SEARCH_MIN_QUERY || byId) {
       setPeople([])
-      setNote(typed.length > 0 && !byId ? `Type at least ${MIN_QUERY} characters.` : '')
+      setNote(typed.length > 0 && !byId ? `Type at least ${PEOPLE_SEARCH_MIN_QUERY} characters.` : '')
       return
     }
     const timer = setTimeout(() => {
@@ -59,7 +56,7 @@ export function PeoplePicker({ id, label, onPick, disabled }: PeoplePickerProps)
           setNote(found.length === 0 ? `Nobody found for “${typed}”. Try a name, or a full email address.` : '')
         })
         .catch((failure) => mine === seq.current && setNote(failureText(failure)))
-    }, DEBOUNCE_MS)
+    }, PEOPLE_SEARCH_PAUSE_MS)
     return () => clearTimeout(timer)
   }, [people$, typed, byId])
 

@@ -1,10 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import type { MessageView } from '../../api/chat-types.ts'
-import { lazy } from '../../router/lazy.tsx'
+import { EmojiPicker } from '../emoji/lazy-emoji-picker.ts'
 import type { MessagePermissions } from '../message/names.ts'
-
-/** The emoji picker behind "More reactions", from its own chunk (it is not needed to show a chat). */
-const EmojiPicker = lazy(() => import('../emoji/emoji-picker.tsx').then((module) => module.EmojiPicker))
 
 /** The reactions offered in a message's actions; chips under a message toggle any emoji already used. */
 export const QUICK_REACTIONS = ['👍', '❤️', '😂', '🎉', '😮', '😢'] as const

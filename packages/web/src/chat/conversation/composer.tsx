@@ -3,14 +3,11 @@ import type { MessageView } from '../../api/chat-types.ts'
 import type { Attachment } from '../../files/attachment-state.ts'
 import { AttachmentTray } from '../../files/attachment-tray.tsx'
 import type { AttachmentsControl } from '../../files/use-attachments.ts'
-import { lazy } from '../../router/lazy.tsx'
+import { EmojiPicker } from '../emoji/lazy-emoji-picker.ts'
 import { PlainText } from '../message/markdown-content.tsx'
 import { previewText } from '../message/names.ts'
 import { lengthState } from './composer-length.ts'
 import { LengthCounter } from './length-counter.tsx'
-
-/** The emoji picker, from its own chunk: fetched when the composer first shows, opened from 😊. */
-const EmojiPicker = lazy(() => import('../emoji/emoji-picker.tsx').then((module) => module.EmojiPicker))
 
 /** What the composer's text is for besides a new message: a reply to a message, or an edit of one's own. */
 export type ComposerContext =

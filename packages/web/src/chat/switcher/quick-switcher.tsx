@@ -4,9 +4,10 @@ import type { PersonView } from '../../api/auth-api.ts'
 import type { ChatView } from '../../api/chat-types.ts'
 import { failureText } from '../../api/envelope.ts'
 import { Avatar } from '../../people/avatar.tsx'
+import { PEOPLE_SEARCH_MIN_QUERY, PEOPLE_SEARCH_PAUSE_MS } from '../../people/people-names.ts'
 import { UnreadBadge } from '../chat-list/chat-list.tsx'
 import { avatarIdOf, chatKind } from '../message/names.ts'
-import { SWITCHER_PEOPLE_MIN_QUERY, switcherMatches, switcherPeople } from './switcher-match.ts'
+import { switcherMatches, switcherPeople } from './switcher-match.ts'
 
 /** The shortcut as this computer's keyboard shows it. */
 export const SWITCHER_KEYS = /Mac|iPhone|iPad/.test(navigator.userAgent) ? '⌘K' : 'Ctrl+K'
@@ -45,8 +46,6 @@ type Choice = { chat: ChatView; person?: undefined } | { person: PersonView; cha
 const optionId = (choice: Choice) =>
   choice.chat ? `switcher-${choice.chat.id}` : `switcher-person-${choice.person.id}`
 
-const PEOPLE_DEBOUNCE_MS = 250
-
 /**
  * The people a query names, looked up once the typing pauses; whether that look-up is still to
  * come, and whether it failed (the chats still work). Stale answers are dropped.
@@ -55,20 +54,20 @@ function usePeopleSearch(query: string, findPeople: QuickSwitcherProps['findPeop
   const [answer, setAnswer] = useState({ query: '', people: [] as PersonView[], failed: false })
   const typed = query.trim()
   useEffect(() => {
-    if (!findPeople || typed.length < SWITCHER_PEOPLE_MIN_QUERY) return
+    if (!findPeople || typed.length < PEOPLE_SEARCH_MIN_QUERY) return
     let current = true
     const timer = setTimeout(() => {
       findPeople(typed).then(
         (people) => current && setAnswer({ query: typed, people, failed: false }),
         () => current && setAnswer({ query: typed, people: [], failed: true }),
       )
-    }, PEOPLE_DEBOUNCE_MS)
+    }, PEOPLE_SEARCH_PAUSE_MS)
     return () => {
       current = false
       clearTimeout(timer)
     }
   }, [typed, findPeople])
-  const asked = findPeople !== undefined && typed.length >= SWITCHER_PEOPLE_MIN_QUERY
+  const asked = findPeople !== undefined && typed.length >= PEOPLE_SEARCH_MIN_QUERY
   const answered = answer.query === typed
   return {
     /** Whether the query is one people are looked up for. */

@@ -7,8 +7,6 @@ import { ChatType } from '../message/names.ts'
 export const SWITCHER_LIMIT = 8
 /** Most people it offers to start a private chat with. */
 export const SWITCHER_PEOPLE_LIMIT = 5
-/** The shortest query the switcher looks people up for (the people picker's rule). */
-export const SWITCHER_PEOPLE_MIN_QUERY = 2
 
 /** 0: the name starts with the query; 1: one of its words does; 2: it holds it elsewhere; -1: no match. */
 function rank(name: string, query: string): number {
