@@ -73,6 +73,14 @@ export const ATTACKS = [
   ' javascript:alert(1)',
   '/%4A%41%56%41%53%43%52%49%50%54:alert(1)',
   'java%0Ascript:alert(1)',
+  // Dot segments that only resolve to `//host` once an encoded slash or dot is decoded.
+  '/%2e%2e/%2f%2fevil.example',
+  '/../%2f%2fevil.example',
+  '/.%2e/%2f%2fevil.example',
+  '/%2e%2e%2f%2f%2fevil.example',
+  '/x/%2e%2e/%2e%2e/%2fevil.example',
+  '/%2e%2e/%252f%252fevil.example',
+  '/%252e%252e/%252f%252fevil.example',
 ]
 
 /** Paths that only look like another host or a redirect: they stay on the gateway's own origin. */
@@ -83,6 +91,8 @@ export const LOOKALIKES = [
   '/chat?next=https://evil.example',
   '/chat?next=//evil.example',
   '/a/./b/../c',
+  '/%2e%2e/chat',
+  '/chat/%2e%2e/%40me',
 ]
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
@@ -92,7 +102,7 @@ const UNSAFE_CHARACTERS = /[\\\s\u0000-\u001f\u007f-\u009f\u2028\u2029]/
  * The test's own judgement of a payload, made without the gateway's code: true when every
  * percent-decoding of it is a plain path of this site (no second slash or backslash after the
  * first, no whitespace, control or non-ASCII characters, no script scheme) and the browser would
- * resolve it on `origin` to a path that does not itself start with `//`.
+ * resolve each of them on `origin` to a path that does not itself start with `//`.
  */
 export function staysOnSite(payload: string, origin: string): boolean {
   if (/[^\x21-\x7e]/.test(payload)) return false
@@ -100,6 +110,7 @@ export function staysOnSite(payload: string, origin: string): boolean {
   for (let depth = 0; depth < 6; depth++) {
     if (!layer.startsWith('/') || layer.startsWith('//') || layer.startsWith('/\\')) return false
     if (UNSAFE_CHARACTERS.test(layer) || /(?:javascript|vbscript|data):/i.test(layer)) return false
+    if (new URL(layer, origin).pathname.startsWith('//')) return false
     let next: string
     try {
       next = decodeURIComponent(layer)
@@ -112,4 +123,16 @@ export function staysOnSite(payload: string, origin: string): boolean {
   if (payload.length > 2048) return false
   const url = new URL(payload, origin)
   return url.origin === origin && !url.pathname.startsWith('//')
+}
+
+/**
+ * Where the test expects a payload that stays on site to land, read without the gateway's code:
+ * its path decoded until stable, with dot segments resolved as the browser resolves them, and its
+ * query and fragment as given.
+ */
+export function expectedLanding(payload: string, origin: string): { path: string; rest: string } {
+  const split = payload.search(/[?#]/)
+  let path = split === -1 ? payload : payload.slice(0, split)
+  while (decodeURIComponent(path) !== path) path = decodeURIComponent(path)
+  return { path: decodeURIComponent(new URL(path, origin).pathname), rest: split === -1 ? '' : payload.slice(split) }
 }

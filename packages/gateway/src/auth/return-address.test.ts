@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import test from 'node:test'
 import { ApiError, errorCodes } from '@atrium/platform'
 import { forEachDialect, json } from '@atrium/platform/testing'
-import { ATTACKS } from '../../test/return-address-payloads.ts'
+import { ATTACKS, expectedLanding, LOOKALIKES } from '../../test/return-address-payloads.ts'
 import { startSignInWorld } from '../../test/sign-in.ts'
 import { startPhoneWorld } from '../../test/sms-inbox.ts'
 import { MAX_RETURN_ADDRESS_LENGTH, returnUrl, validateReturnAddress } from './return-address.ts'
@@ -31,8 +31,27 @@ test('same-site paths are accepted and normalised', () => {
     // A userinfo look-alike inside a path is just a path segment on this site.
     ['/@evil.example', '/@evil.example'],
     ['/atrium.example@evil.example/x', '/atrium.example@evil.example/x'],
+    // One canonical form: the path decoded until stable, dot segments resolved, escaped again.
+    ['/%2e%2e/chat', '/chat'],
+    ['/chat/%2e%2e/%40me', '/@me'],
+    ['/%2563hat/', '/chat/'],
+    ['/caf%c3%a9', '/caf%C3%A9'],
+    ['/a%3Fb?x=%3F', '/a%3Fb?x=%3F'],
+    ['/a%23b#c', '/a%23b#c'],
+    ['/x/..', '/'],
   ]
   for (const [input, expected] of cases) assert.equal(validateReturnAddress(input), expected, input)
+})
+
+test('the canonical form is a fixed point and names the path the test resolved itself', () => {
+  for (const input of [...LOOKALIKES, '/chat/c/42?tab=files#last', '/caf%c3%a9', '/%2e%2e/%252e%252e/chat']) {
+    const canonical = validateReturnAddress(input)
+    assert.equal(validateReturnAddress(canonical), canonical, input)
+    const expected = expectedLanding(input, 'https://atrium.example')
+    const landed = new URL(canonical, 'https://atrium.example')
+    assert.equal(decodeURIComponent(landed.pathname), expected.path, input)
+    assert.equal(landed.search + landed.hash, expected.rest, input)
+  }
 })
 
 test('redirects are built from the public origin, whatever the path tries', () => {
@@ -75,6 +94,20 @@ forEachDialect(
     }
   },
 )
+
+forEachDialect('an email sign-in stores and answers only the canonical return address', async (t, dialect) => {
+  const world = await startSignInWorld(t, dialect)
+  const { challengeId, code } = await world.startEmail('canonical@example.com', { returnTo: '/%2e%2e/chat/%2e/c' })
+  const stored = await world.store.db
+    .selectFrom('login_challenges')
+    .select('return_to')
+    .where('id', '=', Number(challengeId))
+    .executeTakeFirstOrThrow()
+  assert.equal(stored.return_to, '/chat/c')
+  const response = await world.post('/auth/v1/email/verify', { challengeId, code })
+  assert.equal(response.status, 200)
+  assert.equal((await json(response)).result.returnTo, '/chat/c')
+})
 
 forEachDialect(
   'the magic link form redirects only to the public origin, whatever path was accepted',
