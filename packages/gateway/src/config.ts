@@ -5,7 +5,7 @@ import { callsSettings, checkCalls } from './calls/calls-settings.ts'
 import { checkOAuth, oauthSettings } from './federation/oauth-settings.ts'
 import { checkFileStorage, fileSettings } from './files/file-settings.ts'
 import { checkMailBridge, mailSettings } from './mail/mail-settings.ts'
-import { mcpSettings } from './mcp/mcp-settings.ts'
+import { checkMcp, mcpSettings } from './mcp/mcp-settings.ts'
 import { checkWebPush, pushSettings } from './notifications/push-settings.ts'
 import { checkSessions, sessionSettings } from './sessions/session-settings.ts'
 import { stunSettings } from './stun/stun-settings.ts'
@@ -438,6 +438,7 @@ export function loadGatewayConfig(file: unknown, env: Record<string, string | un
       ...checkOAuth(config),
       ...checkMailBridge(config),
       ...checkCalls(config),
+      ...checkMcp(config),
       ...checkModules(config),
       ...config.Readiness.OptionalModules.filter((name) => !(name in config.Modules)).map(
         (name) => `Readiness.OptionalModules: ${JSON.stringify(name)} is not in Modules`,

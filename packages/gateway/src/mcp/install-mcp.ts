@@ -43,6 +43,7 @@ export function installMcp(
       audit: store.mcpAudit,
       modules,
       settings: config.Mcp,
+      publicOrigin: config.PublicOrigin,
       version,
     })
   }

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
+import test from 'node:test'
 import { forEachDialect, json } from '@atrium/platform/testing'
 import { connectMcp, MCP_PATH, startMcpStack } from '../../test/mcp.ts'
 import { createClock } from '../../test/support.ts'
+import { loadGatewayConfig } from '../config.ts'
 import { utcDay } from './grants.repository.ts'
 
 const ACCEPT = 'application/json, text/event-stream'
@@ -75,6 +77,65 @@ forEachDialect('a cookie session needs its CSRF token and the gateway origin', a
     (await json(ok)).result.tools.map((tool: { name: string }) => tool.name),
     ['wallet_balance'],
   )
+})
+
+test('Mcp.AllowedOrigins takes only origins as browsers send them', () => {
+  const load = (AllowedOrigins: string[]) =>
+    loadGatewayConfig({ ServiceSecret: 'x'.repeat(32), Mcp: { AllowedOrigins } }, {})
+  assert.deepEqual(load(['https://app.example', 'http://localhost:5173']).Mcp.AllowedOrigins, [
+    'https://app.example',
+    'http://localhost:5173',
+  ])
+  for (const bad of ['https://app.example/', 'app.example', 'HTTPS://App.example', 'ftp://app.example', '*', 'null']) {
+    assert.throws(
+      () => load([bad]),
+      (error: Error) => error.message.includes(`Mcp.AllowedOrigins: ${JSON.stringify(bad)} is not an origin`),
+      bad,
+    )
+  }
+})
+
+forEachDialect('a call from an Origin that is not allowed is refused whatever the credentials', async (t, dialect) => {
+  const app = 'https://assistant.example'
+  const stack = await startMcpStack(t, dialect, { settings: { Mcp: { AllowedOrigins: [app] } } })
+  const ann = await stack.user('Ann')
+  const key = await stack.userKey(ann.crmId)
+  await stack.allow('user', ann.crmId, ['wallet_balance'])
+  const own = stack.gateway.config.PublicOrigin
+  const call = (headers: Record<string, string>) =>
+    fetch(`${stack.url}${MCP_PATH}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: ACCEPT, ...headers },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'wallet_balance', arguments: { currency: 'USD' } },
+      }),
+    })
+  const toolCalls = () => stack.walletSeen.filter((request) => !request.url.startsWith('/private/')).length
+  const before = Date.now()
+  const foreign = ['http://evil.example', 'null', `${own}/`, own.toUpperCase(), `${app}:443`, `${own}.evil.example`]
+  for (const credentials of [key.headers, ann.bearer, {}]) {
+    for (const origin of foreign) {
+      const label = `${origin} ${Object.keys(credentials)}`
+      const response = await call({ ...credentials, Origin: origin })
+      assert.equal(response.status, 403, label)
+      const body = await json(response)
+      assert.equal(body.jsonrpc, '2.0', label)
+      assert.equal(body.error.data.code, 2004, label)
+    }
+  }
+  assert.equal(toolCalls(), 0, 'no refused call reached the wallet')
+  assert.deepEqual(await stack.store.mcpAudit.listSince(before - 1000, 10), [])
+
+  // Without Origin (an assistant, a server), from the gateway's own origin, and from an allowed one.
+  for (const origin of [undefined, own, app]) {
+    const response = await call({ ...key.headers, ...(origin && { Origin: origin }) })
+    assert.equal(response.status, 200, String(origin))
+    assert.equal((await json(response)).result.isError, undefined, String(origin))
+  }
+  assert.equal(toolCalls(), 3)
 })
 
 forEachDialect('a tool not granted is refused as a tool error and audited', async (t, dialect) => {

@@ -21,6 +21,11 @@ export const mcpSettings = {
         maximum: 67_108_864,
         description: 'Largest module answer a tool reads; a larger one makes the tool fail (BadGateway).',
       }),
+      AllowedOrigins: Type.Array(Type.String(), {
+        default: [],
+        description:
+          'Origins (scheme://host[:port]) besides PublicOrigin whose browser pages may call /auth/v1/mcp; a request with any other Origin header is refused (403) whatever its credentials. Requests without Origin (assistants, servers) pass.',
+      }),
       AuditRetentionDays: Type.Integer({
         default: 90,
         minimum: 1,
@@ -31,4 +36,16 @@ export const mcpSettings = {
     },
     { default: {}, additionalProperties: false },
   ),
+}
+
+/** Each of Mcp.AllowedOrigins is an origin exactly as browsers send it in the Origin header. */
+export function checkMcp({ Mcp }: { Mcp: { AllowedOrigins: string[] } }): string[] {
+  return Mcp.AllowedOrigins.filter((origin) => {
+    try {
+      const url = new URL(origin)
+      return !['http:', 'https:'].includes(url.protocol) || url.origin !== origin
+    } catch {
+      return true
+    }
+  }).map((origin) => `Mcp.AllowedOrigins: ${JSON.stringify(origin)} is not an origin like https://app.example.com`)
 }

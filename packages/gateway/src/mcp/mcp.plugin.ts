@@ -13,6 +13,8 @@ export interface McpPluginOptions {
   audit: McpAudit
   modules: ModuleCaller
   settings: GatewayConfig['Mcp']
+  /** PublicOrigin: the gateway's own pages may call the endpoint from a browser. */
+  publicOrigin: string
   /** The gateway's version, announced in initialize. */
   version: string
 }
@@ -127,6 +129,23 @@ export default async function mcpPlugin(app: FastifyInstance, options: McpPlugin
   })
 
   const route = { config: { envelope: false }, schema: { hide: true } }
+  const allowedOrigins = new Set([options.publicOrigin, ...options.settings.AllowedOrigins])
+
+  // The Streamable HTTP transport requires every request's Origin to be checked, whatever its
+  // credentials (MCP 2025-06-18, "Security Warning"): a page on another origin, or a DNS-rebound
+  // name, must not reach tools with a key a local assistant sends. No Origin: not a browser.
+  app.addHook('onRequest', async function mcpOrigin(request, reply) {
+    const origin = request.headers.origin
+    if (origin === undefined || allowedOrigins.has(origin)) return
+    return sendJsonRpcError(
+      reply,
+      403,
+      SERVER_ERROR,
+      `requests from origin ${JSON.stringify(origin).slice(0, 200)} are not allowed: only ${options.publicOrigin} and Mcp.AllowedOrigins`,
+      null,
+      { code: errorCodes.CsrfRejected.code },
+    )
+  })
 
   app.post('/mcp', { ...route, bodyLimit: options.settings.MaxBodyBytes }, async function mcp(request, reply) {
     if (!isAuthenticated(request.caller)) {
