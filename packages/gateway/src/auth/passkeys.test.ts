@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto'
 import { errorCodes } from '@atrium/platform'
 import { forEachDialect, json } from '@atrium/platform/testing'
 import { signedInUser, startGateway } from '../../test/support.ts'
@@ -40,6 +41,83 @@ async function storedCredential(
   })
   assert.ok(row)
   return row
+}
+
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest()
+
+/**
+ * A software authenticator with one ES256 passkey (user present and verified, not backed up):
+ * it answers registration and sign-in ceremonies, writing `origin` into the client data as a
+ * browser would for the page that asked.
+ */
+function softwareAuthenticator(rpId: string) {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  const credentialId = randomBytes(16)
+  const id = credentialId.toString('base64url')
+  let counter = 0
+  const clientData = (type: string, challenge: string, origin: string) =>
+    Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false }))
+  const authenticatorData = (flags: number, attested = Buffer.alloc(0)) => {
+    const head = Buffer.alloc(37)
+    sha256(rpId).copy(head, 0)
+    head[32] = flags
+    head.writeUInt32BE(++counter, 33)
+    return Buffer.concat([head, attested])
+  }
+  /** The public key as a COSE_Key (EC2, ES256), in CBOR. */
+  const coseKey = () => {
+    const jwk = publicKey.export({ format: 'jwk' })
+    return Buffer.concat([
+      Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, 0x21, 0x58, 0x20]),
+      Buffer.from(jwk.x!, 'base64url'),
+      Buffer.from([0x22, 0x58, 0x20]),
+      Buffer.from(jwk.y!, 'base64url'),
+    ])
+  }
+  const credential = (response: Record<string, string>) => ({
+    id,
+    rawId: id,
+    type: 'public-key',
+    response,
+    clientExtensionResults: {},
+  })
+  return {
+    id,
+    /** The answer to registration options: attestation format `none`, as most passkey providers send. */
+    create(challenge: string, origin: string) {
+      const length = Buffer.alloc(2)
+      length.writeUInt16BE(credentialId.length)
+      // User present (0x01), user verified (0x04), attested credential data (0x40); an all-zero AAGUID.
+      const authData = authenticatorData(0x45, Buffer.concat([Buffer.alloc(16), length, credentialId, coseKey()]))
+      const attestationObject = Buffer.concat([
+        Buffer.from([0xa3, 0x63]),
+        Buffer.from('fmt'),
+        Buffer.from([0x64]),
+        Buffer.from('none'),
+        Buffer.from([0x67]),
+        Buffer.from('attStmt'),
+        Buffer.from([0xa0, 0x68]),
+        Buffer.from('authData'),
+        Buffer.from([0x58, authData.length]),
+        authData,
+      ])
+      return credential({
+        clientDataJSON: clientData('webauthn.create', challenge, origin).toString('base64url'),
+        attestationObject: attestationObject.toString('base64url'),
+      })
+    },
+    /** The answer to sign-in options, signed by the credential's key. */
+    get(challenge: string, origin: string) {
+      const authData = authenticatorData(0x05)
+      const clientDataJSON = clientData('webauthn.get', challenge, origin)
+      const signature = sign('sha256', Buffer.concat([authData, sha256(clientDataJSON)]), privateKey)
+      return credential({
+        authenticatorData: authData.toString('base64url'),
+        clientDataJSON: clientDataJSON.toString('base64url'),
+        signature: signature.toString('base64url'),
+      })
+    },
+  }
 }
 
 forEachDialect(
@@ -165,3 +243,65 @@ forEachDialect('an assertion for no live challenge or no known key is refused an
     ],
   )
 })
+
+forEachDialect(
+  'a ceremony answered for another origin is refused: no key is registered and no session is made',
+  async (t, dialect) => {
+    const gateway = await started(t, dialect)
+    const alice = await signedInUser(gateway)
+    const authenticator = softwareAuthenticator('atrium.example')
+    const register = async (origin: string) => {
+      const { challengeId, options } = (
+        await gateway.call('POST', '/auth/v1/passkeys/register/options', { kind: 'passkey' }, alice.headers)
+      ).body.result
+      const response = authenticator.create(options.challenge, origin)
+      return gateway.call(
+        'POST',
+        '/auth/v1/passkeys/register/verify',
+        { challengeId, name: 'phone', response },
+        alice.headers,
+      )
+    }
+    const signIn = async (origin: string) => {
+      const { challengeId, options } = (await gateway.call('POST', '/auth/v1/passkeys/authenticate/options', {})).body
+        .result
+      const response = authenticator.get(options.challenge, origin)
+      return gateway.call('POST', '/auth/v1/passkeys/authenticate/verify', { challengeId, response })
+    }
+    const sessions = async () => (await gateway.store.db.selectFrom('sessions').select('crm_id').execute()).length
+
+    const foreignRegistration = await register('https://evil.example')
+    assert.equal(foreignRegistration.status, 400, JSON.stringify(foreignRegistration.body))
+    assert.equal(foreignRegistration.body.error.code, errorCodes.InvalidRequest.code)
+    assert.deepEqual((await gateway.store.passkeys.list(alice.crmId)).length, 0)
+    const registered = await register(ORIGIN)
+    assert.equal(registered.status, 200, JSON.stringify(registered.body))
+    assert.deepEqual(
+      (await gateway.store.passkeys.list(alice.crmId)).map((key) => key.credential_id),
+      [authenticator.id],
+    )
+
+    const before = await sessions()
+    const foreign = await signIn('https://evil.example')
+    assert.equal(foreign.status, 401, JSON.stringify(foreign.body))
+    assert.equal(foreign.body.error.code, errorCodes.InvalidCredentials.code)
+    assert.equal(await sessions(), before, 'no session for an assertion made on another site')
+    // The same key on the gateway's own origin signs in: only the origin made the difference.
+    const own = await signIn(ORIGIN)
+    assert.equal(own.status, 200, JSON.stringify(own.body))
+    assert.equal(own.body.result.user.crmId, String(alice.crmId))
+    assert.equal(await sessions(), before + 1)
+    const audit = await gateway.store.db
+      .selectFrom('login_audit')
+      .select(['success', 'reason', 'crm_id'])
+      .orderBy('id')
+      .execute()
+    assert.deepEqual(
+      audit.map((row) => [row.success, row.reason, row.crm_id]),
+      [
+        [0, 'invalid_assertion', alice.crmId],
+        [1, '', alice.crmId],
+      ],
+    )
+  },
+)

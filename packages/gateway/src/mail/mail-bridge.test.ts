@@ -163,6 +163,27 @@ forEachDialect('without a signature, an SPF pass for the From: domain is enough'
   assert.ok(bridge.dns.queries.includes('spf.example'), 'the SPF record was asked of the local DNS peer')
 })
 
+forEachDialect('an SPF pass for a MAIL FROM outside the From: domain vouches for nothing', async (t, dialect) => {
+  const bridge = await startMailBridge(t, dialect, { zone: [['spf.example', [['v=spf1 ip4:127.0.0.1 -all']]]] })
+  const to = `${bridge.code}@${BRIDGE_DOMAIN}`
+  const send = async (from: string, text: string) =>
+    finalReply(
+      await smtpSend(bridge.port, { from: 'sam@spf.example', to: [to] }, await composeMail({ from, to, text })),
+    )
+
+  const forged = await send('Alice Sender <alice@example.org>', 'Pretending to be Alice')
+  // The same envelope is enough for mail in its own domain: only the alignment made the difference.
+  const aligned = await send('Sam <sam@spf.example>', 'Sam in his own name')
+
+  assert.equal(forged.code, 550, forged.text)
+  assert.match(forged.text, /^5\.7\.20 No DKIM signature of example\.org, and MAIL FROM is not in example\.org/)
+  assert.equal(aligned.code, 250, aligned.text)
+  assert.deepEqual(
+    (await emailMessages(bridge.owner)).map((m) => m.content),
+    ['Sam in his own name'],
+  )
+})
+
 forEachDialect('auto-replies and bounces are accepted but neither stored nor answered', async (t, dialect) => {
   const bridge = await startMailBridge(t, dialect)
   const to = `${bridge.code}@${BRIDGE_DOMAIN}`

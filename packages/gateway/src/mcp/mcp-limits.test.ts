@@ -46,6 +46,44 @@ forEachDialect('wallet_send above the per-call limit is refused and moves nothin
   )
 })
 
+forEachDialect(
+  'a first wallet_send of the day above the per-day limit is refused and moves nothing',
+  async (t, dialect) => {
+    const stack = await startMcpStack(t, dialect)
+    const ann = await stack.user('Ann')
+    const bob = await stack.user('Bob')
+    await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perDay: 10 })
+    await stack.wallet.deposit(ann.crmId, 'USD', 100)
+    const client = await connectMcp(t, stack.url, ann.bearer)
+    const send = (amount: number, key: string) =>
+      client.callTool({
+        name: 'wallet_send',
+        arguments: { to: String(bob.crmId), currency: 'USD', amount, idempotency_key: key },
+      }) as Promise<Result>
+    const balance = async (crmId: number) =>
+      (await stack.wallet.user(crmId).read('balance', { currency: 'USD' })).balance as number
+    const sendsSeen = () => stack.walletSeen.filter((request) => request.url === '/wallet/v1/send').length
+
+    const over = await send(10.01, 'big')
+
+    assert.equal(over.isError, true)
+    assert.equal(errorCode(over), 2202)
+    assert.equal(sendsSeen(), 0, 'the wallet was not asked')
+    assert.deepEqual([await balance(ann.crmId), await balance(bob.crmId)], [100, 0])
+    const listed = await stack.wallet.user(ann.crmId).read('transactions', { currency: 'USD' })
+    assert.deepEqual(
+      listed.transactions.map((tx: { amount: number }) => tx.amount),
+      [100],
+      'the deposit only',
+    )
+    assert.equal(await stack.store.mcpGrants.spent({ kind: 'user', id: ann.crmId }, 'USD', utcDay(Date.now())), 0)
+    // The whole limit in one send is allowed: the refusal was for the cent above it.
+    const whole = await send(10, 'whole')
+    assert.equal(whole.isError, undefined, JSON.stringify(whole.content))
+    assert.deepEqual([await balance(ann.crmId), await balance(bob.crmId)], [90, 10])
+  },
+)
+
 forEachDialect('parallel wallet_send calls never take a day over its limit', async (t, dialect) => {
   const stack = await startMcpStack(t, dialect)
   const ann = await stack.user('Ann')
