@@ -66,7 +66,7 @@ export default async function filesPlugin(
     reply.header('tus-resumable', TUS_VERSION).header('cache-control', 'no-store')
     if (request.method === 'OPTIONS') return
     uploaderOf(request.caller)
-    checkTusVersion(request.headers)
+    checkTusVersion(request.headers, reply)
   })
 
   function expiry(): number {

@@ -16,9 +16,13 @@ function single(headers: Headers, name: string): string | undefined {
   return Array.isArray(value) ? value.join(',') : value
 }
 
-/** Refuses a request whose Tus-Resumable is missing or another version (tus 1.0: 412). */
-export function checkTusVersion(headers: Headers): void {
+/**
+ * Refuses a request whose Tus-Resumable is missing or another version with 412, naming the
+ * versions this server speaks in Tus-Version as tus 1.0 requires of that answer.
+ */
+export function checkTusVersion(headers: Headers, reply: { header(name: string, value: string): unknown }): void {
   if (single(headers, 'tus-resumable') !== TUS_VERSION) {
+    reply.header('tus-version', TUS_VERSION)
     throw new ApiError('TusVersionUnsupported', `send Tus-Resumable: ${TUS_VERSION}`)
   }
 }

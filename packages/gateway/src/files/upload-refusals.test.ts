@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { Agent, request } from 'node:http'
+import { errorCodes } from '@atrium/platform'
 import { json, until } from '@atrium/platform/testing'
 import { signedInUser } from '../../test/support.ts'
 import {
@@ -112,9 +113,18 @@ forEachStorage('sizes, quota, lengths and types are checked at creation', async 
   assert.equal(video.status, 415)
   assert.equal((await json(video)).error.code, 2118)
   assert.equal((await create({ 'Upload-Length': '10', 'Upload-Metadata': metadata('TEXT/HTML') })).status, 415)
-  const noVersion = await fetch(uploads, { method: 'POST', headers: { ...headers, 'Tus-Resumable': '0.2.2' } })
-  assert.equal(noVersion.status, 412)
-  assert.equal(noVersion.headers.get('tus-resumable'), '1.0.0')
+  const { 'Tus-Resumable': _, ...unversioned } = headers
+  for (const version of ['0.2.2', '1.0', '']) {
+    const noVersion = await fetch(uploads, {
+      method: 'POST',
+      headers: { ...unversioned, ...(version && { 'Tus-Resumable': version }), 'Upload-Length': '10' },
+    })
+    assert.equal(noVersion.status, 412, version)
+    // tus 1.0: the 412 names the versions the server speaks.
+    assert.equal(noVersion.headers.get('tus-version'), '1.0.0', version)
+    assert.equal(noVersion.headers.get('tus-resumable'), '1.0.0', version)
+    assert.equal((await json(noVersion)).error.code, errorCodes.TusVersionUnsupported.code, version)
+  }
 
   assert.equal((await create({ 'Upload-Length': '1000', 'Upload-Metadata': metadata('image/png') })).status, 201)
   const overQuota = await create({ 'Upload-Length': '501' })
