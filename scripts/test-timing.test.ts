@@ -64,7 +64,10 @@ test('a real run ends with the report of its files, from the runner’s own even
     join(dir, 'slow.test.ts'),
     "import test from 'node:test'\ntest('waits', () => new Promise((r) => setTimeout(r, 700)))\n",
   )
-  await writeFile(join(dir, 'quick.test.ts'), "import test from 'node:test'\ntest('passes', () => {})\n")
+  await writeFile(
+    join(dir, 'quick.test.ts'),
+    "import test from 'node:test'\ntest('passes', () => {})\ntest('is skipped', { skip: true }, () => {})\n",
+  )
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--test', `--test-reporter=${REPORTER}`, '--test-reporter-destination=stdout', '*.test.ts'],
@@ -79,4 +82,5 @@ test('a real run ends with the report of its files, from the runner’s own even
     ['slow.test.ts', 'quick.test.ts'],
   )
   assert.ok(Number(listed[0]![1]) >= 0.7, lines[2])
+  assert.equal(lines.at(-1), 'Tests: 2 passed, 0 failed, 1 skipped')
 })

@@ -96,15 +96,28 @@ export function renderTiming(files: FileTime[], wallSeconds: number, read = sour
 
 interface TestEvent {
   type: string
-  data: { name?: string; file?: string; nesting?: number; details?: { duration_ms?: number; passed?: boolean } }
+  data: {
+    name?: string
+    file?: string
+    nesting?: number
+    details?: { duration_ms?: number; passed?: boolean }
+    counts?: { passed: number; failed: number; skipped: number; todo: number; cancelled: number }
+  }
 }
 
-/** The reporter: collects each file's time and prints the report when the run ends. */
+/**
+ * The reporter: collects each file's time and prints the report when the run ends, closing with the
+ * run's counts on a line of their own (`Tests: N passed, N failed, N skipped`), as the runner's own
+ * summary counts them, so the log's last line still says what ran.
+ */
 export default async function* testTiming(source: AsyncIterable<TestEvent>): AsyncGenerator<string> {
   const started = performance.now()
   const files: FileTime[] = []
+  let counts: NonNullable<TestEvent['data']['counts']> | undefined
   for await (const event of source) {
     const { name, file, nesting, details } = event.data
+    // The run's summary is the one that names no file; each file's process sends its own too.
+    if (event.type === 'test:summary' && file === undefined) counts = event.data.counts
     if (event.type !== 'test:complete' || nesting !== 0 || !name || !file || resolve(name) !== file) continue
     files.push({
       path: relative(process.cwd(), file),
@@ -112,5 +125,10 @@ export default async function* testTiming(source: AsyncIterable<TestEvent>): Asy
       passed: details?.passed === true,
     })
   }
-  if (files.length > 0) yield `${renderTiming(files, (performance.now() - started) / 1000).join('\n')}\n`
+  const lines = files.length > 0 ? renderTiming(files, (performance.now() - started) / 1000) : []
+  if (counts) {
+    const failed = counts.failed + counts.cancelled
+    lines.push(`Tests: ${counts.passed} passed, ${failed} failed, ${counts.skipped + counts.todo} skipped`)
+  }
+  if (lines.length > 0) yield `${lines.join('\n')}\n`
 }
