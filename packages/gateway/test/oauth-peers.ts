@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { TestContext } from 'node:test'
@@ -18,10 +18,20 @@ async function listenOn(t: TestContext, server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
+/** What a test changes at a running provider: ID tokens on their way out, keys added to its JWKS. */
+export interface PeerTampering {
+  /** Rewrites the `id_token` of every token response while set. */
+  idToken?: (idToken: string) => string
+  /** Public keys published in the JWKS after the provider's own (a key rotation). */
+  extraKeys: JsonWebKey[]
+}
+
 /**
  * A real OpenID provider (`oidc-provider`) on port 0 with one client whose redirect URI is the
  * gateway's return address; anyone signs in by typing a login at its form, and gets the claims
- * `accounts` gives that login.
+ * `accounts` gives that login. It signs ID tokens with `signingKey` (kid `signingKid`), and
+ * `tampering` changes its token responses and JWKS the way an attacker or a key rotation would;
+ * `served` counts the JWKS fetches.
  */
 export async function startOidcProvider(
   t: TestContext,
@@ -39,7 +49,13 @@ export async function startOidcProvider(
 ) {
   const server = createServer()
   const issuer = await listenOn(t, server)
+  const signingKid = `peer-${randomBytes(4).toString('hex')}`
+  const { privateKey: signingKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const tampering: PeerTampering = { extraKeys: [] }
+  /** How often the JWKS was fetched. */
+  const served = { jwks: 0 }
   const provider = new Provider(issuer, {
+    jwks: { keys: [{ ...signingKey.export({ format: 'jwk' }), kid: signingKid, use: 'sig' }] },
     clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: [redirectUri] }],
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     cookies: { keys: [randomBytes(16).toString('hex')] },
@@ -58,8 +74,18 @@ export async function startOidcProvider(
       }
     },
   })
+  provider.use(async (ctx, next) => {
+    await next()
+    const body = ctx.body as { id_token?: string; keys?: JsonWebKey[] } | undefined
+    if (ctx.oidc?.route === 'token' && body?.id_token && tampering.idToken)
+      body.id_token = tampering.idToken(body.id_token)
+    if (ctx.oidc?.route === 'jwks' && body?.keys) {
+      served.jwks++
+      body.keys = [...body.keys, ...tampering.extraKeys]
+    }
+  })
   server.on('request', provider.callback())
-  return { issuer, provider }
+  return { issuer, provider, signingKey, signingKid, tampering, served }
 }
 
 /** Cookies a browser would keep for the provider, by name. */

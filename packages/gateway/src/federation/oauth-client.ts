@@ -48,6 +48,24 @@ function isVerified(value: unknown): boolean {
   return value === true || value === 'true'
 }
 
+/**
+ * Why openid-client refused an ID token's JWS, or undefined for any other failure. It accepts only
+ * an asymmetric algorithm the provider advertises (`id_token_signing_alg_values_supported`, RS256
+ * when it advertises none; never `none` or HS*) and a signature by a key of the provider's JWKS
+ * that fits the header's kid and alg. The JWKS is fetched from `jwks_uri` on first use and kept up
+ * to five minutes; an unknown kid fetches it again once the kept copy is a minute old.
+ */
+function idTokenRefusal(error: unknown): string | undefined {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as { code?: unknown }).code
+    if (code === 'OAUTH_KEY_SELECTION_FAILED') return 'no published key of the provider fits it'
+    if (code === 'OAUTH_UNSUPPORTED_OPERATION') return 'it is not signed in a way the gateway verifies'
+    if (cause.message === 'unexpected JWT "alg" header parameter') return 'its algorithm is not one the provider uses'
+    if (cause.message === 'JWT signature verification failed') return 'its signature is wrong'
+  }
+  return undefined
+}
+
 interface GitHubEmail {
   email?: unknown
   verified?: unknown
@@ -81,7 +99,13 @@ export function createOAuthClients({
               provider.clientId,
               provider.clientSecret,
               undefined,
-              isLoopback(provider.issuer) ? { execute: [client.allowInsecureRequests] } : undefined,
+              // Every ID token's signature is checked against the provider's JWKS (see idTokenRefusal).
+              {
+                execute: [
+                  client.enableNonRepudiationChecks,
+                  ...(isLoopback(provider.issuer) ? [client.allowInsecureRequests] : []),
+                ],
+              },
             )
       configurations.set(key, found)
       found.catch(() => configurations.delete(key))
@@ -173,6 +197,10 @@ export function createOAuthClients({
           { redirect_uri: redirectUri },
         )
       } catch (error) {
+        const problem = idTokenRefusal(error)
+        if (problem) {
+          throw new FlowRefused('id_token_signature', `${provider.name}’s answer was refused: ${problem}.`)
+        }
         const code = (error as { error?: unknown }).error
         throw new FlowRefused(
           typeof code === 'string' ? `provider_${code}`.slice(0, 64) : 'provider_refused',
