@@ -51,7 +51,8 @@ export interface TargetContext {
   /** taskset CPU list of the servers. */
   cpu: string
   upstreamPort: number
-  gateway: { port: number; pid: number }
+  /** The gateway's port and its processes (one, or a primary and its workers). */
+  gateway: { port: number; pids: number[] }
   cookieName: string
   /** The session token of the gateway's benchmark user, also the one the auth service accepts. */
   token: string
@@ -165,7 +166,7 @@ export async function createTarget(name: TargetName, context: TargetContext): Pr
     name,
     url: `${gateway}${path}`,
     headers,
-    server: [context.gateway.pid],
+    server: context.gateway.pids,
     auth: [],
   })
 

@@ -6,7 +6,7 @@
  *   npm exec -- node bench/proxy.ts [--seconds 10] [--rounds 3] [--warmup 3] [--connections 32]
  *     [--threads 1] [--targets nginx,nginx-auth,gateway,gateway-auth,node-proxy,node-proxy-signed,static-nginx,static-gateway,static-node]
  *     [--server-cpu 1] [--load-cpu 0] [--upstream-cpu 0] [--max-others 10] [--retries 2] [--quiet-wait 120]
- *     [--profile 10] [--profile-targets gateway,static-gateway] [--baseline <checkout>] [--keep]
+ *     [--profile 10] [--profile-targets gateway,static-gateway] [--baseline <checkout>] [--workers 1] [--keep]
  * Needs nginx (with the auth_request and gzip_static modules) and wrk: on Debian
  * `apt-get install nginx-light wrk`; not part of the tests. Every server runs in its own process so
  * its CPU time can be read from /proc: nginx (one worker, a foreground child with its configuration
@@ -19,7 +19,9 @@
  * the load of each of --profile-targets and summarised. `--baseline` names another checkout of
  * the project (a `git worktree` of the commit to compare with, its packages installed): its
  * gateway runs beside this one, and each gateway target is also measured on it (`gateway@baseline`,
- * in the same rounds), so a change is measured before and after in one run. The figures are a measurement: the exit
+ * in the same rounds), so a change is measured before and after in one run. `--workers N` runs each
+ * gateway as `npm start` does with `Workers` = N (a primary and N workers on one port, all on
+ * --server-cpu; their CPU summed; no profile). The figures are a measurement: the exit
  * code is 0 whatever they are.
  */
 import { chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
@@ -72,6 +74,7 @@ const { values: args } = parseArgs({
     'quiet-wait': { type: 'string', default: '120' },
     baseline: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    workers: { type: 'string', default: '1' },
   },
 })
 const seconds = Number(args.seconds)
@@ -84,7 +87,8 @@ const maxOthers = Number(args['max-others']) / 100
 const retries = Number(args.retries)
 const quietWait = Number(args['quiet-wait'])
 const profiledTargets = args['profile-targets'].split(',')
-for (const [name, value] of Object.entries({ seconds, connections, threads })) {
+const workers = Number(args.workers)
+for (const [name, value] of Object.entries({ seconds, connections, threads, workers })) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a whole number above 0`)
 }
 for (const [name, value] of Object.entries({ rounds, warmup, profileSeconds, retries, quietWait })) {
@@ -153,18 +157,26 @@ async function startGateway(upstreamPort: number, staticRoot: string, checkout?:
     prefix: PROXY_PREFIX,
     profile: join(dir, 'written.cpuprofile'),
     staticApps: { [STATIC_MOUNT]: staticRoot },
+    workers,
   }
   const script = checkout ? join(checkout, 'bench', 'proxy-gateway.ts') : here('./proxy-gateway.ts')
   const { server, ready } = await startNode<GatewayReady>(serverCpu, [script], JSON.stringify(spec))
   return { server, ready, profile: spec.profile }
 }
 
+/** The gateway's port and processes, for the targets. */
+const served = (gateway: Gateway) => ({
+  port: gateway.ready.port,
+  pids: [gateway.server.pid, ...(gateway.ready.pids ?? [])],
+})
+
 async function main() {
   console.log(
     `${cpus().length} CPUs (${cpus()[0]?.model.trim()}); servers on CPU ${serverCpu}, wrk on CPU ${loadCpu}, upstream on CPU ${upstreamCpu}`,
   )
   console.log(
-    `wrk ${threads} thread(s), ${connections} connections, ${seconds} s per run, ${rounds} interleaved rounds, ${warmup} s warm-up per target`,
+    `wrk ${threads} thread(s), ${connections} connections, ${seconds} s per run, ${rounds} interleaved rounds, ${warmup} s warm-up per target` +
+      (workers > 1 ? `; gateway Workers=${workers}` : ''),
   )
   const runWrk = createWrk(dir, (stop) => {
     stoppers.push(stop)
@@ -183,7 +195,7 @@ async function main() {
       dir,
       cpu: serverCpu,
       upstreamPort: upstream.ready.port,
-      gateway: { port: gateway.ready.port, pid: gateway.server.pid },
+      gateway: served(gateway),
       cookieName,
       token,
       page,
@@ -198,8 +210,7 @@ async function main() {
     }
     const measured = [await createTarget(name, context)]
     if (baseline && GATEWAY_TARGETS.includes(name)) {
-      const gateway = { port: baseline.ready.port, pid: baseline.server.pid }
-      const twin = await createTarget(name, { ...context, gateway, token: baseline.ready.token })
+      const twin = await createTarget(name, { ...context, gateway: served(baseline), token: baseline.ready.token })
       measured.push({ ...twin, name: `${name}${BASELINE}` })
     }
     for (const target of measured) {
@@ -275,7 +286,7 @@ async function main() {
   }
 
   for (const target of targets) {
-    if (profileSeconds === 0 || !profiledTargets.includes(target.name)) continue
+    if (profileSeconds === 0 || workers > 1 || !profiledTargets.includes(target.name)) continue
     await profileGateway(target, target.name.endsWith(BASELINE) ? baseline! : gateway, runWrk)
   }
 }

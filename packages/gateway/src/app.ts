@@ -42,6 +42,7 @@ import { addConfiguredRoutes, type ConfiguredRoute } from './proxy/configured-ro
 import { createModuleDirectory } from './proxy/module-instances.ts'
 import proxyPlugin from './proxy/proxy.plugin.ts'
 import { createProxyMetrics } from './proxy/proxy-metrics.ts'
+import type { LimitLink } from './rate-limit/node-window.ts'
 import { createCallerLimits, createConnectionLimit } from './rate-limit/rate-limits.ts'
 import { workersUsage } from './rate-limit/usage-share.ts'
 import { createAdmission } from './server/admission.ts'
@@ -86,8 +87,10 @@ export interface GatewayWorker {
   index: number
   /** Carries cache invalidations to the other workers. */
   relay: InvalidationRelay
-  /** Sends node messages (typing, presence, limit usage) to the other workers. */
+  /** Sends node messages (typing, presence, typing-limit usage) to the other workers. */
   broadcast: NodeBroadcast
+  /** This worker's end of the node's rate limits, which the primary counts (rate-limit/node-window.ts). */
+  limits: LimitLink
 }
 
 export interface Gateway extends Service {
@@ -200,9 +203,15 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
     }
     request.caller = caller
   })
-  // Limit usage goes to the node's other workers, or to every gateway process on PostgreSQL.
+  // The caller limits are counted for the node by its primary, exactly; on PostgreSQL usage also
+  // goes between every gateway process, other nodes' included, every 100 ms. The typing limit's
+  // usage goes to the node's other workers, or to every gateway process on PostgreSQL.
   const usage = links?.usage ?? workersUsage(nodeMessages)
-  const callerLimits = createCallerLimits(rateLimits, usage)
+  const callerLimits = createCallerLimits(rateLimits, {
+    share: links?.usage,
+    workers: worker?.limits,
+    node: config.NodeNumber,
+  })
   app.addHook('onClose', async () => callerLimits.close?.())
   admission.add(callerLimits.check)
   const { countBody, countReply, meterSent } = callerLimits

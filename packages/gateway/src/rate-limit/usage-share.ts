@@ -1,6 +1,5 @@
 import { notifyBatches } from '@atrium/platform'
 import type { NodeMessages } from '../server/node-messages.ts'
-import type { FixedWindow } from './fixed-window.ts'
 
 /** A limit key: a session id, an API key number or a client address (rate-limits.ts). */
 export type UsageKey = string | number
@@ -14,6 +13,11 @@ export interface UsageReport {
   scope: string
   windowEnd: number
   uses: [UsageKey, number][]
+  /**
+   * The sender's NodeNumber when its node's workers count together through their primary
+   * (node-window.ts): the processes of that node skip the report, their primary has it already.
+   */
+  node?: number
 }
 
 /**
@@ -41,9 +45,9 @@ export function workersUsage(node: NodeMessages): UsageShare | undefined {
 export const USAGE_CHANNEL = 'atrium_gateway_usage'
 
 /** A report as notification payloads within PostgreSQL's payload limit, its uses split between them. */
-export function usagePayloads({ scope, windowEnd, uses }: UsageReport): string[] {
-  const overhead = Buffer.byteLength(JSON.stringify({ scope, windowEnd, uses: [] })) - 2
-  return notifyBatches(uses, overhead).map((batch) => JSON.stringify({ scope, windowEnd, uses: batch }))
+export function usagePayloads({ scope, windowEnd, uses, node }: UsageReport): string[] {
+  const overhead = Buffer.byteLength(JSON.stringify({ scope, windowEnd, node, uses: [] })) - 2
+  return notifyBatches(uses, overhead).map((batch) => JSON.stringify({ scope, windowEnd, node, uses: batch }))
 }
 
 function isUse(value: unknown): value is [UsageKey, number] {
@@ -62,9 +66,11 @@ export function parseUsageReport(payload: string): UsageReport | undefined {
       typeof value.scope === 'string' &&
       Number.isSafeInteger(value.windowEnd) &&
       Array.isArray(value.uses) &&
-      value.uses.every(isUse)
+      value.uses.every(isUse) &&
+      (value.node === undefined || Number.isSafeInteger(value.node))
     ) {
-      return { scope: value.scope, windowEnd: value.windowEnd!, uses: value.uses }
+      const { scope, windowEnd, uses, node } = value
+      return { scope, windowEnd: windowEnd!, uses, ...(node !== undefined && { node }) }
     }
   } catch {}
   return undefined
@@ -97,29 +103,39 @@ export function createUsageLink(send: (payload: string) => void, malformed: (pay
 /** How often a process tells the others what it counted: the most a shared limit can be overrun by is this much of everyone's traffic. */
 const USAGE_REPORT_MS = 100
 
+/** A window that other processes' uses are added to (fixed-window.ts, node-window.ts). */
+export interface SharedWindow {
+  windowEnd(): number
+  addFrom(end: number, key: UsageKey, amount: number): void
+}
+
 /**
  * Limits shared by several gateway processes (docs/operations.md, "Workers" and "A PostgreSQL
  * deployment of several gateways"): each counts its own requests at once and tells the others
  * what it counted every USAGE_REPORT_MS; theirs are added to its windows (clock-aligned, so every
  * process's window is the same one). A key is thus refused once everyone's total reaches its
  * limit, give or take one report interval. Each user of a share (the caller limits, typing) makes
- * its own: reports name their scope, and a scope nobody here counts is ignored.
+ * its own: reports name their scope, and a scope nobody here counts is ignored. With `node` (a
+ * worker whose node's primary counts the caller limits, node-window.ts) reports name that node,
+ * and the reports of its own processes are skipped: the primary has counted them already.
  */
-export function shareUsage(share: UsageShare) {
-  const windows = new Map<string, FixedWindow<UsageKey>>()
+export function shareUsage(share: UsageShare, { node }: { node?: number } = {}) {
+  const windows = new Map<string, SharedWindow>()
   const pending = new Map<string, { end: number; uses: Map<UsageKey, number> }>()
 
   function send(scope: string, batch: { end: number; uses: Map<UsageKey, number> }) {
-    if (batch.uses.size > 0) share.publish({ scope, windowEnd: batch.end, uses: [...batch.uses] })
+    if (batch.uses.size > 0) share.publish({ scope, windowEnd: batch.end, uses: [...batch.uses], node })
   }
   const timer = setInterval(() => {
     for (const [scope, batch] of pending) send(scope, batch)
     pending.clear()
   }, USAGE_REPORT_MS)
   timer.unref()
-  share.subscribe(({ scope, windowEnd, uses }) => {
+  share.subscribe((report) => {
+    const { scope, windowEnd, uses } = report
     const window = windows.get(scope)
-    if (window) for (const [key, amount] of uses) window.addFrom(windowEnd, key, amount)
+    if (window && (node === undefined || report.node !== node))
+      for (const [key, amount] of uses) window.addFrom(windowEnd, key, amount)
   })
 
   return {
@@ -138,9 +154,9 @@ export function shareUsage(share: UsageShare) {
       }
     },
     /** The windows other processes' uses are added to. */
-    count(scopes: Record<string, FixedWindow<string> | FixedWindow<number> | null>) {
+    count(scopes: Record<string, SharedWindow | null>) {
       for (const [scope, window] of Object.entries(scopes)) {
-        if (window) windows.set(scope, window as FixedWindow<UsageKey>)
+        if (window) windows.set(scope, window)
       }
     },
     close: () => clearInterval(timer),

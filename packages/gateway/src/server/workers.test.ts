@@ -1,124 +1,12 @@
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { request } from 'node:http'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { type TestContext, test } from 'node:test'
+import { test } from 'node:test'
 import { createTestDatabaseUrl, forEachDialect, until } from '@atrium/platform/testing'
 import { webPushSettings } from '../../test/push-service.ts'
+import { fromBothWorkers, nodeDirectory, SECRET, send } from '../../test/workers.ts'
 import { loadGatewayConfig } from '../config.ts'
 import { openGatewayStore } from '../store.ts'
 import { workerCount } from './workers.ts'
-
-const ENTRY = new URL('../main.ts', import.meta.url).pathname
-const SECRET = 'workers-test-secret-'.padEnd(40, 'x')
-
-interface Answer {
-  status: number
-  worker: string
-  body: string
-}
-
-/** One request on a connection of its own, so that the kernel may hand it to either worker. */
-function send(port: number, method: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1',
-      port,
-      method,
-      path,
-      agent: false,
-      headers: { host: 'localhost', ...headers },
-    })
-    req.on('response', (res) => {
-      let body = ''
-      res.setEncoding('utf8').on('data', (chunk: string) => {
-        body += chunk
-      })
-      res.on('end', () =>
-        resolve({ status: res.statusCode ?? 0, worker: String(res.headers['x-atrium-worker']), body }),
-      )
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
-
-/** Sends the same request until both workers have answered it; returns every answer. */
-async function fromBothWorkers(port: number, method: string, path: string, headers: Record<string, string> = {}) {
-  const answers: Answer[] = []
-  await until(
-    async () => {
-      answers.push(await send(port, method, path, headers))
-      return new Set(answers.map((answer) => answer.worker)).size === 2
-      // Generous: on a loaded machine a worker may take a while to start or to get a connection.
-    },
-    `${method} ${path} answered by both workers`,
-    30_000,
-  )
-  return answers
-}
-
-interface Primary {
-  child: ChildProcess
-  port: Promise<number>
-  /** Pid of each worker as the primary last reported it listening. */
-  pids: Map<number, number>
-  exited: Promise<[number | null, NodeJS.Signals | null]>
-}
-
-/** Runs the gateway entry with Workers=2 and follows the primary's reports of its workers. */
-function startPrimary(t: TestContext, env: Record<string, string>, cwd: string): Primary {
-  const child = spawn(process.execPath, [ENTRY], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', ServiceSecret: SECRET, Workers: '2', Port: '0', Host: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  })
-  let stderr = ''
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk
-  })
-  const pids = new Map<number, number>()
-  const port = new Promise<number>((resolve, reject) => {
-    exited.then(([code]) => reject(new Error(`the gateway exited with ${code} before listening\n${stderr}`)))
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (!line.includes('"gateway worker listening"')) return
-      const entry = JSON.parse(line) as { worker: number; workerPid: number; port: number }
-      pids.set(entry.worker, entry.workerPid)
-      if (pids.size === 2) resolve(entry.port)
-    })
-  })
-  return { child, port, pids, exited }
-}
-
-/**
- * A directory for one node's files, removed after the test, and the start of its primary there,
- * stopped after the test (registered before the database's removal, so the processes stop first).
- */
-async function nodeDirectory(t: TestContext) {
-  const dir = await mkdtemp(join(tmpdir(), 'atrium-workers-'))
-  t.after(() => rm(dir, { recursive: true, force: true }))
-  let primary: Primary | undefined
-  t.after(async () => {
-    if (!primary || primary.child.exitCode !== null || primary.child.signalCode !== null) return
-    primary.child.kill('SIGTERM')
-    await primary.exited
-  })
-  return {
-    dir,
-    start(env: Record<string, string>): Primary {
-      primary = startPrimary(t, env, dir)
-      return primary
-    },
-  }
-}
 
 test('Workers: one per core by default (0), or the number set; the workers need node numbers below the CLI', () => {
   const base = { GatewayDB: 'sqlite::memory:', ServiceSecret: SECRET }
@@ -226,56 +114,5 @@ forEachDialect(
     primary.child.kill('SIGTERM')
     assert.deepEqual(await primary.exited, [0, null])
     for (const pid of workerPids) assert.throws(() => process.kill(pid, 0), /ESRCH/, `worker ${pid} is gone`)
-  },
-)
-
-forEachDialect(
-  'two workers share a session’s rate limit: the node admits about the limit, not twice it',
-  async (t, dialect) => {
-    const node = await nodeDirectory(t)
-    const dir = node.dir
-    const limit = 30
-    const env = {
-      GatewayDB: await createTestDatabaseUrl(t, dialect),
-      LocalFileStoragePath: join(dir, 'files'),
-      LogLevel: 'info',
-      RateLimits__Session__Requests: String(limit),
-      RateLimits__Session__WindowSeconds: '3600',
-    }
-    const config = loadGatewayConfig({}, { ...env, ServiceSecret: SECRET })
-    const store = await openGatewayStore(config, { node: 30 })
-    t.after(() => store.close())
-    const user = await store.users.create({ name: 'Busy' })
-    const { token } = await store.sessions.create({
-      crmId: user.crm_id,
-      method: 'test',
-      ip: '127.0.0.1',
-      userAgent: 't',
-    })
-    const primary = node.start(env)
-    const port = await primary.port
-
-    // One request per poll (every 20 ms), each on a new connection, until both workers refuse.
-    const admitted = new Map<string, number>()
-    const refusedBy = new Set<string>()
-    await until(
-      async () => {
-        const answer = await send(port, 'GET', '/auth/v1/session', { authorization: `Bearer ${token}` })
-        if (answer.status === 200) admitted.set(answer.worker, (admitted.get(answer.worker) ?? 0) + 1)
-        else {
-          assert.equal(answer.status, 429, answer.body)
-          refusedBy.add(answer.worker)
-        }
-        return refusedBy.size === 2
-      },
-      'both workers refusing the session',
-      60_000,
-    )
-    const total = [...admitted.values()].reduce((sum, count) => sum + count, 0)
-    // Each worker counts its own at once and the other's every 100 ms: a few requests of slack, not
-    // the limit again (per-worker windows would admit up to twice the limit).
-    assert.ok(total >= limit, `admitted ${total}, at least the limit ${limit}`)
-    assert.ok(total <= limit + 10, `admitted ${total} for a limit of ${limit} across ${admitted.size} workers`)
-    assert.equal(admitted.size, 2, 'both workers admitted some of them')
   },
 )

@@ -3,6 +3,8 @@ import { availableParallelism } from 'node:os'
 import { createPrettyLogStream, exitOnStartupError, readConfigSection, serve } from '@atrium/platform'
 import { buildGateway } from '../app.ts'
 import { CLI_NODE_NUMBER, type GatewayConfig, loadGatewayConfig } from '../config.ts'
+import { createLimitGrants, type LimitMessage, type LimitPeer } from '../rate-limit/limit-grants.ts'
+import { createLimitLink } from '../rate-limit/node-window.ts'
 import type { Invalidation } from './invalidations.ts'
 import type { NodeMessage } from './node-messages.ts'
 
@@ -24,6 +26,8 @@ type WorkerMessage =
   | { type: 'relayed'; id: number }
   /** A node message (node-messages.ts): from a worker to the primary, then to every other worker with `from`. */
   | { type: 'broadcast'; message: NodeMessage; from?: number }
+  /** The node's rate limits, which the primary counts (rate-limit/limit-grants.ts). */
+  | { type: 'limit'; message: LimitMessage }
 
 /**
  * How many gateway processes serve this node: the Workers setting, or when it is 0 (the default)
@@ -99,9 +103,11 @@ async function runWorker(
       })
       send({ type: 'invalidate', id, invalidation })
     })
+  // Worker 0 alone tells the primary what other gateway nodes counted, so the node counts it once.
+  const limits = createLimitLink((message) => send({ type: 'limit', message }), { forwardsForeign: index === 0 })
   const app = await buildGateway(config, {
     logger: { level: config.LogLevel, base: { pid: process.pid, worker: index }, ...(stream && { stream }) },
-    worker: { index, relay, broadcast: (message) => send({ type: 'broadcast', message }) },
+    worker: { index, relay, broadcast: (message) => send({ type: 'broadcast', message }), limits },
   })
   process.on('message', (message: WorkerMessage) => {
     if (message.type === 'invalidate') {
@@ -109,10 +115,12 @@ async function runWorker(
       send({ type: 'applied', id: message.id })
     } else if (message.type === 'relayed') waiting.get(message.id)?.()
     else if (message.type === 'broadcast') app.nodeMessages.receive({ ...message.message, from: message.from ?? -1 })
+    else if (message.type === 'limit') limits.receive(message.message)
   })
   // Without its primary the worker would serve on unsupervised: it drains and stops instead.
   let closing = false
   process.once('disconnect', () => {
+    limits.disconnected()
     if (!closing) process.kill(process.pid, 'SIGTERM')
   })
   app.addHook('preClose', async () => {
@@ -147,6 +155,7 @@ function superviseWorkers(config: GatewayConfig, count: number, log: PrimaryLog)
   // By the primary's own relay id: the workers number their invalidations independently.
   const pending = new Map<number, Pending>()
   let nextRelayId = 0
+  const grants = createLimitGrants(count)
   let port = config.Port
   let started = false
   let stopping = false
@@ -188,6 +197,11 @@ function superviseWorkers(config: GatewayConfig, count: number, log: PrimaryLog)
       execArgv: process.execArgv,
     })
     workers[index] = child
+    const peer: LimitPeer = {
+      send(message) {
+        if (child.connected) child.send({ type: 'limit', message } satisfies WorkerMessage)
+      },
+    }
     // A message sent just as the worker's channel closed fails here, not in the primary's flow.
     child.on('error', (error) => log.error({ worker: index, error: error.message }, 'gateway worker channel error'))
     const startedAt = Date.now()
@@ -204,10 +218,12 @@ function superviseWorkers(config: GatewayConfig, count: number, log: PrimaryLog)
       } else if (message.type === 'invalidate') relay(child, message.id, message.invalidation)
       else if (message.type === 'broadcast') broadcast(index, message.message)
       else if (message.type === 'applied') applied(message.id, child)
+      else if (message.type === 'limit') grants.receive(peer, message.message)
     })
     child.on('exit', (code, signal) => {
       workers[index] = undefined
       for (const relayId of [...pending.keys()]) applied(relayId, child)
+      grants.gone(peer)
       // Its streams are gone: the others drop the presence it reported.
       broadcast(index, { kind: 'gone' })
       if (stopping) {
