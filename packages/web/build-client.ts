@@ -3,6 +3,7 @@
  * it when the build is missing or older than its sources, `npm run build` writes it beside the
  * process bundles, and the browser tests build it into a temporary directory.
  */
+import { createHash } from 'node:crypto'
 import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -23,28 +24,49 @@ export const DEFAULT_CLIENT_DIR = join(WEB_ROOT, 'dist', 'chat')
 const SOURCES = ['index.html', 'public', 'src', 'build-client.ts', 'vite.config.ts', 'package.json']
 const NOT_SOURCE = /(\.test\.ts|[\\/]e2e)$/
 
+/** The start-up requests (src/early-requests.ts) as one classic script, minified. */
+async function bundleEarlyRequests(): Promise<string> {
+  const { outputFiles } = await bundle({
+    stdin: {
+      contents: "import { startPageEarlyRequests } from './src/early-requests.ts'\nstartPageEarlyRequests()",
+      resolveDir: WEB_ROOT,
+      loader: 'ts',
+    },
+    bundle: true,
+    write: false,
+    format: 'iife',
+    minify: true,
+    target: 'es2022',
+  })
+  return `${outputFiles[0]!.text.trim()}\n`
+}
+
 /**
- * Puts the start-up requests (src/early-requests.ts) into index.html as a classic inline script, so
- * they start while the HTML is parsed, before the client's own script has arrived. It goes first in
- * the head: a classic script after a stylesheet would wait for the stylesheet.
+ * Puts the start-up requests into index.html as a classic script of their own file, so they start
+ * while the HTML is parsed, before the client's own script has arrived. It goes first in the head:
+ * a classic script after a stylesheet would wait for the stylesheet. A file rather than inline
+ * code, so the client runs under `script-src 'self'` (docs/serving.md, "Frontend policies"); its
+ * name carries a hash of its contents like Vite's assets, so it is cached for a year.
  */
 function earlyRequestsScript(): Plugin {
+  let script: { fileName: string; source: string } | undefined
+  async function earlyScript() {
+    if (!script) {
+      const source = await bundleEarlyRequests()
+      const hash = createHash('sha256').update(source).digest('hex').slice(0, 8)
+      script = { fileName: `assets/early-requests-${hash}.js`, source }
+    }
+    return script
+  }
   return {
     name: 'atrium-early-requests',
     async transformIndexHtml() {
-      const { outputFiles } = await bundle({
-        stdin: {
-          contents: "import { startPageEarlyRequests } from './src/early-requests.ts'\nstartPageEarlyRequests()",
-          resolveDir: WEB_ROOT,
-          loader: 'ts',
-        },
-        bundle: true,
-        write: false,
-        format: 'iife',
-        minify: true,
-        target: 'es2022',
-      })
-      return [{ tag: 'script', children: outputFiles[0]!.text.trim(), injectTo: 'head-prepend' }]
+      const { fileName } = await earlyScript()
+      return [{ tag: 'script', attrs: { src: `${CLIENT_MOUNT}${fileName}` }, injectTo: 'head-prepend' }]
+    },
+    async generateBundle() {
+      const { fileName, source } = await earlyScript()
+      this.emitFile({ type: 'asset', fileName, source })
     },
   }
 }

@@ -57,6 +57,7 @@ import { linkGateways } from './signals/gateway-links.ts'
 import { createPresence, shareWithWorkers } from './signals/presence.ts'
 import signalsPlugin from './signals/signals.plugin.ts'
 import { createFrontPage } from './static/front-page.ts'
+import { frontendPolicySettings } from './static/frontend-policy.ts'
 import { loadFrontends } from './static/frontends.ts'
 import staticPlugin from './static/static.plugin.ts'
 import { type GatewayStore, openGatewayStore } from './store.ts'
@@ -409,7 +410,7 @@ export async function buildGateway(nodeConfig: GatewayConfig, { logger = false, 
   })
 
   // The frontends' mounts are more specific than the proxy's catch-all, so they win in the router.
-  app.register(staticPlugin, { loaded: frontends, admission })
+  app.register(staticPlugin, { loaded: frontends, admission, policy: frontendPolicySettings(config) })
 
   const added = await addConfiguredRoutes(store.routes, config.Proxy.Routes as ConfiguredRoute[]).catch(
     async (error: unknown) => {

@@ -26,6 +26,9 @@ function requestWindow(requests: number, windowSeconds: number, scope: string) {
   )
 }
 
+/** An origin a frontend may be framed by: scheme, host and port only, nothing a CSP would read as another source. */
+const FRAME_ORIGIN = `^https?://[^/?#\\s;,'"*]+$`
+
 /** Every gateway setting; docs/configuration.md is generated from this declaration. */
 export const gatewaySettings = Type.Object(
   {
@@ -340,6 +343,15 @@ export const gatewaySettings = Type.Object(
           minimum: 0,
           description: 'Memory for all frontends, original and compressed copies together; more is a startup error.',
         }),
+        FrameAncestors: Type.Record(Type.String(), Type.Array(Type.String({ pattern: FRAME_ORIGIN })), {
+          default: {},
+          description:
+            'Origins that may show a frontend in a frame, by mount, e.g. `{"/chat/": ["https://shop.example.com"]}` for a support chat embedded in a site (CSP frame-ancestors). A mount not named here cannot be framed at all.',
+        }),
+        ContentSecurityPolicy: Type.Record(Type.String(), Type.String({ minLength: 1, pattern: '^[^\\r\\n]*$' }), {
+          default: {},
+          description: `A frontend's own Content-Security-Policy, by mount, instead of the default (docs/serving.md, "Frontend policies"), e.g. \`{"/admin/": "default-src 'self'; script-src 'self' 'unsafe-inline'"}\`. Without a frame-ancestors directive, the one of FrameAncestors is added.`,
+        }),
       },
       { default: {}, additionalProperties: false },
     ),
@@ -399,6 +411,13 @@ function checkServing(config: GatewayConfig): string[] {
       (mount) =>
         `Static.Apps: ${JSON.stringify(mount)} is not a mount path like /chat/ (no . or .. segments, not under /auth/ or /private/)`,
     )
+  for (const setting of ['FrameAncestors', 'ContentSecurityPolicy'] as const) {
+    for (const mount of Object.keys(config.Static[setting])) {
+      if (!(mount in config.Static.Apps)) {
+        problems.push(`Static.${setting}: ${JSON.stringify(mount)} is not a mount of Static.Apps`)
+      }
+    }
+  }
   if (Boolean(config.Tls.CertFile) !== Boolean(config.Tls.KeyFile)) {
     problems.push('Tls: CertFile and KeyFile are set together (HTTPS) or both left empty (plain HTTP)')
   }

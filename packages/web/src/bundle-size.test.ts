@@ -14,8 +14,8 @@ test('the JavaScript /chat/ loads at start stays within 60 KB gzip', async (t) =
   t.after(() => rm(dir, { recursive: true, force: true }))
   await buildClient(dir)
   const index = await readFile(join(dir, 'index.html'), 'utf8')
-  // Entry scripts and the chunks Vite preloads with them are what the first render waits for.
-  const initial = [...index.matchAll(/<(?:script type="module"|link rel="modulepreload")[^>]*(?:src|href)="([^"]+)"/g)]
+  // The start-up script, the entry and the chunks Vite preloads with it are what the first render waits for.
+  const initial = [...index.matchAll(/<(?:script|link rel="modulepreload")[^>]*(?:src|href)="([^"]+)"/g)]
     .map((match) => match[1]!)
     .filter((path) => path.startsWith(CLIENT_MOUNT))
   assert.ok(initial.length > 0, index)

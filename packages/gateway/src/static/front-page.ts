@@ -8,7 +8,9 @@ export type UnroutedAnswer = (request: FastifyRequest, reply: FastifyReply) => F
 
 // The icon changes only with a new release; a day keeps browsers from asking on every page.
 const ICON_CACHE = 'public, max-age=86400'
-const PAGE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+// No script at all, and like every frontend never framed (frontend-policy.ts).
+const PAGE_POLICY =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
@@ -55,7 +57,8 @@ export async function createFrontPage(loaded: LoadedFrontends): Promise<Unrouted
       case '/':
         // 302, not 301: which client `/` leads to depends on the settings, so browsers must not remember it.
         if (client) return reply.redirect(client.mount, 302)
-        return sendFile(negotiate, request, reply.header('content-security-policy', PAGE_POLICY), page)
+        reply.header('content-security-policy', PAGE_POLICY).header('referrer-policy', 'same-origin')
+        return sendFile(negotiate, request, reply, page)
       case '/favicon.ico':
         return sendFile(negotiate, request, reply, ico)
       case '/favicon.svg':

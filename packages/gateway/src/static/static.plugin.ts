@@ -2,6 +2,7 @@ import { ApiError, type ReplyView, type RequestView } from '@atrium/platform'
 import type { FastifyInstance } from 'fastify'
 import { type Admission, whenAdmitted } from '../server/admission.ts'
 import { extensionOf } from './content-types.ts'
+import { type FrontendPolicySettings, frontendHeaders } from './frontend-policy.ts'
 import type { Frontend, LoadedFrontends } from './frontends.ts'
 import { createNegotiator, type Negotiate, sendFile } from './send-file.ts'
 
@@ -10,15 +11,24 @@ export interface StaticPluginOptions {
   loaded: LoadedFrontends
   /** The gateway's request checks, which the front door runs for the files it serves. */
   admission: Admission
+  /** What each frontend's security headers depend on (frontend-policy.ts). */
+  policy: FrontendPolicySettings
 }
 
-function routeFrontend(app: FastifyInstance, { mount, files }: Frontend, negotiate: Negotiate, admission: Admission) {
+function routeFrontend(
+  app: FastifyInstance,
+  { mount, files }: Frontend,
+  headers: Record<string, string>,
+  negotiate: Negotiate,
+  admission: Admission,
+) {
   const index = files.get('index.html')
   const routeOptions = { config: { envelope: false }, schema: { hide: true } }
 
   // Paths are only ever looked up in the in-memory map built from the directory listing, so no
   // request path (`..`, `%2e%2e`, backslashes) can reach a file outside the build.
   function serve(path: string, request: RequestView, reply: ReplyView) {
+    reply.headers(headers)
     const file = files.get(path === '' || path.endsWith('/') ? `${path}index.html` : path)
     if (file) return sendFile(negotiate, request, reply, file)
     // A client-side route (`/chat/c/42`) has no extension and gets the app's index.html; a
@@ -48,15 +58,20 @@ function routeFrontend(app: FastifyInstance, { mount, files }: Frontend, negotia
 /**
  * Serves each frontend from memory under its mount: Content-Type, strong ETags with 304s,
  * br/gzip negotiation, long immutable caching for hashed asset names and revalidation for the
- * rest, the SPA fallback to index.html, and a redirect from the mount without its slash.
+ * rest, the SPA fallback to index.html, a redirect from the mount without its slash, and each
+ * frontend's security headers (CSP, Referrer-Policy, Permissions-Policy, HSTS under HTTPS).
  */
-export default async function staticPlugin(app: FastifyInstance, { loaded, admission }: StaticPluginOptions) {
+export default async function staticPlugin(app: FastifyInstance, { loaded, admission, policy }: StaticPluginOptions) {
   for (const { mount, directory } of loaded.skipped) {
     app.log.warn({ mount, directory }, 'static frontend directory not found; mount skipped')
   }
   const negotiate = createNegotiator()
   for (const frontend of loaded.frontends) {
-    app.log.info({ mount: frontend.mount, files: frontend.files.size, bytes: frontend.bytes }, 'static frontend loaded')
-    routeFrontend(app, frontend, negotiate, admission)
+    const headers = frontendHeaders(frontend, policy)
+    const { mount, files, bytes } = frontend
+    // The policy is logged, so an operator whose app breaks under it finds it beside the mount.
+    const csp = headers['content-security-policy']
+    app.log.info({ mount, files: files.size, bytes, csp }, 'static frontend loaded')
+    routeFrontend(app, frontend, headers, negotiate, admission)
   }
 }
