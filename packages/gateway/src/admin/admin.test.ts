@@ -96,6 +96,7 @@ forEachDialect('an operator sees every page in the shell, under the strict CSP',
     }
     assert.equal(answer.status, 200, path)
     assert.match(answer.response.headers.get('content-security-policy') ?? '', /default-src 'none'/)
+    assert.match(answer.response.headers.get('content-security-policy') ?? '', /(^|; )frame-ancestors 'none'(;|$)/)
     assert.match(answer.html, /<header><strong>Atrium gateway<\/strong>/)
     assert.doesNotMatch(answer.html, /<script/)
   }

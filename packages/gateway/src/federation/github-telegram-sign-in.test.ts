@@ -114,6 +114,11 @@ forEachDialect(
       const page = await fetch(`${gateway.url}${flow.location?.pathname}${flow.location?.search}`)
       const html = await page.text()
       assert.match(html, /data-telegram-login="atrium_test_bot"/)
+      // A sign-in page: no other site may frame it, and it loads only Telegram's widget.
+      const policy = page.headers.get('content-security-policy') ?? ''
+      assert.match(policy, /(^|; )frame-ancestors 'none'(;|$)/)
+      assert.match(policy, /(^|; )script-src https:\/\/telegram\.org(;|$)/)
+      assert.equal(page.headers.get('x-frame-options'), 'DENY')
       const authUrl = /data-auth-url="([^"]+)"/.exec(html)?.[1]?.replaceAll('&#38;', '&') ?? ''
       const back = new URL(authUrl)
       assert.equal(back.origin + back.pathname, RETURN_URI)

@@ -27,12 +27,18 @@ export function telegramWidgetPage(
 </main>
 </body>
 </html>`
-  return reply
-    .header(
-      'content-security-policy',
-      "default-src 'none'; script-src https://telegram.org; frame-src https://oauth.telegram.org; img-src https: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
-    )
-    .header('cache-control', 'no-store')
-    .type('text/html; charset=utf-8')
-    .send(html)
+  return (
+    reply
+      .header(
+        'content-security-policy',
+        "default-src 'none'; script-src https://telegram.org; frame-src https://oauth.telegram.org; img-src https: data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      )
+      // A sign-in page framed by another site could be clicked through unseen.
+      .header('x-frame-options', 'DENY')
+      .header('referrer-policy', 'strict-origin')
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(html)
+  )
 }
