@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { type DatabaseDialect, signedHeaders } from '@atrium/platform'
-import { createTestDatabaseUrl, json, listen } from '@atrium/platform/testing'
+import { createMigratedTestDatabaseUrl, json, listen } from '@atrium/platform/testing'
 import { buildChat } from '../src/app.ts'
 import { loadChatConfig } from '../src/config.ts'
+import { chatMigrations } from '../src/db/migrations/index.ts'
 
 /** The inter-service secret test gateways sign with. */
 export const SERVICE_SECRET = 'chat-test-service-secret'.padEnd(40, '-')
@@ -95,7 +96,7 @@ export type ChatCaller = ReturnType<ChatClient['user']>
 
 /** Starts the chat module on a fresh database of the dialect and an ephemeral port. */
 export async function startChat(t: TestContext, dialect: DatabaseDialect, settings: Record<string, unknown> = {}) {
-  return startChatOn(t, await createTestDatabaseUrl(t, dialect), settings)
+  return startChatOn(t, await createMigratedTestDatabaseUrl(t, dialect, chatMigrations), settings)
 }
 
 /** Starts a chat instance on an existing database, e.g. a second instance on the same PostgreSQL schema. */

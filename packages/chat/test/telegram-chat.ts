@@ -1,8 +1,9 @@
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
-import { createTestDatabaseUrl, listen } from '@atrium/platform/testing'
+import { createMigratedTestDatabaseUrl, listen } from '@atrium/platform/testing'
 import { buildChat } from '../src/app.ts'
 import { loadChatConfig } from '../src/config.ts'
+import { chatMigrations } from '../src/db/migrations/index.ts'
 import { type CallResult, createChatClient, SERVICE_SECRET } from './support.ts'
 import { BOT_TOKEN, type BotApi, startBotApi, WEBHOOK_SECRET } from './telegram-bot-api.ts'
 
@@ -26,7 +27,7 @@ export interface TelegramChatOptions {
  */
 export async function startTelegramChat(t: TestContext, dialect: DatabaseDialect, options: TelegramChatOptions = {}) {
   const api: BotApi = options.api ?? (await startBotApi(t))
-  const url = options.url ?? (await createTestDatabaseUrl(t, dialect))
+  const url = options.url ?? (await createMigratedTestDatabaseUrl(t, dialect, chatMigrations))
   const config = loadChatConfig(
     {
       ChatDB: url,

@@ -2,13 +2,15 @@ import assert from 'node:assert/strict'
 import { createServer, request as httpRequest } from 'node:http'
 import type { TestContext } from 'node:test'
 import { type BroadcastEvent, type DatabaseDialect, RouteFlags } from '@atrium/platform'
-import { createTestDatabaseUrl, freePort, json, listenRestartable } from '@atrium/platform/testing'
+import { createMigratedTestDatabaseUrl, freePort, json, listenRestartable } from '@atrium/platform/testing'
 import { EventSource } from 'eventsource'
 import { buildChat } from '../../chat/src/app.ts'
 import { loadChatConfig } from '../../chat/src/config.ts'
+import { chatMigrations } from '../../chat/src/db/migrations/index.ts'
 import { createChatClient, SERVICE_SECRET } from '../../chat/test/support.ts'
 import { buildGateway } from '../src/app.ts'
 import { loadGatewayConfig } from '../src/config.ts'
+import { gatewayMigrations } from '../src/db/migrations/index.ts'
 
 /** Event settings that keep tests fast: short long-polls, quick retries, frequent heartbeats and guest checks. */
 export const FAST_EVENTS = {
@@ -30,7 +32,7 @@ async function listenOn(app: { listen(options: object): Promise<string> }, port:
 export async function startRestartableChat(t: TestContext, dialect: DatabaseDialect) {
   // Added before the database's removal, so the module stops before its database goes.
   t.after(() => stop())
-  const url = await createTestDatabaseUrl(t, dialect)
+  const url = await createMigratedTestDatabaseUrl(t, dialect, chatMigrations)
   let app: Awaited<ReturnType<typeof buildChat>> | undefined
   // Below the ephemeral range, so no other test's listen(0) takes it while the module is down.
   const port = await freePort()
@@ -57,7 +59,7 @@ export async function startRestartableChat(t: TestContext, dialect: DatabaseDial
  */
 export async function startRestartableGateway(t: TestContext, dialect: DatabaseDialect, settings: object) {
   t.after(() => stop())
-  const url = await createTestDatabaseUrl(t, dialect)
+  const url = await createMigratedTestDatabaseUrl(t, dialect, gatewayMigrations)
   let app: Awaited<ReturnType<typeof buildGateway>> | undefined
   const port = await freePort()
   const config = loadGatewayConfig({ GatewayDB: url, ServiceSecret: SERVICE_SECRET, ...settings }, {})

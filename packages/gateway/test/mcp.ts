@@ -1,13 +1,15 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import type { TestContext } from 'node:test'
 import { ContactFlags, type DatabaseDialect, RouteFlags, type Service } from '@atrium/platform'
-import { createTestDatabaseUrl, listen } from '@atrium/platform/testing'
+import { createMigratedTestDatabaseUrl, listen } from '@atrium/platform/testing'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startChat } from '../../chat/test/support.ts'
 import { loadCrmConfig, loadWalletConfig } from '../../reference/src/config.ts'
 import { buildCrm } from '../../reference/src/crm/app.ts'
+import { crmMigrations } from '../../reference/src/crm/db/migrations/index.ts'
 import { buildWallet } from '../../reference/src/wallet/app.ts'
+import { walletMigrations } from '../../reference/src/wallet/db/migrations/index.ts'
 import { createCrmClient } from '../../reference/test/crm.ts'
 import { createWalletClient } from '../../reference/test/support.ts'
 import type { SubjectKind } from '../src/mcp/grants.repository.ts'
@@ -65,12 +67,18 @@ export async function startMcpStack(
 ) {
   const chat = await startChat(t, dialect, { ServiceSecret: SERVICE_SECRET })
   const walletApp = await buildWallet(
-    loadWalletConfig({ WalletDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET }, {}),
+    loadWalletConfig(
+      { WalletDB: await createMigratedTestDatabaseUrl(t, dialect, walletMigrations), ServiceSecret: SERVICE_SECRET },
+      {},
+    ),
   )
   const walletModule = await listenRecording(t, walletApp)
   const wallet = createWalletClient(walletModule.base, SERVICE_SECRET)
   const crmApp = await buildCrm(
-    loadCrmConfig({ CrmDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET }, {}),
+    loadCrmConfig(
+      { CrmDB: await createMigratedTestDatabaseUrl(t, dialect, crmMigrations), ServiceSecret: SERVICE_SECRET },
+      {},
+    ),
   )
   const crmModule = await listenRecording(t, crmApp)
   const crm = createCrmClient(crmModule.base, SERVICE_SECRET)

@@ -1,9 +1,10 @@
 import { Writable } from 'node:stream'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
-import { createTestDatabaseUrl, listen } from '@atrium/platform/testing'
+import { createMigratedTestDatabaseUrl, listen } from '@atrium/platform/testing'
 import { buildGateway } from '../src/app.ts'
 import { loadGatewayConfig } from '../src/config.ts'
+import { gatewayMigrations } from '../src/db/migrations/index.ts'
 
 /** A log stream for a test gateway (`logger: { stream }`) that keeps every line it is given. */
 export function capturedLog() {
@@ -43,7 +44,11 @@ export interface StartOptions {
 /** Starts a gateway on a fresh database of the dialect and an ephemeral loopback port. */
 export async function startGateway(t: TestContext, dialect: DatabaseDialect, options: StartOptions = {}) {
   const config = loadGatewayConfig(
-    { GatewayDB: await createTestDatabaseUrl(t, dialect), ServiceSecret: SERVICE_SECRET, ...options.settings },
+    {
+      GatewayDB: await createMigratedTestDatabaseUrl(t, dialect, gatewayMigrations),
+      ServiceSecret: SERVICE_SECRET,
+      ...options.settings,
+    },
     {},
   )
   const app = await buildGateway(config, { now: options.now, logger: options.logger })

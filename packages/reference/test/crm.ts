@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { type DatabaseDialect, signedHeaders } from '@atrium/platform'
-import { createTestDatabaseUrl, json, listen } from '@atrium/platform/testing'
+import { createMigratedTestDatabaseUrl, json, listen } from '@atrium/platform/testing'
 import { loadCrmConfig } from '../src/config.ts'
 import { buildCrm } from '../src/crm/app.ts'
+import { crmMigrations } from '../src/crm/db/migrations/index.ts'
 import { type CallResult, SERVICE_SECRET } from './support.ts'
 
 /** Calls the CRM module as the gateway would: signed, with the identity headers given. */
@@ -53,7 +54,10 @@ export type CrmClient = ReturnType<typeof createCrmClient>
 
 /** Starts the CRM module on a database (a fresh one of the dialect by default) and an ephemeral port. */
 export async function startCrm(t: TestContext, dialect: DatabaseDialect, url?: string, secret = SERVICE_SECRET) {
-  const config = loadCrmConfig({ CrmDB: url ?? (await createTestDatabaseUrl(t, dialect)), ServiceSecret: secret }, {})
+  const config = loadCrmConfig(
+    { CrmDB: url ?? (await createMigratedTestDatabaseUrl(t, dialect, crmMigrations)), ServiceSecret: secret },
+    {},
+  )
   const app = await buildCrm(config, { logger: { level: process.env.CRM_LOG ?? 'error' } })
   return createCrmClient(await listen(t, app), config.ServiceSecret)
 }

@@ -1,8 +1,9 @@
 import type { TestContext } from 'node:test'
 import { createDatabase, type DatabaseDialect, signedHeaders } from '@atrium/platform'
-import { closeAfterTest, createTestDatabaseUrl, json, listen } from '@atrium/platform/testing'
+import { closeAfterTest, createMigratedTestDatabaseUrl, json, listen } from '@atrium/platform/testing'
 import { loadPaymentConfig } from '../src/config.ts'
 import { buildPayment } from '../src/payment/app.ts'
+import { paymentMigrations } from '../src/payment/db/migrations/index.ts'
 import type { PaymentDatabase } from '../src/payment/db/schema.ts'
 import { type CallResult, SERVICE_SECRET } from './support.ts'
 
@@ -40,7 +41,7 @@ export interface PaymentOptions {
 
 /** Starts the payment module on a fresh database of the dialect and an ephemeral port, with the test flows. */
 export async function startPayment(t: TestContext, dialect: DatabaseDialect, options: PaymentOptions) {
-  const url = options.url ?? (await createTestDatabaseUrl(t, dialect))
+  const url = options.url ?? (await createMigratedTestDatabaseUrl(t, dialect, paymentMigrations))
   const config = loadPaymentConfig(
     {
       PaymentDB: url,

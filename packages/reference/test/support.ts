@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { type DatabaseDialect, signedHeaders } from '@atrium/platform'
-import { createTestDatabaseUrl, json, listen } from '@atrium/platform/testing'
+import { createMigratedTestDatabaseUrl, json, listen } from '@atrium/platform/testing'
 import { loadWalletConfig } from '../src/config.ts'
 import { buildWallet } from '../src/wallet/app.ts'
+import { walletMigrations } from '../src/wallet/db/migrations/index.ts'
 
 /** The inter-service secret test callers sign with, unless a test passes its own ServiceSecret. */
 export const SERVICE_SECRET = 'wallet-test-service-secret'.padEnd(40, '-')
@@ -86,7 +87,11 @@ export async function startWallet(
   now?: () => number,
 ) {
   const config = loadWalletConfig(
-    { WalletDB: url ?? (await createTestDatabaseUrl(t, dialect)), ServiceSecret: SERVICE_SECRET, ...settings },
+    {
+      WalletDB: url ?? (await createMigratedTestDatabaseUrl(t, dialect, walletMigrations)),
+      ServiceSecret: SERVICE_SECRET,
+      ...settings,
+    },
     {},
   )
   const app = await buildWallet(config, { logger: { level: process.env.WALLET_LOG ?? 'error' }, now })

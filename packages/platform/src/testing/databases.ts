@@ -8,8 +8,9 @@ import { Client, escapeIdentifier } from 'pg'
 import { createDatabase, type Database, type DatabaseDialect } from '../database/index.ts'
 import { closeTestServers } from './teardown.ts'
 
-const POSTGRES_SKIPPED = 'DATABASE_URL not set: PostgreSQL run skipped'
-const POSTGRES_REQUIRED = 'DATABASE_URL names no PostgreSQL server; ATRIUM_REQUIRE_POSTGRES=1 requires one'
+/** Why a PostgreSQL run is skipped, and why it fails instead under ATRIUM_REQUIRE_POSTGRES=1. */
+export const POSTGRES_SKIPPED = 'DATABASE_URL not set: PostgreSQL run skipped'
+export const POSTGRES_REQUIRED = 'DATABASE_URL names no PostgreSQL server; ATRIUM_REQUIRE_POSTGRES=1 requires one'
 
 /** The PostgreSQL server tests may use (`DATABASE_URL` when it starts with postgres:), or undefined. */
 export function postgresTestUrl(): string | undefined {

@@ -6,13 +6,15 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import type { TestContext } from 'node:test'
 import type { DatabaseDialect } from '@atrium/platform'
-import { createTestDatabaseUrl, freePort } from '@atrium/platform/testing'
+import { createMigratedTestDatabaseUrl, freePort } from '@atrium/platform/testing'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
 import { buildChat } from '../../../chat/src/app.ts'
 import { loadChatConfig } from '../../../chat/src/config.ts'
+import { chatMigrations } from '../../../chat/src/db/migrations/index.ts'
 import { startSmtpPeer } from '../../../chat/test/smtp-peer.ts'
 import { buildGateway } from '../../../gateway/src/app.ts'
 import { loadGatewayConfig } from '../../../gateway/src/config.ts'
+import { gatewayMigrations } from '../../../gateway/src/db/migrations/index.ts'
 import { FAST_EVENTS } from '../../../gateway/test/events.ts'
 import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
 import { buildClient } from '../../build-client.ts'
@@ -88,7 +90,7 @@ export async function startSystem(
   const smtp = await startSmtpPeer(t, SMTP)
   const chatConfig = loadChatConfig(
     {
-      ChatDB: await createTestDatabaseUrl(t, dialect),
+      ChatDB: await createMigratedTestDatabaseUrl(t, dialect, chatMigrations),
       ServiceSecret: SERVICE_SECRET,
       SmtpSettings: { Host: '127.0.0.1', Port: smtp.port, Username: SMTP.username, Password: SMTP.password },
       ...chatSettings,
@@ -108,7 +110,7 @@ export async function startSystem(
   const url = `http://${host}:${port}`
   const config = loadGatewayConfig(
     {
-      GatewayDB: await createTestDatabaseUrl(t, dialect),
+      GatewayDB: await createMigratedTestDatabaseUrl(t, dialect, gatewayMigrations),
       ServiceSecret: SERVICE_SECRET,
       PublicOrigin: url,
       Modules: { chat: chat.base },
