@@ -109,10 +109,14 @@ async function newestChange(path: string): Promise<number> {
   return Math.max(info.mtimeMs, ...times)
 }
 
+/** When a source of the client last changed (epoch ms of the newest modification). */
+export async function newestSourceChange(): Promise<number> {
+  const sources = await Promise.all(SOURCES.map((source) => newestChange(join(WEB_ROOT, source))))
+  return Math.max(...sources)
+}
+
 /** True when `outDir` has no build, or one older than a source file. */
 export async function clientBuildIsStale(outDir = DEFAULT_CLIENT_DIR): Promise<boolean> {
   const built = await newestChange(join(outDir, 'index.html'))
-  if (built === 0) return true
-  const sources = await Promise.all(SOURCES.map((source) => newestChange(join(WEB_ROOT, source))))
-  return Math.max(...sources) > built
+  return built === 0 || (await newestSourceChange()) > built
 }

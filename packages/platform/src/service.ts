@@ -18,7 +18,7 @@ import { applyConnectionRules, createFrontDoor, type FrontDoor } from './front-d
 import { createPrettyLogStream } from './log-format.ts'
 import { installMetrics, type MetricsOptions } from './metrics.ts'
 import { installRequestContext } from './request-context.ts'
-import { compileValidator } from './validation.ts'
+import { compileSerializer, compileValidator } from './validation.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -122,6 +122,7 @@ export function createService(options: ServiceOptions): Service {
     Fastify({ ...serverOptions, ...tls } as FastifyServerOptions) as Service
   ).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(compileValidator)
+  app.setSerializerCompiler(compileSerializer)
   // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the domain guard
   // answers it in the envelope instead.
   ;(app.server as { requireHostHeader?: boolean }).requireHostHeader = false

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -17,7 +18,7 @@ import { loadGatewayConfig } from '../../../gateway/src/config.ts'
 import { gatewayMigrations } from '../../../gateway/src/db/migrations/index.ts'
 import { FAST_EVENTS } from '../../../gateway/test/events.ts'
 import { SERVICE_SECRET } from '../../../gateway/test/support.ts'
-import { buildClient } from '../../build-client.ts'
+import { buildClient, newestSourceChange, WEB_ROOT } from '../../build-client.ts'
 
 /** Debian's Chromium; no browser is downloaded. */
 export const CHROMIUM = '/usr/bin/chromium'
@@ -39,12 +40,37 @@ const SMTP = { username: 'web-e2e', password: 'smtp-password-for-browser-tests' 
 
 let built: Promise<string> | undefined
 
-/** The client built once per test file into a temporary directory (removed when the process exits). */
+/**
+ * The client built once for every test process of a run: under the temporary directory, in a
+ * folder named by when its sources last changed, so a run after a change builds it again and the
+ * processes of one run share it. The first process to need it builds it in a folder of its own
+ * and renames that into place; a process that loses the race uses the winner's and drops its own.
+ */
 export function clientBuild(): Promise<string> {
-  built ??= mkdtemp(join(tmpdir(), 'atrium-web-e2e-')).then(async (dir) => {
-    process.once('exit', () => rm(dir, { recursive: true, force: true }))
-    return buildClient(join(dir, 'chat'))
-  })
+  built ??= (async () => {
+    const root = join(
+      tmpdir(),
+      'atrium-web-e2e-builds',
+      createHash('sha256').update(WEB_ROOT).digest('hex').slice(0, 12),
+    )
+    const shared = join(root, String(await newestSourceChange()))
+    if (existsSync(join(shared, 'chat', 'index.html'))) return join(shared, 'chat')
+    await mkdir(root, { recursive: true })
+    const own = await mkdtemp(join(root, 'building-'))
+    await buildClient(join(own, 'chat'))
+    try {
+      await rename(own, shared)
+      // Builds of sources that changed since are of no more use.
+      for (const name of await readdir(root)) {
+        if (join(root, name) !== shared && !name.startsWith('building-')) {
+          await rm(join(root, name), { recursive: true, force: true })
+        }
+      }
+    } catch {
+      await rm(own, { recursive: true, force: true })
+    }
+    return join(shared, 'chat')
+  })()
   return built
 }
 
