@@ -1,6 +1,11 @@
 /** Keys one window may hold; past it new keys pass uncounted rather than memory growing without end. */
 export const MAX_KEYS_PER_WINDOW = 500_000
 
+/** When the clock-aligned window holding `at` ends: windows are multiples of their length on the clock. */
+export function windowEndAfter(at: number, windowMs: number): number {
+  return (Math.floor(at / windowMs) + 1) * windowMs
+}
+
 /**
  * A fixed-window counter: windows are aligned to multiples of their length on the clock, so every
  * key's window ends at the same moment and the whole map is dropped then. Memory is bounded by
@@ -19,7 +24,7 @@ export function createFixedWindow<K>(
 
   function roll(at: number) {
     if (at < windowEnd) return
-    windowEnd = (Math.floor(at / windowMs) + 1) * windowMs
+    windowEnd = windowEndAfter(at, windowMs)
     used = new Map()
   }
 
@@ -86,7 +91,7 @@ export function createConnectionWindow(limit: number, windowSeconds: number, now
     const at = now()
     let entry = counts.get(connection)
     if (!entry || at >= entry.windowEnd) {
-      entry = { windowEnd: (Math.floor(at / windowMs) + 1) * windowMs, used: 0 }
+      entry = { windowEnd: windowEndAfter(at, windowMs), used: 0 }
       counts.set(connection, entry)
     }
     if (entry.used >= limit) return Math.ceil((entry.windowEnd - at) / 1000)

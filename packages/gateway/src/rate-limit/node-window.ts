@@ -1,5 +1,5 @@
 import type { Awaitable } from '../auth/caller.ts'
-import { MAX_KEYS_PER_WINDOW } from './fixed-window.ts'
+import { MAX_KEYS_PER_WINDOW, windowEndAfter } from './fixed-window.ts'
 import type { LimitMessage } from './limit-grants.ts'
 import type { UsageKey } from './usage-share.ts'
 
@@ -42,7 +42,7 @@ function createNodeWindow<K extends UsageKey>(
 
   function roll(at: number) {
     if (at < windowEnd) return
-    windowEnd = (Math.floor(at / windowMs) + 1) * windowMs
+    windowEnd = windowEndAfter(at, windowMs)
     allowances = new Map()
   }
 
