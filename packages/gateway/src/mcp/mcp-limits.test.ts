@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import type { TestContext } from 'node:test'
+import type { DatabaseDialect } from '@atrium/platform'
 import { forEachDialect } from '@atrium/platform/testing'
 import { connectMcp, startMcpStack } from '../../test/mcp.ts'
 import { utcDay } from './grants.repository.ts'
@@ -9,25 +11,39 @@ function errorCode(result: Result): number {
   return JSON.parse((result.content as { text: string }[])[0]!.text).error.code
 }
 
-forEachDialect('wallet_send above the per-call limit is refused and moves nothing', async (t, dialect) => {
+/**
+ * Ann, granted wallet_send in USD within `limits` and holding `deposit` USD, and Bob to pay: the
+ * stack, both people, Ann's MCP client, and `send`, a wallet_send from it to Bob.
+ */
+async function annPaysBob(
+  t: TestContext,
+  dialect: DatabaseDialect,
+  limits: { perCall?: number; perDay?: number },
+  deposit: number,
+) {
   const stack = await startMcpStack(t, dialect)
   const ann = await stack.user('Ann')
   const bob = await stack.user('Bob')
-  await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perCall: 5 })
-  await stack.wallet.deposit(ann.crmId, 'USD', 100)
+  await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', ...limits })
+  await stack.wallet.deposit(ann.crmId, 'USD', deposit)
   const client = await connectMcp(t, stack.url, ann.bearer)
   const send = (amount: number, key: string, currency = 'USD') =>
     client.callTool({
       name: 'wallet_send',
       arguments: { to: String(bob.crmId), currency, amount, idempotency_key: key },
-    })
+    }) as Promise<Result>
+  return { stack, ann, bob, client, send }
+}
 
-  const over = (await send(5.01, 'a')) as Result
+forEachDialect('wallet_send above the per-call limit is refused and moves nothing', async (t, dialect) => {
+  const { stack, bob, send } = await annPaysBob(t, dialect, { perCall: 5 }, 100)
+
+  const over = await send(5.01, 'a')
   assert.equal(over.isError, true)
   assert.equal(errorCode(over), 2201)
   // The grant covers USD only.
-  assert.equal(errorCode((await send(1, 'b', 'EUR')) as Result), 2200)
-  const ok = (await send(5, 'c')) as Result
+  assert.equal(errorCode(await send(1, 'b', 'EUR')), 2200)
+  const ok = await send(5, 'c')
   assert.equal(ok.isError, undefined, JSON.stringify(ok.content))
   assert.deepEqual(await stack.wallet.user(bob.crmId).read('balance', { currency: 'USD' }), {
     currency: 'USD',
@@ -49,17 +65,7 @@ forEachDialect('wallet_send above the per-call limit is refused and moves nothin
 forEachDialect(
   'a first wallet_send of the day above the per-day limit is refused and moves nothing',
   async (t, dialect) => {
-    const stack = await startMcpStack(t, dialect)
-    const ann = await stack.user('Ann')
-    const bob = await stack.user('Bob')
-    await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perDay: 10 })
-    await stack.wallet.deposit(ann.crmId, 'USD', 100)
-    const client = await connectMcp(t, stack.url, ann.bearer)
-    const send = (amount: number, key: string) =>
-      client.callTool({
-        name: 'wallet_send',
-        arguments: { to: String(bob.crmId), currency: 'USD', amount, idempotency_key: key },
-      }) as Promise<Result>
+    const { stack, ann, bob, send } = await annPaysBob(t, dialect, { perDay: 10 }, 100)
     const balance = async (crmId: number) =>
       (await stack.wallet.user(crmId).read('balance', { currency: 'USD' })).balance as number
     const sendsSeen = () => stack.walletSeen.filter((request) => request.url === '/wallet/v1/send').length
@@ -112,40 +118,20 @@ forEachDialect('parallel wallet_send calls never take a day over its limit', asy
 })
 
 forEachDialect('a send the wallet refuses does not use up the day', async (t, dialect) => {
-  const stack = await startMcpStack(t, dialect)
-  const ann = await stack.user('Ann')
-  const bob = await stack.user('Bob')
-  await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perDay: 10 })
-  await stack.wallet.deposit(ann.crmId, 'USD', 2)
-  const client = await connectMcp(t, stack.url, ann.bearer)
+  const { stack, ann, send } = await annPaysBob(t, dialect, { perDay: 10 }, 2)
 
-  const poor = (await client.callTool({
-    name: 'wallet_send',
-    arguments: { to: String(bob.crmId), currency: 'USD', amount: 8, idempotency_key: 'k1' },
-  })) as Result
+  const poor = await send(8, 'k1')
   assert.equal(errorCode(poor), 4000, 'InsufficientFunds from the wallet')
   assert.equal(await stack.store.mcpGrants.spent({ kind: 'user', id: ann.crmId }, 'USD', utcDay(Date.now())), 0)
   await stack.wallet.deposit(ann.crmId, 'USD', 20)
-  const retried = (await client.callTool({
-    name: 'wallet_send',
-    arguments: { to: String(bob.crmId), currency: 'USD', amount: 8, idempotency_key: 'k1' },
-  })) as Result
+  const retried = await send(8, 'k1')
   assert.equal(retried.isError, undefined, JSON.stringify(retried.content))
 })
 
 forEachDialect('a replayed idempotency key makes one transfer and is counted once', async (t, dialect) => {
-  const stack = await startMcpStack(t, dialect)
-  const ann = await stack.user('Ann')
-  const bob = await stack.user('Bob')
-  await stack.allow('user', ann.crmId, ['wallet_send'], { currency: 'USD', perDay: 10 })
-  await stack.wallet.deposit(ann.crmId, 'USD', 20)
-  const client = await connectMcp(t, stack.url, ann.bearer)
+  const { stack, ann, bob, client, send: sendAs } = await annPaysBob(t, dialect, { perDay: 10 }, 20)
   const key = 'gift:2026-11-26'
-  const send = (amount: number) =>
-    client.callTool({
-      name: 'wallet_send',
-      arguments: { to: String(bob.crmId), currency: 'USD', amount, idempotency_key: key },
-    }) as Promise<Result>
+  const send = (amount: number) => sendAs(amount, key)
   const sendsSeen = () => stack.walletSeen.filter((request) => request.url === '/wallet/v1/send')
 
   const first = await send(4)
