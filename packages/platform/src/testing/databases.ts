@@ -8,9 +8,8 @@ import { Client, escapeIdentifier } from 'pg'
 import { createDatabase, type Database, type DatabaseDialect } from '../database/index.ts'
 import { closeTestServers } from './teardown.ts'
 
-/** Why a PostgreSQL run is skipped, and why it fails instead under ATRIUM_REQUIRE_POSTGRES=1. */
-export const POSTGRES_SKIPPED = 'DATABASE_URL not set: PostgreSQL run skipped'
-export const POSTGRES_REQUIRED = 'DATABASE_URL names no PostgreSQL server; ATRIUM_REQUIRE_POSTGRES=1 requires one'
+const POSTGRES_SKIPPED = 'DATABASE_URL not set: PostgreSQL run skipped'
+const POSTGRES_REQUIRED = 'DATABASE_URL names no PostgreSQL server; ATRIUM_REQUIRE_POSTGRES=1 requires one'
 
 /** The PostgreSQL server tests may use (`DATABASE_URL` when it starts with postgres:), or undefined. */
 export function postgresTestUrl(): string | undefined {
@@ -117,28 +116,37 @@ async function provisionTestDatabase(dialect: DatabaseDialect): Promise<TestData
       remove: () => rm(directory, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
     }
   }
-  const serverUrl = postgresTestUrl()
-  if (serverUrl === undefined) throw new Error(postgresRequired() ? POSTGRES_REQUIRED : POSTGRES_SKIPPED)
-  const server = new URL(serverUrl)
-  server.searchParams.delete('schema')
   const schema = `test_${randomBytes(8).toString('hex')}`
-  await runOnServer(server.toString(), `create schema ${escapeIdentifier(schema)}`)
-  server.searchParams.set('schema', schema)
+  await onTestServer((client) => client.query(`create schema ${escapeIdentifier(schema)}`))
   return {
-    url: server.toString(),
-    remove: () => {
-      server.searchParams.delete('schema')
-      return runOnServer(server.toString(), `drop schema if exists ${escapeIdentifier(schema)} cascade`)
+    url: testSchemaUrl(schema),
+    remove: async () => {
+      await onTestServer((client) => client.query(`drop schema if exists ${escapeIdentifier(schema)} cascade`))
     },
   }
 }
 
-async function runOnServer(url: string, statement: string): Promise<void> {
-  const client = new Client({ connectionString: url })
+/**
+ * Runs `run` with a client of the PostgreSQL test server (`DATABASE_URL` without its schema),
+ * ended afterwards; fails with the reason when there is none.
+ */
+export async function onTestServer<T>(run: (client: Client) => Promise<T>): Promise<T> {
+  const url = postgresTestUrl()
+  if (url === undefined) throw new Error(postgresRequired() ? POSTGRES_REQUIRED : POSTGRES_SKIPPED)
+  const server = new URL(url)
+  server.searchParams.delete('schema')
+  const client = new Client({ connectionString: server.toString() })
   await client.connect()
   try {
-    await client.query(statement)
+    return await run(client)
   } finally {
     await client.end()
   }
+}
+
+/** The URL of a schema of the PostgreSQL test server. */
+export function testSchemaUrl(schema: string): string {
+  const url = new URL(postgresTestUrl()!)
+  url.searchParams.set('schema', schema)
+  return url.toString()
 }

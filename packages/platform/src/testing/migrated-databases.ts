@@ -3,15 +3,9 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, type TestContext } from 'node:test'
-import { Client, escapeIdentifier } from 'pg'
+import { escapeIdentifier } from 'pg'
 import { createDatabase, type DatabaseDialect, type Migrations, migrateToLatest } from '../database/index.ts'
-import {
-  createTestDatabaseUrl,
-  POSTGRES_REQUIRED,
-  POSTGRES_SKIPPED,
-  postgresRequired,
-  postgresTestUrl,
-} from './databases.ts'
+import { createTestDatabaseUrl, onTestServer, testSchemaUrl } from './databases.ts'
 import { closeTestServers } from './teardown.ts'
 
 /**
@@ -47,26 +41,6 @@ async function migrate(url: string, migrations: Migrations): Promise<void> {
   }
 }
 
-async function onServer<T>(run: (client: Client) => Promise<T>): Promise<T> {
-  const url = postgresTestUrl()
-  if (url === undefined) throw new Error(postgresRequired() ? POSTGRES_REQUIRED : POSTGRES_SKIPPED)
-  const server = new URL(url)
-  server.searchParams.delete('schema')
-  const client = new Client({ connectionString: server.toString() })
-  await client.connect()
-  try {
-    return await run(client)
-  } finally {
-    await client.end()
-  }
-}
-
-function schemaUrl(schema: string): string {
-  const url = new URL(postgresTestUrl()!)
-  url.searchParams.set('schema', schema)
-  return url.toString()
-}
-
 /** A SQLite file with the migrations applied, made once per process and copied for each test. */
 async function sqliteTemplate(migrations: Migrations): Promise<string> {
   const directory = await mkdtemp(join(tmpdir(), 'atrium-template-'))
@@ -85,7 +59,7 @@ async function sqliteTemplate(migrations: Migrations): Promise<string> {
  * its record of migrations): it is dropped instead.
  */
 async function emptySchema(schema: string, migrations: Migrations, tables: string[]): Promise<boolean> {
-  return onServer(async (client) => {
+  return onTestServer(async (client) => {
     const quoted = escapeIdentifier(schema)
     const { rows } = await client.query<{ tables: string; applied: string }>(
       `select coalesce((select string_agg(tablename, ',' order by tablename) from pg_tables
@@ -107,7 +81,7 @@ async function emptySchema(schema: string, migrations: Migrations, tables: strin
 
 /** The tables of a freshly migrated schema, whose rows a reuse empties. */
 async function tablesOf(schema: string): Promise<string[]> {
-  return onServer(async (client) => {
+  return onTestServer(async (client) => {
     const { rows } = await client.query<{ name: string }>(
       "select tablename as name from pg_tables where schemaname = $1 and tablename not like 'kysely\\_%'",
       [schema],
@@ -124,9 +98,9 @@ async function takeSchema(t: Pick<TestContext, 'after'>, migrations: Migrations,
   if (!schema) {
     schema = `test_${randomBytes(8).toString('hex')}`
     const created = schema
-    await onServer((client) => client.query(`create schema ${escapeIdentifier(created)}`))
+    await onTestServer((client) => client.query(`create schema ${escapeIdentifier(created)}`))
     madeSchemas.add(schema)
-    await migrate(schemaUrl(schema), migrations)
+    await migrate(testSchemaUrl(schema), migrations)
     if (!tables) tablesToEmpty.set(key, await tablesOf(schema))
   }
   const taken = schema
@@ -136,7 +110,7 @@ async function takeSchema(t: Pick<TestContext, 'after'>, migrations: Migrations,
       idleSchemas.set(key, [...(idleSchemas.get(key) ?? []), taken])
     } else {
       madeSchemas.delete(taken)
-      await onServer((client) => client.query(`drop schema if exists ${escapeIdentifier(taken)} cascade`))
+      await onTestServer((client) => client.query(`drop schema if exists ${escapeIdentifier(taken)} cascade`))
     }
   })
   return taken
@@ -146,7 +120,7 @@ async function dropMadeSchemas(): Promise<void> {
   if (madeSchemas.size === 0) return
   const schemas = [...madeSchemas]
   madeSchemas.clear()
-  await onServer((client) =>
+  await onTestServer((client) =>
     client.query(`drop schema if exists ${schemas.map((schema) => escapeIdentifier(schema)).join(', ')} cascade`),
   )
 }
@@ -164,7 +138,7 @@ export async function createMigratedTestDatabaseUrl(
   migrations: Migrations,
 ): Promise<string> {
   const key = migrationsKey(migrations)
-  if (dialect === 'postgres') return schemaUrl(await takeSchema(t, migrations, key))
+  if (dialect === 'postgres') return testSchemaUrl(await takeSchema(t, migrations, key))
   let template = sqliteTemplates.get(key)
   if (!template) {
     template = sqliteTemplate(migrations)
